@@ -1,0 +1,143 @@
+// Package backendtest runs a test on every GoMLX backend mhalab supports here:
+// the pure-Go backend ("go") always, and XLA CPU ("xla:cpu") when its PJRT plugin loads.
+//
+// Under CI (CI=true) a missing XLA CPU plugin is a failure, not a skip: CI installs it
+// with scripts/setup.sh, so its absence there means the setup is broken.
+//
+// MHALAB_TEST_BACKENDS (comma-separated, e.g. "go") restricts the list.
+package backendtest
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gomlx/gomlx/backends"
+	_ "github.com/gomlx/gomlx/backends/simplego" // registers "go"
+	gomlxxla "github.com/gomlx/gomlx/backends/xla"
+)
+
+// Names of the backends tested, in order.
+var Names = []string{"go", "xla:cpu"}
+
+var (
+	mu      sync.Mutex
+	cache   = map[string]backends.Backend{}
+	errs    = map[string]error{}
+	printed bool
+)
+
+func init() {
+	// Never let GoMLX try to download a PJRT plugin from GitHub (unreachable here).
+	gomlxxla.EnableAutoInstall(false)
+	_ = os.Setenv("GOMLX_NO_AUTO_INSTALL", "1")
+}
+
+func wanted(name string) bool {
+	list := os.Getenv("MHALAB_TEST_BACKENDS")
+	if list == "" {
+		return true
+	}
+	for _, w := range strings.Split(list, ",") {
+		if strings.TrimSpace(w) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Get returns the backend for name, creating it once per test binary.
+func Get(name string) (backends.Backend, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if b, ok := cache[name]; ok {
+		return b, nil
+	}
+	if err, ok := errs[name]; ok {
+		return nil, err
+	}
+	b, err := newBackend(name)
+	if err != nil {
+		errs[name] = err
+		return nil, err
+	}
+	cache[name] = b
+	return b, nil
+}
+
+func newBackend(name string) (b backends.Backend, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("backend %q: %v", name, r)
+		}
+	}()
+	if name != "go" {
+		plugin := strings.TrimPrefix(name, "xla:")
+		found := false
+		for _, p := range gomlxxla.GetAvailablePlugins() {
+			if p == plugin {
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("backend %q: no PJRT plugin %q found (run scripts/setup.sh)", name, plugin)
+		}
+	}
+	return backends.NewWithConfig(name)
+}
+
+// InCI reports whether the tests run under CI (CI=true).
+func InCI() bool { v := os.Getenv("CI"); return v == "true" || v == "1" }
+
+// Available returns the backends this test binary will run on, and for each
+// missing one the reason.
+func Available() (names []string, missing map[string]error) {
+	missing = map[string]error{}
+	for _, n := range Names {
+		if !wanted(n) {
+			continue
+		}
+		if _, err := Get(n); err != nil {
+			missing[n] = err
+			continue
+		}
+		names = append(names, n)
+	}
+	return
+}
+
+// Main is meant for TestMain: it prints which backends the package's tests run on
+// (so the CI log shows it), then runs the tests.
+//
+//	func TestMain(m *testing.M) { backendtest.Main(m, "mhalib") }
+func Main(m *testing.M, pkg string) {
+	names, missing := Available()
+	fmt.Printf("=== %s: tests run on backends %v\n", pkg, names)
+	for n, err := range missing {
+		fmt.Printf("=== %s: backend %s unavailable: %v\n", pkg, n, err)
+	}
+	os.Exit(m.Run())
+}
+
+// Run runs fn as a subtest per backend, named after the backend.
+// A missing XLA backend skips (with the reason) outside CI and fails in CI.
+func Run(t *testing.T, fn func(t *testing.T, backend backends.Backend)) {
+	t.Helper()
+	for _, n := range Names {
+		if !wanted(n) {
+			continue
+		}
+		t.Run(n, func(t *testing.T) {
+			b, err := Get(n)
+			if err != nil {
+				if InCI() && n != "go" {
+					t.Fatalf("CI requires backend %s: %v", n, err)
+				}
+				t.Skipf("backend %s unavailable: %v", n, err)
+			}
+			fn(t, b)
+		})
+	}
+}
