@@ -15,8 +15,7 @@ import (
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego" // registers "go"
-	gomlxxla "github.com/gomlx/gomlx/backends/xla"
+	"github.com/mhalab/mhalab/xla"
 )
 
 // Names of the backends tested, in order.
@@ -30,8 +29,8 @@ var (
 )
 
 func init() {
-	// Never let GoMLX try to download a PJRT plugin from GitHub (unreachable here).
-	gomlxxla.EnableAutoInstall(false)
+	// Never let GoMLX try to download a PJRT plugin from GitHub (unreachable here); package
+	// xla disables it in this process, the variable does so in subprocesses.
 	_ = os.Setenv("GOMLX_NO_AUTO_INSTALL", "1")
 }
 
@@ -67,25 +66,11 @@ func Get(name string) (backends.Backend, error) {
 	return b, nil
 }
 
-func newBackend(name string) (b backends.Backend, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("backend %q: %v", name, r)
-		}
-	}()
-	if name != "go" {
-		plugin := strings.TrimPrefix(name, "xla:")
-		found := false
-		for _, p := range gomlxxla.GetAvailablePlugins() {
-			if p == plugin {
-				found = true
-			}
-		}
-		if !found {
-			return nil, fmt.Errorf("backend %q: no PJRT plugin %q found (run scripts/setup.sh)", name, plugin)
-		}
-	}
-	return backends.NewWithConfig(name)
+// newBackend creates a backend with xla.NewWithReason, which finds and checks the PJRT
+// plugin itself (a broken plugin file is an error, not a crash) and never downloads one.
+func newBackend(name string) (backends.Backend, error) {
+	b, _, err := xla.NewWithReason(name)
+	return b, err
 }
 
 // InCI reports whether the tests run under CI (CI=true).

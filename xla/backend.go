@@ -1,0 +1,119 @@
+package xla
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
+	gomlxxla "github.com/gomlx/gomlx/backends/xla"
+	"github.com/pkg/errors"
+)
+
+// Backend specs accepted by New.
+const (
+	SpecGo   = "go"       // GoMLX's pure-Go backend
+	SpecCPU  = "xla:cpu"  // XLA with the PJRT CPU plugin
+	SpecCUDA = "xla:cuda" // XLA with a PJRT CUDA plugin
+)
+
+// Specs lists the valid backend specs, in the order Available reports them.
+var Specs = []string{SpecGo, SpecCPU, SpecCUDA}
+
+// BackendEnv is the environment variable GoMLX reads for its default backend; the empty spec
+// honours it.
+const BackendEnv = "GOMLX_BACKEND"
+
+func init() {
+	// GoMLX would download a CPU plugin from GitHub when it finds none: never do that.
+	// (Backends are created from a plugin's absolute path, which skips that code anyway.)
+	gomlxxla.EnableAutoInstall(false)
+}
+
+// CheckSpec returns an error listing the valid specs when spec is not one of them
+// ("" is valid: it asks for the default).
+func CheckSpec(spec string) error {
+	if spec == "" || slices.Contains(Specs, spec) {
+		return nil
+	}
+	return errors.Errorf("xla: unknown backend %q: valid backends are %q (or empty for the default)", spec, Specs)
+}
+
+// New creates the backend named by spec ("", "go", "xla:cpu" or "xla:cuda") and prints
+// to stderr, on one line, which backend it chose and why. See NewWithReason.
+func New(spec string) (backends.Backend, error) {
+	b, reason, err := NewWithReason(spec)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "mhalab: backend %s\n", reason)
+	return b, nil
+}
+
+// NewWithReason creates the backend named by spec and says, in one line starting with the
+// chosen spec, why that one. The empty spec means $GOMLX_BACKEND when set, else "xla:cpu"
+// when its plugin loads, else "go". An explicit spec never falls back to another backend:
+// a missing plugin is an error naming the paths searched and scripts/setup.sh.
+func NewWithReason(spec string) (backend backends.Backend, reason string, err error) {
+	if err := CheckSpec(spec); err != nil {
+		return nil, "", err
+	}
+	if spec != "" {
+		b, note, err := newSpec(spec)
+		if err != nil {
+			return nil, "", err
+		}
+		return b, spec + " (requested)" + note, nil
+	}
+	if env := os.Getenv(BackendEnv); env != "" {
+		if err := CheckSpec(env); err != nil {
+			return nil, "", errors.WithMessagef(err, "xla: $%s", BackendEnv)
+		}
+		b, note, err := newSpec(env)
+		if err != nil {
+			return nil, "", errors.WithMessagef(err, "xla: $%s=%s", BackendEnv, env)
+		}
+		return b, fmt.Sprintf("%s (from %s=%s)%s", env, BackendEnv, env, note), nil
+	}
+	b, note, errCPU := newSpec(SpecCPU)
+	if errCPU == nil {
+		return b, SpecCPU + " (default: the XLA CPU plugin loads)" + note, nil
+	}
+	b, _, err = newSpec(SpecGo)
+	if err != nil {
+		return nil, "", err
+	}
+	return b, fmt.Sprintf("%s (default: XLA CPU unavailable: %v)", SpecGo, errCPU), nil
+}
+
+// newSpec creates the backend of a valid, non-empty spec. For an XLA spec, note describes
+// the plugin: " [PJRT API 0.81, /path/pjrt_c_api_cpu_plugin.so]".
+func newSpec(spec string) (b backends.Backend, note string, err error) {
+	if spec == SpecGo {
+		b, err = simplego.New("")
+		return b, "", err
+	}
+	platform := strings.TrimPrefix(spec, "xla:")
+	plugin, err := loadPlugin(platform)
+	if err != nil {
+		return nil, "", err
+	}
+	// An absolute path makes GoMLX load exactly this file, with no search and no download.
+	// GoMLX enables shared host/device buffers only for a plugin named "cpu": ask for them.
+	config := plugin.Path()
+	if platform == "cpu" {
+		config += ",shared_buffers"
+	}
+	err = catch(func() error {
+		var err error
+		b, err = gomlxxla.New(config)
+		return err
+	})
+	if err != nil {
+		return nil, "", errors.WithMessagef(err, "xla: creating backend %s from %s", spec, plugin.Path())
+	}
+	major, minor := plugin.Version()
+	return b, fmt.Sprintf(" [PJRT API %d.%d, %s]", major, minor, plugin.Path()), nil
+}
