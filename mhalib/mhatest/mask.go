@@ -7,10 +7,12 @@ import (
 
 // Masks, as PyTorch defines them, and their conversion to one additive bias.
 //
-// Every mask ends up as a float bias of shape [B, h, Lq, Lk] that is added to
-// the attention logits: 0 where query i may attend to key j, `fill` where it
-// may not. Each kind of mask has its own small conversion function below, so
-// that each convention can be read (and tested) on its own.
+// Every mask ends up as a float tensor of shape [B, h, Lq, Lk] next to the
+// attention logits: a bias that is added to them (0 where query i may attend
+// to key j, `fill` where it may not), or, for bool and causal masks, a 0/1
+// "blocked" tensor whose positions get the fill (masked_fill, see
+// MaskSpec.Parts). Each kind of mask has its own small conversion function
+// below, so that each convention can be read (and tested) on its own.
 
 // MaskKind says how the values of a Mask are read. The convention is in the
 // name, because PyTorch uses both:
@@ -306,7 +308,7 @@ type MaskSpec struct {
 	// Fill is the value of a blocked logit for bool and causal masks.
 	// 0 (the zero value) means DefaultFill, −Inf. Seed 000 uses −1e9
 	// (masked_fill(mask == 0, -1e9)), with which a fully masked row gets
-	// uniform weights instead of zeros.
+	// uniform weights instead of zeros (through Parts and SDPAMaskedFill).
 	Fill float64
 }
 
@@ -323,28 +325,90 @@ func (s MaskSpec) IsZero() bool {
 	return s.AttnMask.IsZero() && s.KeyPaddingMask.IsZero() && s.Causal == NoCausal
 }
 
-// Bias builds the full additive bias [B, h, Lq, Lk] of all masks in s, or nil
-// if s masks nothing. The biases of the separate masks are summed, as PyTorch
-// does with attn_mask + key_padding_mask: a position blocked twice with a
-// finite fill gets 2·fill (with −Inf it stays −Inf).
+// Parts splits the masks of s into the two ways they act on a logit:
+//
+//   - additive [B, h, Lq, Lk]: the sum of the Additive (float) masks, added
+//     to the logits; nil if there is none;
+//   - blocked [B, h, Lq, Lk]: 1 where a bool or causal mask blocks the
+//     position, 0 elsewhere; nil if there is none. Blocked logits are
+//     replaced by the fill (masked_fill), see SDPAMaskedFill.
+//
+// With fill = −Inf, replacing and adding give the same logits; with a finite
+// fill such as −1e9 they differ for fully masked rows: replacing makes every
+// logit −1e9 and the weights uniform (seed 000), adding in float64 keeps the
+// differences of the original logits.
+func (s MaskSpec) Parts(B, h, Lq, Lk int) (additive, blocked *Tensor, err error) {
+	for _, part := range []struct {
+		m    Mask
+		conv func(Mask, int, int, int, int, float64) (*Tensor, error)
+	}{{s.AttnMask, AttnMaskBias}, {s.KeyPaddingMask, KeyPaddingBias}} {
+		switch part.m.Kind {
+		case NoMask:
+		case Additive:
+			bias, err := part.conv(part.m, B, h, Lq, Lk, 0)
+			if err != nil {
+				return nil, nil, err
+			}
+			additive = AddBias(additive, bias)
+		default: // a bool mask: fill 1 marks blocked positions
+			ones, err := part.conv(part.m, B, h, Lq, Lk, 1)
+			if err != nil {
+				return nil, nil, err
+			}
+			blocked = orBlocked(blocked, ones)
+		}
+	}
+	if s.Causal != NoCausal {
+		ones, err := CausalBias(s.Causal, B, h, Lq, Lk, 1)
+		if err != nil {
+			return nil, nil, err
+		}
+		blocked = orBlocked(blocked, ones)
+	}
+	return additive, blocked, nil
+}
+
+// orBlocked is the union of two 0/1 blocked tensors; nil counts as all 0.
+func orBlocked(a, b *Tensor) *Tensor {
+	if a == nil {
+		return b
+	}
+	union := a.Clone()
+	for i, v := range b.Data {
+		if v != 0 {
+			union.Data[i] = 1
+		}
+	}
+	return union
+}
+
+// Bias builds one additive bias [B, h, Lq, Lk] of all masks in s, or nil if
+// s masks nothing: the Additive masks summed, plus fill at every position a
+// bool or causal mask blocks (see Parts).
+//
+// With the default fill −Inf this is exactly what PyTorch computes
+// (bool masks become −Inf, then attn_mask + key_padding_mask). With a finite
+// fill, adding is not masked_fill: use Parts and SDPAMaskedFill (as MHA
+// does) to reproduce masked_fill(mask == 0, −1e9).
 func (s MaskSpec) Bias(B, h, Lq, Lk int) (*Tensor, error) {
 	if s.IsZero() {
 		return nil, nil
 	}
-	fill := s.FillValue()
-	attn, err := AttnMaskBias(s.AttnMask, B, h, Lq, Lk, fill)
+	additive, blocked, err := s.Parts(B, h, Lq, Lk)
 	if err != nil {
 		return nil, err
 	}
-	pad, err := KeyPaddingBias(s.KeyPaddingMask, B, h, Lq, Lk, fill)
-	if err != nil {
-		return nil, err
+	if blocked != nil {
+		fill := s.FillValue()
+		filled := New(blocked.Shape...)
+		for i, v := range blocked.Data {
+			if v != 0 {
+				filled.Data[i] = fill
+			}
+		}
+		additive = AddBias(additive, filled)
 	}
-	causal, err := CausalBias(s.Causal, B, h, Lq, Lk, fill)
-	if err != nil {
-		return nil, err
-	}
-	return AddBias(AddBias(attn, pad), causal), nil
+	return additive, nil
 }
 
 // AddBias returns a + b for two biases of the same shape; nil counts as zero.
@@ -366,8 +430,8 @@ func AddBias(a, b *Tensor) *Tensor {
 	return sum
 }
 
-// PadKeyColumns appends n allowed (0) key columns to a bias:
-// [B, h, Lq, Lk] → [B, h, Lq, Lk+n]. This is PyTorch's F.pad(mask, (0, 1))
+// PadKeyColumns appends n allowed (0) key columns to a bias or a blocked
+// tensor: [B, h, Lq, Lk] → [B, h, Lq, Lk+n]. This is PyTorch's F.pad(mask, (0, 1))
 // done for add_bias_kv and add_zero_attn. A nil bias stays nil.
 func PadKeyColumns(bias *Tensor, n int) *Tensor {
 	if bias == nil {

@@ -163,16 +163,21 @@ type MHAOptions struct {
 // Steps (as F.multi_head_attention_forward):
 //
 //  1. project: q = query·Wqᵀ + Bq [B, Lq, E], k [B, Lk, E], v [B, Lk, E];
-//  2. masks → one bias [B, h, Lq, Lk] (MaskSpec.Bias);
+//  2. masks → [B, h, Lq, Lk] float bias and blocked positions
+//     (MaskSpec.Parts);
 //  3. add_bias_kv: append BiasK to k and BiasV to v → [B, Lk+1, E],
-//     and an allowed (0) column to the bias;
+//     and an allowed column to the masks;
 //  4. add_zero_attn: append a zero row to k and v → [B, Lk'+1, E] (a zero
 //     row of E is a zero row in every head), and another allowed column;
-//  5. per head n: slice q, k, v to [B, 1, L, d_n], SDPA with scale
-//     1/√d_n, write its output into columns of the merged [B, Lq, E];
+//  5. per head n: slice q, k, v to [B, 1, L, d_n], SDPAMaskedFill with
+//     scale 1/√d_n, write its output into columns of the merged [B, Lq, E];
 //  6. out = merged·Woᵀ + Bo [B, Lq, E].
 //
-// Fully masked rows give 0 weights and 0 head outputs (see SDPA); the output
+// Bool and causal masks replace blocked logits by the fill (−Inf by
+// default, which is the same as PyTorch's adding −Inf; −1e9 reproduces seed
+// 000's masked_fill). Float masks are added, as in PyTorch.
+//
+// Fully masked rows (fill −Inf) give 0 weights and 0 head outputs (see SDPA); the output
 // projection then yields Bo for them. PyTorch's MHA gives NaN there.
 //
 // Inconsistent shapes return an error naming the argument and shapes.
@@ -198,9 +203,10 @@ func MHA(p MHAParams, query, key, value *Tensor, o MHAOptions) (out, weights *Te
 	k := Linear(key, p.Wk, p.Bk)   // [B, Lk, E]
 	v := Linear(value, p.Wv, p.Bv) // [B, Lk, E]
 
-	// 2) All masks as one additive bias over the original keys.
+	// 2) Masks over the original keys: float masks add to the logits, bool
+	//    and causal masks replace blocked logits by the fill (masked_fill).
 	spec := MaskSpec{AttnMask: o.AttnMask, KeyPaddingMask: o.KeyPaddingMask, Causal: o.Causal, Fill: o.Fill}
-	bias, err := spec.Bias(B, h, Lq, Lk) // [B, h, Lq, Lk] or nil
+	bias, blocked, err := spec.Parts(B, h, Lq, Lk) // each [B, h, Lq, Lk] or nil
 	if err != nil {
 		return nil, nil, err
 	}
@@ -209,13 +215,13 @@ func MHA(p MHAParams, query, key, value *Tensor, o MHAOptions) (out, weights *Te
 	if p.BiasK != nil {
 		k = appendKeyRow(k, p.BiasK.Data) // [B, Lk+1, E]
 		v = appendKeyRow(v, p.BiasV.Data) // [B, Lk+1, E]
-		bias = PadKeyColumns(bias, 1)
+		bias, blocked = PadKeyColumns(bias, 1), PadKeyColumns(blocked, 1)
 	}
 	// 4) add_zero_attn: one zero key/value row, always visible.
 	if p.AddZeroAttn {
 		k = appendKeyRow(k, make([]float64, E)) // [B, Lk'+1, E]
 		v = appendKeyRow(v, make([]float64, E))
-		bias = PadKeyColumns(bias, 1)
+		bias, blocked = PadKeyColumns(bias, 1), PadKeyColumns(blocked, 1)
 	}
 	LkAll := k.Shape[1] // Lk'
 
@@ -224,25 +230,16 @@ func MHA(p MHAParams, query, key, value *Tensor, o MHAOptions) (out, weights *Te
 	weights = New(B, h, Lq, LkAll)
 	offset := 0 // first column of head n in E
 	for n, d := range p.Heads() {
-		qh := headSlice(q, offset, d) // [B, 1, Lq, d]
-		kh := headSlice(k, offset, d) // [B, 1, Lk', d]
-		vh := headSlice(v, offset, d) // [B, 1, Lk', d]
-		var biasH *Tensor             // [B, 1, Lq, Lk'] or nil
-		if bias != nil {
-			biasH = New(B, 1, Lq, LkAll)
-			for b := 0; b < B; b++ {
-				for i := 0; i < Lq; i++ {
-					for j := 0; j < LkAll; j++ {
-						biasH.Set(bias.At(b, n, i, j), b, 0, i, j)
-					}
-				}
-			}
-		}
+		qh := headSlice(q, offset, d)  // [B, 1, Lq, d]
+		kh := headSlice(k, offset, d)  // [B, 1, Lk', d]
+		vh := headSlice(v, offset, d)  // [B, 1, Lk', d]
+		biasH := headOf(bias, n)       // [B, 1, Lq, Lk'] or nil
+		blockedH := headOf(blocked, n) // [B, 1, Lq, Lk'] or nil
 		scale := o.Scale
 		if scale == 0 {
 			scale = 1 / math.Sqrt(float64(d))
 		}
-		outH, wH := SDPA(qh, kh, vh, biasH, scale) // [B, 1, Lq, d], [B, 1, Lq, Lk']
+		outH, wH := SDPAMaskedFill(qh, kh, vh, biasH, blockedH, spec.FillValue(), scale) // [B, 1, Lq, d], [B, 1, Lq, Lk']
 		for b := 0; b < B; b++ {
 			for i := 0; i < Lq; i++ {
 				for c := 0; c < d; c++ {
@@ -293,6 +290,23 @@ func appendKeyRow(x *Tensor, row []float64) *Tensor {
 		}
 		for e := 0; e < E; e++ {
 			out.Set(row[e], b, L, e)
+		}
+	}
+	return out
+}
+
+// headOf returns head n of x [B, h, Lq, Lk] as [B, 1, Lq, Lk]; nil stays nil.
+func headOf(x *Tensor, n int) *Tensor {
+	if x == nil {
+		return nil
+	}
+	B, Lq, Lk := x.Shape[0], x.Shape[2], x.Shape[3]
+	out := New(B, 1, Lq, Lk)
+	for b := 0; b < B; b++ {
+		for i := 0; i < Lq; i++ {
+			for j := 0; j < Lk; j++ {
+				out.Set(x.At(b, n, i, j), b, 0, i, j)
+			}
 		}
 	}
 	return out

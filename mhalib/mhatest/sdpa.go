@@ -23,12 +23,32 @@ import (
 // 0 output, never NaN. This is the convention of PyTorch ≥ 2.5
 // F.scaled_dot_product_attention (and of mhalib); the textbook softmax would
 // give 0/0 = NaN. With a finite fill such as −1e9 the row is not "fully
-// masked" in this sense: all its logits are equal, and it gets uniform
-// weights, exactly as seed 000's masked_fill(mask == 0, -1e9) does.
+// masked" in this sense and gets ordinary softmax weights (uniform when
+// masked_fill made all its logits −1e9, see SDPAMaskedFill).
 //
 // SDPA panics with an error value on inconsistent shapes.
 func SDPA(q, k, v, bias *Tensor, scale float64) (out, weights *Tensor) {
+	return SDPAMaskedFill(q, k, v, bias, nil, 0, scale)
+}
+
+// SDPAMaskedFill is SDPA with, in addition, PyTorch's masked_fill applied to
+// the logits after the bias: where blocked[b, h, i, j] ≠ 0 the logit is
+// replaced by fill,
+//
+//	logits = scale · q·kᵀ + bias
+//	logits = logits.masked_fill(blocked, fill)
+//
+// which is seed 000's scores.masked_fill(mask == 0, -1e9). With −1e9, a
+// fully blocked row has all logits equal to −1e9 and gets uniform weights
+// (the mean of v); with fill −Inf it gets zeros, as in SDPA.
+//
+// blocked: [B, h, Lq, Lk] of 0/1, or nil (then fill is unused).
+// See SDPA for the other arguments and the results.
+func SDPAMaskedFill(q, k, v, bias, blocked *Tensor, fill, scale float64) (out, weights *Tensor) {
 	B, h, Lq, dk, Lk, dv := checkSDPAShapes(q, k, v, bias)
+	if blocked != nil && !SameShape(blocked.Shape, []int{B, h, Lq, Lk}) {
+		panic(fmt.Errorf("mhatest: SDPAMaskedFill: blocked shape %v, want [%d %d %d %d] (B, h, Lq, Lk)", blocked.Shape, B, h, Lq, Lk))
+	}
 	if scale == 0 {
 		scale = 1 / math.Sqrt(float64(dk))
 	}
@@ -38,7 +58,7 @@ func SDPA(q, k, v, bias *Tensor, scale float64) (out, weights *Tensor) {
 	for b := 0; b < B; b++ {
 		for head := 0; head < h; head++ {
 			for i := 0; i < Lq; i++ {
-				// 1) logits[j] = scale · q[i]·k[j] + bias[i, j]
+				// 1) logits[j] = scale · q[i]·k[j] + bias[i, j], or fill if blocked
 				for j := 0; j < Lk; j++ {
 					dot := 0.0
 					for d := 0; d < dk; d++ {
@@ -47,6 +67,9 @@ func SDPA(q, k, v, bias *Tensor, scale float64) (out, weights *Tensor) {
 					logits[j] = scale * dot
 					if bias != nil {
 						logits[j] += bias.At(b, head, i, j)
+					}
+					if blocked != nil && blocked.At(b, head, i, j) != 0 {
+						logits[j] = fill
 					}
 				}
 				// 2) softmax with max subtraction; a fully −Inf row stays 0.
