@@ -64,9 +64,12 @@ func KaimingUniformBound(fanIn int) float64 {
 // It panics with an error value on inconsistent shapes.
 func LayerNorm(x, weight, bias *Tensor, eps float64) *Tensor {
 	n := x.Shape[x.Rank()-1]
-	for name, p := range map[string]*Tensor{"weight": weight, "bias": bias} {
-		if p != nil && (p.Rank() != 1 || p.Shape[0] != n) {
-			panic(fmt.Errorf("mhatest: LayerNorm: %s shape %v, want [%d] for x shape %v", name, p.Shape, n, x.Shape))
+	for _, p := range []struct {
+		name string
+		t    *Tensor
+	}{{"weight", weight}, {"bias", bias}} {
+		if p.t != nil && !SameShape(p.t.Shape, []int{n}) {
+			panic(fmt.Errorf("mhatest: LayerNorm: %s shape %v, want [%d] for x shape %v", p.name, p.t.Shape, n, x.Shape))
 		}
 	}
 	y := New(x.Shape...)

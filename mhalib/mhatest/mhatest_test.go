@@ -438,7 +438,7 @@ func testParams(E, h, kdim, vdim int, rng *rand.Rand) MHAParams {
 	}
 }
 
-// pyParams rebuilds the parameters and inputs of /tmp/mharef/ref.py, an
+// pyParams rebuilds the parameters and inputs of testdata/mha_reference.py, an
 // independent plain-Python implementation that follows
 // F.multi_head_attention_forward's sequence-first layout and mask padding
 // step by step. E=4, h=2, B=2, Lq=2, Lk=3.
