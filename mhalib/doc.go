@@ -1,0 +1,47 @@
+// Package mhalib is multi-head attention written to be read: each concept in its own file,
+// every reshape commented with its shape, and exactly PyTorch's semantics, so that the same
+// weights give the same numbers as torch.nn.MultiheadAttention and
+// torch.nn.functional.scaled_dot_product_attention.
+//
+// It is built on GoMLX's core graph ops (github.com/gomlx/gomlx/pkg/core/graph) and keeps its
+// weights in a GoMLX context (github.com/gomlx/gomlx/pkg/ml/context). Tensors are batch-first:
+// query [B, Lq, E], key [B, Lk, kdim], value [B, Lk, vdim].
+//
+// # Reading order
+//
+//   - linear.go: Linear, y = x·Wᵀ + b in PyTorch's layout, and the initialisers (Init, WithInit,
+//     XavierBound).
+//   - projection.go: the query/key/value and output projections, fused (in_proj_weight [3E, E])
+//     or separate, with PyTorch's variable names.
+//   - heads.go: SplitHeads / MergeHeads, and uneven heads (HeadSizesFor, SplitUnevenHeads,
+//     MergeUnevenHeads, HeadStrategy).
+//   - mask.go: Mask with the convention in its name (MaskBlockedWhereTrue, MaskAttendWhereTrue,
+//     MaskAdditive), Causal, fill values.
+//   - sdpa.go: ScaledDotProductAttention, softmax(q·kᵀ/√dk + mask)·v.
+//   - mha.go: MultiHeadAttention, the nn.MultiheadAttention equivalent, and Forward.
+//   - block.go: PreLNBlock, x + Dropout(MHA(LayerNorm(x))).
+//   - statedict.go: LoadStateDict / StateDict, PyTorch state_dict ↔ variables.
+//   - diagnostics.go: CheckRowsSumToOne, HeadDiversity, GradientReport, FirstNonFinite.
+//
+// # Fully masked rows
+//
+// A query whose every key is masked (with the default −Inf fill) gets zero attention weights,
+// zero attention output (so out_proj's bias after projection) and zero gradient — never NaN.
+// This is what PyTorch ≥ 2.5's scaled_dot_product_attention does; nn.MultiheadAttention's
+// explicit path returns NaN there. With Fill(FillMinus1e9) such a row gets uniform weights, as
+// masked_fill(−1e9) code does.
+//
+// # Errors
+//
+// Graph-building functions follow GoMLX: they panic on bad input — always with an error value
+// (*ArgumentError, wrapping ErrInvalidArgument), whose message names the argument and the shapes.
+// GoMLX's Exec turns such a panic into a returned error, and so do Forward, Try and the host-side
+// functions (LoadStateDict, CheckRowsSumToOne, FirstNonFinite, ...).
+//
+// # Gradients on every backend
+//
+// The pure-Go backend cannot differentiate Slice or Concatenate. mhalib never uses them on a
+// differentiable path: it selects with Gather (whose gradient, ScatterSum, every backend has)
+// and joins with Gather + Where. So gradients of every option work on the pure-Go backend and
+// on XLA.
+package mhalib

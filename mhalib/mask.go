@@ -1,0 +1,336 @@
+package mhalib
+
+import (
+	"math"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+)
+
+// Masks decide which keys each query may attend to. Two libraries, two opposite boolean
+// conventions — so in mhalib the convention is in the constructor's name:
+//
+//   - MaskBlockedWhereTrue: nn.MultiheadAttention's bool attn_mask / key_padding_mask, true = not allowed.
+//   - MaskAttendWhereTrue: F.scaled_dot_product_attention's bool attn_mask, true = attend.
+//   - MaskAdditive: a float mask added to the logits (0 = keep, −inf = block), as both accept.
+//
+// Accepted shapes for an attention mask: [Lq, Lk], [B·h, Lq, Lk] (PyTorch's 3-D form, head
+// index b·h + i), [B, h, Lq, Lk], and [B, 1, Lq, Lk] / [1, h, Lq, Lk] / [1, 1, Lq, Lk].
+// A key padding mask is [B, Lk], built with the same constructors.
+//
+// Blocked logits are replaced by the fill value (default −inf; −1e9 selectable). A query row whose
+// every key is blocked by −inf yields zero weights, zero output and zero gradient — never NaN (the
+// behaviour of PyTorch ≥ 2.5 scaled_dot_product_attention; older nn.MultiheadAttention gives NaN).
+// With a finite fill such as −1e9 such a row gets uniform weights, as masked_fill(−1e9) code does.
+
+// maskKind is the convention of a Mask.
+type maskKind int
+
+const (
+	maskNone maskKind = iota
+	maskBlockedWhereTrue
+	maskAttendWhereTrue
+	maskAdditive
+)
+
+// Mask is an attention or key padding mask together with its convention.
+// The zero value means "no mask".
+type Mask struct {
+	node *Node
+	kind maskKind
+}
+
+// MaskBlockedWhereTrue wraps a bool mask where true means "may NOT attend"
+// (nn.MultiheadAttention's attn_mask and key_padding_mask convention).
+func MaskBlockedWhereTrue(m *Node) Mask { return Mask{node: m, kind: maskBlockedWhereTrue} }
+
+// MaskAttendWhereTrue wraps a bool mask where true means "may attend"
+// (F.scaled_dot_product_attention's attn_mask convention).
+func MaskAttendWhereTrue(m *Node) Mask { return Mask{node: m, kind: maskAttendWhereTrue} }
+
+// MaskAdditive wraps a float mask added to the scaled logits (0 keeps, −inf blocks);
+// its dtype must be the query's.
+func MaskAdditive(m *Node) Mask { return Mask{node: m, kind: maskAdditive} }
+
+// IsZero reports whether m is the zero Mask (no mask).
+func (m Mask) IsZero() bool { return m.node == nil }
+
+// Node returns the mask's tensor (nil for the zero Mask).
+func (m Mask) Node() *Node { return m.node }
+
+// String names the convention.
+func (m Mask) String() string {
+	switch m.kind {
+	case maskBlockedWhereTrue:
+		return "MaskBlockedWhereTrue" + m.node.Shape().String()
+	case maskAttendWhereTrue:
+		return "MaskAttendWhereTrue" + m.node.Shape().String()
+	case maskAdditive:
+		return "MaskAdditive" + m.node.Shape().String()
+	}
+	return "NoMask"
+}
+
+// allowed returns the mask as bool "may attend" (same shape), or nil for an additive mask.
+func (m Mask) allowed() *Node {
+	switch m.kind {
+	case maskBlockedWhereTrue:
+		return LogicalNot(m.node)
+	case maskAttendWhereTrue:
+		return m.node
+	}
+	return nil
+}
+
+// Causal selects a causal mask.
+type Causal int
+
+const (
+	// NoCausal: no causal mask (the default).
+	NoCausal Causal = iota
+	// CausalTopLeft: query i sees keys j ≤ i — SDPA's is_causal, aligned at the top-left corner.
+	CausalTopLeft
+	// CausalBottomRight: query i sees keys j ≤ i + Lk − Lq — aligned at the bottom-right corner,
+	// as when decoding Lq new tokens after Lk − Lq cached ones.
+	CausalBottomRight
+)
+
+// String names the causal variant.
+func (c Causal) String() string {
+	switch c {
+	case NoCausal:
+		return "NoCausal"
+	case CausalTopLeft:
+		return "CausalTopLeft"
+	case CausalBottomRight:
+		return "CausalBottomRight"
+	}
+	return "Causal(?)"
+}
+
+// FillNegInf is the default fill: blocked logits become −inf, PyTorch's choice.
+var FillNegInf = math.Inf(-1)
+
+// FillMinus1e9 is the classic masked_fill(mask == 0, −1e9) of many tutorials.
+const FillMinus1e9 = -1e9
+
+// maskSet gathers everything that decides which (query, key) pairs interact, normalised to rank 4
+// so that any block of rows and columns can be produced: the whole [Lq, Lk] matrix for plain
+// attention, or a tile for block-wise (flash) attention and KV-cache decoding.
+type maskSet struct {
+	batch, heads, lq, lk int
+	allowed              []*Node // bool "may attend", each [B|1, h|1, Lq|1, Lk]
+	bias                 []*Node // float, added to the logits, each [B|1, h|1, Lq|1, Lk]
+	causal               Causal
+	causalLk             int // keys at index ≥ causalLk (bias_kv, zero_attn columns) are never causally blocked
+	fill                 float64
+}
+
+// newMaskSet validates and normalises the masks for attention of q over k, with
+// q [B, h, Lq, dk] and k [B, h, Lk, dk] described by their dimensions. names gives the
+// argument names used in error messages ("mask", "key padding mask").
+func newMaskSet(batch, heads, lq, lk int, dtype dtypes.DType, attn Mask, attnName string,
+	keyPad Mask, keyPadName string, causal Causal, fill float64) *maskSet {
+	ms := &maskSet{batch: batch, heads: heads, lq: lq, lk: lk, causal: causal, causalLk: lk, fill: fill}
+	if causal < NoCausal || causal > CausalBottomRight {
+		panicArg("Causal", "unknown value %d", int(causal))
+	}
+	if !attn.IsZero() {
+		checkMaskDType(attn, attnName, dtype)
+		m := normaliseAttnMask(attn.node, attnName, batch, heads, lq, lk) // [B|1, h|1, Lq, Lk]
+		ms.add(Mask{node: m, kind: attn.kind})
+	}
+	if !keyPad.IsZero() {
+		checkMaskDType(keyPad, keyPadName, dtype)
+		dims := keyPad.node.Shape().Dimensions
+		if len(dims) != 2 || dims[0] != batch || dims[1] != lk {
+			panicArg(keyPadName, "shape %s: want [batch=%d, Lk=%d]", keyPad.node.Shape(), batch, lk)
+		}
+		m := Reshape(keyPad.node, batch, 1, 1, lk) // [B, 1, 1, Lk]
+		ms.add(Mask{node: m, kind: keyPad.kind})
+	}
+	return ms
+}
+
+func (ms *maskSet) add(m Mask) {
+	if a := m.allowed(); a != nil {
+		ms.allowed = append(ms.allowed, a)
+	} else {
+		ms.bias = append(ms.bias, m.node)
+	}
+}
+
+func checkMaskDType(m Mask, name string, dtype dtypes.DType) {
+	switch m.kind {
+	case maskAdditive:
+		if m.node.DType() != dtype {
+			panicArg(name, "shape %s: an additive mask must have the query's dtype %s", m.node.Shape(), dtype)
+		}
+	default:
+		if m.node.DType() != dtypes.Bool {
+			panicArg(name, "shape %s: %s needs a Bool mask (use MaskAdditive for float masks)", m.node.Shape(), m)
+		}
+	}
+}
+
+// normaliseAttnMask reshapes an attention mask to [B|1, h|1, Lq, Lk].
+func normaliseAttnMask(m *Node, name string, batch, heads, lq, lk int) *Node {
+	dims := m.Shape().Dimensions
+	want := "want [Lq, Lk], [B·h, Lq, Lk], [B, h, Lq, Lk] or [B|1, h|1, Lq, Lk]"
+	bad := func() {
+		panicArg(name, "shape %s does not fit B=%d, h=%d, Lq=%d, Lk=%d: %s", m.Shape(), batch, heads, lq, lk, want)
+	}
+	switch len(dims) {
+	case 2:
+		if dims[0] != lq || dims[1] != lk {
+			bad()
+		}
+		return Reshape(m, 1, 1, lq, lk) // [1, 1, Lq, Lk]
+	case 3:
+		if dims[0] != batch*heads || dims[1] != lq || dims[2] != lk {
+			bad()
+		}
+		return Reshape(m, batch, heads, lq, lk) // [B, h, Lq, Lk]
+	case 4:
+		if (dims[0] != batch && dims[0] != 1) || (dims[1] != heads && dims[1] != 1) || dims[2] != lq || dims[3] != lk {
+			bad()
+		}
+		return m
+	}
+	bad()
+	return nil
+}
+
+// forHeads returns the mask set restricted to heads [first, first+count).
+func (ms *maskSet) forHeads(first, count int) *maskSet {
+	if first == 0 && count == ms.heads {
+		return ms
+	}
+	out := *ms
+	out.heads = count
+	pick := func(list []*Node) []*Node {
+		res := make([]*Node, len(list))
+		for i, m := range list {
+			if m.Shape().Dimensions[1] == 1 {
+				res[i] = m
+			} else {
+				res[i] = takeRange(m, 1, first, count) // [B|1, count, Lq|1, Lk]
+			}
+		}
+		return res
+	}
+	out.allowed = pick(ms.allowed)
+	out.bias = pick(ms.bias)
+	return &out
+}
+
+// extendKeys returns the mask set for keys extended by n columns that every query may attend
+// to (add_bias_kv, add_zero_attn), as PyTorch's F.pad(mask, (0, n)) does: bool masks get n
+// "allowed" columns, additive masks n zero columns, and the causal mask leaves them visible.
+func (ms *maskSet) extendKeys(n int) *maskSet {
+	if n == 0 {
+		return ms
+	}
+	out := *ms
+	out.lk = ms.lk + n
+	pad := func(list []*Node, value func(m *Node, dims []int) *Node) []*Node {
+		res := make([]*Node, len(list))
+		for i, m := range list {
+			dims := m.Shape().Clone().Dimensions
+			dims[3] = n
+			res[i] = concatAxis([]*Node{m, value(m, dims)}, 3) // [B|1, h|1, Lq|1, Lk+n]
+		}
+		return res
+	}
+	out.allowed = pad(ms.allowed, func(m *Node, dims []int) *Node {
+		return BroadcastToDims(Const(m.Graph(), true), dims...)
+	})
+	out.bias = pad(ms.bias, func(m *Node, dims []int) *Node {
+		return Zeros(m.Graph(), shapes.Make(m.DType(), dims...))
+	})
+	return &out
+}
+
+// block returns rows [rowOff, rowOff+rows) and columns [colOff, colOff+cols) of a normalised mask
+// [B|1, h|1, Lq|1, Lk] — the tile of a block-wise computation.
+func (ms *maskSet) block(m *Node, rowOff, rows, colOff, cols int) *Node {
+	if m.Shape().Dimensions[2] != 1 {
+		m = takeRange(m, 2, rowOff, rows)
+	}
+	return takeRange(m, 3, colOff, cols)
+}
+
+// blockAllowed returns the bool "may attend" tile [B|1, h|1, rows, cols] for rows
+// [rowOff, rowOff+rows) and columns [colOff, colOff+cols), combining the bool masks and the causal
+// mask, or nil if every pair in the tile is allowed.
+func (ms *maskSet) blockAllowed(g *Graph, rowOff, rows, colOff, cols int) *Node {
+	var parts []*Node
+	for _, m := range ms.allowed {
+		parts = append(parts, ms.block(m, rowOff, rows, colOff, cols))
+	}
+	if c := ms.causalTile(g, rowOff, rows, colOff, cols); c != nil {
+		parts = append(parts, c)
+	}
+	return combine(parts, LogicalAnd)
+}
+
+// blockBias returns the additive tile [B|1, h|1, rows, cols] (sum of additive masks) or nil.
+func (ms *maskSet) blockBias(rowOff, rows, colOff, cols int) *Node {
+	var parts []*Node
+	for _, m := range ms.bias {
+		parts = append(parts, ms.block(m, rowOff, rows, colOff, cols))
+	}
+	return combine(parts, Add)
+}
+
+// causalTile is the causal "may attend" tile [1, 1, rows, cols], or nil without a causal mask.
+// Query i (global row rowOff+r) may see key j (global column colOff+c) iff
+// j ≤ i (top-left) or j ≤ i + Lk − Lq (bottom-right), with Lk the keys before any extra
+// (bias_kv / zero_attn) columns, which are always visible.
+func (ms *maskSet) causalTile(g *Graph, rowOff, rows, colOff, cols int) *Node {
+	if ms.causal == NoCausal {
+		return nil
+	}
+	shift := 0
+	if ms.causal == CausalBottomRight {
+		shift = ms.causalLk - ms.lq
+	}
+	tile := shapes.Make(dtypes.Int32, 1, 1, rows, cols)
+	i := AddScalar(Iota(g, tile, 2), rowOff) // global query index, [1, 1, rows, cols]
+	j := AddScalar(Iota(g, tile, 3), colOff) // global key index, [1, 1, rows, cols]
+	return LogicalOr(
+		LessOrEqual(j, AddScalar(i, shift)),
+		GreaterOrEqual(j, Scalar(g, dtypes.Int32, ms.causalLk))) // [1, 1, rows, cols]
+}
+
+// combine reduces tiles [B|1, h|1, rows|1, cols] with op, broadcasting size-1 axes.
+func combine(parts []*Node, op func(a, b *Node) *Node) *Node {
+	if len(parts) == 0 {
+		return nil
+	}
+	out := parts[0]
+	for _, p := range parts[1:] {
+		dims := make([]int, 4)
+		for a := range dims {
+			dims[a] = max(out.Shape().Dimensions[a], p.Shape().Dimensions[a])
+		}
+		out = op(BroadcastToDims(out, dims...), BroadcastToDims(p, dims...))
+	}
+	return out
+}
+
+// apply masks a tile of scaled logits [B, h, rows, cols] whose top-left element is the pair
+// (query rowOff, key colOff): additive masks are added, blocked pairs are set to the fill value.
+func (ms *maskSet) apply(logits *Node, rowOff, colOff int) *Node {
+	dims := logits.Shape().Dimensions
+	rows, cols := dims[2], dims[3]
+	if b := ms.blockBias(rowOff, rows, colOff, cols); b != nil {
+		logits = Add(logits, BroadcastToDims(b, dims...)) // [B, h, rows, cols]
+	}
+	if a := ms.blockAllowed(logits.Graph(), rowOff, rows, colOff, cols); a != nil {
+		fill := Scalar(logits.Graph(), logits.DType(), ms.fill)
+		logits = Where(BroadcastToDims(a, dims...), logits, fill) // [B, h, rows, cols]
+	}
+	return logits
+}

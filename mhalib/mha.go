@@ -1,0 +1,444 @@
+package mhalib
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gomlx/gomlx/backends"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+)
+
+// Multi-head attention, "Attention Is All You Need" §3.2.2:
+//
+//	MultiHead(Q, K, V) = Concat(head_1, …, head_h)·Woᵀ,   head_n = Attention(Q·Wqₙᵀ, K·Wkₙᵀ, V·Wvₙᵀ)
+//
+// with PyTorch's nn.MultiheadAttention semantics (batch_first=True): the same weights give the
+// same output, including bias on/off, kdim/vdim ≠ embed dim, add_bias_kv, add_zero_attn, and
+// the way attn_mask / key_padding_mask are extended for the extra key columns.
+
+// Formulation selects how the heads are computed. Both give the same result.
+type Formulation int
+
+const (
+	// HeadParallel computes all heads at once with batched DotGeneral on [B, h, L, dk] (default).
+	HeadParallel Formulation = iota
+	// PerHeadLoop computes one head at a time and concatenates the head outputs.
+	PerHeadLoop
+)
+
+// String names the formulation.
+func (f Formulation) String() string {
+	switch f {
+	case HeadParallel:
+		return "HeadParallel"
+	case PerHeadLoop:
+		return "PerHeadLoop"
+	}
+	return fmt.Sprintf("Formulation(%d)", int(f))
+}
+
+// DefaultScope is the scope MultiHeadAttention creates its variables in, under ctx's current scope.
+const DefaultScope = "MultiHeadAttention"
+
+// MHABuilder configures MultiHeadAttention; finish it with Done or DoneWithWeights.
+type MHABuilder struct {
+	ctx               *context.Context
+	scope             string
+	query, key, value *Node
+	numHeads          int
+	headSizes         []int
+	useBias, biasSet  bool
+	addBiasKV, kvSet  bool
+	addZeroAttn       bool
+	separate, sepSet  bool
+	attnMask, keyPad  Mask
+	causal            Causal
+	scale             float64
+	scaleSet          bool
+	fill              float64
+	dropout           float64
+	formulation       Formulation
+	strategy          HeadStrategy
+	strategySet       bool
+}
+
+// MultiHeadAttention starts building multi-head attention of query over key/value:
+//
+//	query: [B, Lq, E]   key: [B, Lk, kdim]   value: [B, Lk, vdim]   →   output [B, Lq, E]
+//
+// E = query's last dimension is the embed dim; numHeads must divide it unless HeadSizes is set.
+// For self-attention pass the same node three times. Variables live in ctx.In("MultiHeadAttention")
+// (see Scope) under PyTorch's state_dict names (see projection.go).
+func MultiHeadAttention(ctx *context.Context, query, key, value *Node, numHeads int) *MHABuilder {
+	return &MHABuilder{ctx: ctx, scope: DefaultScope, query: query, key: key, value: value,
+		numHeads: numHeads, useBias: true, fill: FillNegInf}
+}
+
+// Graph returns the graph of the query, for building mask constants.
+func (b *MHABuilder) Graph() *Graph { return b.query.Graph() }
+
+// HeadSizes sets uneven head sizes (len = numHeads, Σ = E), e.g. HeadSizesFor(440, 100).
+// Head n uses columns [Σ_{m<n} d_m, Σ_{m≤n} d_m) of the projections and scale 1/√d_n.
+// Default: numHeads heads of E/numHeads.
+func (b *MHABuilder) HeadSizes(sizes ...int) *MHABuilder {
+	b.headSizes = append([]int(nil), sizes...)
+	return b
+}
+
+// HeadStrategy sets how HeadParallel lays out uneven heads (see HeadStrategy). Default HeadsSlice
+// for uneven heads; with even heads the default is a plain reshape, and setting a strategy forces
+// that layout (useful to compare them). PerHeadLoop always loops.
+func (b *MHABuilder) HeadStrategy(s HeadStrategy) *MHABuilder {
+	b.strategy, b.strategySet = s, true
+	return b
+}
+
+// UseBias sets whether the projections have biases (in_proj_bias, out_proj.bias). Default true,
+// or, when the scope already holds projection weights without in_proj_bias, false.
+func (b *MHABuilder) UseBias(useBias bool) *MHABuilder {
+	b.useBias, b.biasSet = useBias, true
+	return b
+}
+
+// AddBiasKV appends learned rows bias_k, bias_v [1, 1, E] to the projected keys and values
+// (PyTorch add_bias_kv). Default false, or true when the scope already holds bias_k.
+func (b *MHABuilder) AddBiasKV(add bool) *MHABuilder {
+	b.addBiasKV, b.kvSet = add, true
+	return b
+}
+
+// AddZeroAttn appends a zero key and value row per head (PyTorch add_zero_attn). Default false.
+func (b *MHABuilder) AddZeroAttn(add bool) *MHABuilder {
+	b.addZeroAttn = add
+	return b
+}
+
+// SeparateProjections selects q_proj_weight/k_proj_weight/v_proj_weight (true) or the fused
+// in_proj_weight [3E, E] (false). Default: fused iff kdim == vdim == E and the scope does not
+// already hold q_proj_weight. Separate weights are required when kdim or vdim ≠ E.
+func (b *MHABuilder) SeparateProjections(separate bool) *MHABuilder {
+	b.separate, b.sepSet = separate, true
+	return b
+}
+
+// AttnMask sets the attention mask: [Lq, Lk], [B·h, Lq, Lk], [B, h, Lq, Lk] or [B, 1, Lq, Lk],
+// over the original Lk keys (the columns of add_bias_kv / add_zero_attn are added, allowed).
+// nn.MultiheadAttention's bool masks are MaskBlockedWhereTrue. Default: none.
+func (b *MHABuilder) AttnMask(m Mask) *MHABuilder {
+	b.attnMask = m
+	return b
+}
+
+// KeyPaddingMask sets the [B, Lk] key padding mask (PyTorch: bool, true = padding, i.e.
+// MaskBlockedWhereTrue; or MaskAdditive). Default: none.
+func (b *MHABuilder) KeyPaddingMask(m Mask) *MHABuilder {
+	b.keyPad = m
+	return b
+}
+
+// Causal adds a causal mask over the original Lq × Lk keys. Default NoCausal.
+func (b *MHABuilder) Causal(c Causal) *MHABuilder {
+	b.causal = c
+	return b
+}
+
+// Scale sets the factor multiplying q·kᵀ in every head. Default 1/√d_n for head n.
+func (b *MHABuilder) Scale(s float64) *MHABuilder {
+	b.scale, b.scaleSet = s, true
+	return b
+}
+
+// Fill sets the logit of blocked pairs. Default FillNegInf; FillMinus1e9 is the classic choice.
+func (b *MHABuilder) Fill(v float64) *MHABuilder {
+	b.fill = v
+	return b
+}
+
+// Dropout sets the dropout rate of the attention weights, applied only when the context is in
+// training mode for the graph, seeded from the context's RNG. Default 0.
+func (b *MHABuilder) Dropout(rate float64) *MHABuilder {
+	b.dropout = rate
+	return b
+}
+
+// Formulation selects HeadParallel (default) or PerHeadLoop.
+func (b *MHABuilder) Formulation(f Formulation) *MHABuilder {
+	b.formulation = f
+	return b
+}
+
+// Scope sets the variable scope, under ctx's current scope. Default "MultiHeadAttention".
+func (b *MHABuilder) Scope(name string) *MHABuilder {
+	b.scope = name
+	return b
+}
+
+// Done builds the attention and returns the output [B, Lq, E].
+// It panics with an *ArgumentError on bad input; Exec (or Forward, or Try) returns it as an error.
+func (b *MHABuilder) Done() *Node {
+	out, _ := b.build(false, false)
+	return out
+}
+
+// DoneWithWeights builds the attention and also returns its weights: [B, Lq, Lk'] averaged over
+// the heads when average is true, [B, h, Lq, Lk'] otherwise, where Lk' = Lk (+1 with add_bias_kv)
+// (+1 with add_zero_attn) as in PyTorch. Weights are taken after dropout.
+func (b *MHABuilder) DoneWithWeights(average bool) (output, weights *Node) {
+	return b.build(true, average)
+}
+
+// dims are the validated sizes of one attention call.
+type mhaDims struct {
+	batch, lq, lk, embed, kdim, vdim int
+	sizes                            []int // per-head sizes, len = numHeads
+	even                             bool  // all heads the same size
+}
+
+// check validates the inputs and options.
+func (b *MHABuilder) check() mhaDims {
+	if b.ctx == nil {
+		panicArg("ctx", "is nil")
+	}
+	for _, x := range []struct {
+		name string
+		n    *Node
+		want string
+	}{{"query", b.query, "[batch, Lq, embedDim]"}, {"key", b.key, "[batch, Lk, kdim]"}, {"value", b.value, "[batch, Lk, vdim]"}} {
+		if x.n == nil {
+			panicArg(x.name, "is nil")
+		}
+		if x.n.Rank() != 3 {
+			panicArg(x.name, "shape %s: want rank 3 %s", x.n.Shape(), x.want)
+		}
+	}
+	q, k, v := b.query.Shape(), b.key.Shape(), b.value.Shape()
+	if !q.DType.IsFloat() {
+		panicArg("query", "shape %s: want a float dtype", q)
+	}
+	if k.DType != q.DType {
+		panicArg("key", "shape %s: dtype differs from query shape %s", k, q)
+	}
+	if v.DType != q.DType {
+		panicArg("value", "shape %s: dtype differs from query shape %s", v, q)
+	}
+	d := mhaDims{batch: q.Dim(0), lq: q.Dim(1), embed: q.Dim(2), lk: k.Dim(1), kdim: k.Dim(2), vdim: v.Dim(2)}
+	if k.Dim(0) != d.batch {
+		panicArg("key", "shape %s: batch %d differs from query shape %s", k, k.Dim(0), q)
+	}
+	if v.Dim(0) != d.batch || v.Dim(1) != d.lk {
+		panicArg("value", "shape %s: want [batch=%d, Lk=%d, vdim] (query %s, key %s)", v, d.batch, d.lk, q, k)
+	}
+	if d.lq == 0 {
+		panicArg("query", "shape %s: Lq = 0, no queries", q)
+	}
+	if d.lk == 0 {
+		panicArg("key", "shape %s: Lk = 0, no keys", k)
+	}
+	if d.embed == 0 || d.kdim == 0 || d.vdim == 0 {
+		panicArg("query/key/value", "zero feature dimension: query %s, key %s, value %s", q, k, v)
+	}
+	if b.numHeads <= 0 {
+		panicArg("numHeads", "%d: must be positive", b.numHeads)
+	}
+	if b.headSizes == nil {
+		if d.embed%b.numHeads != 0 {
+			panicArg("numHeads", "%d does not divide embed dim %d of query shape %s: give HeadSizes for uneven heads",
+				b.numHeads, d.embed, q)
+		}
+		d.sizes = make([]int, b.numHeads)
+		for n := range d.sizes {
+			d.sizes[n] = d.embed / b.numHeads
+		}
+	} else {
+		if len(b.headSizes) != b.numHeads {
+			panicArg("HeadSizes", "%v has %d sizes but numHeads is %d", b.headSizes, len(b.headSizes), b.numHeads)
+		}
+		checkHeadSizes(b.headSizes, d.embed)
+		d.sizes = b.headSizes
+	}
+	d.even = true
+	for _, s := range d.sizes {
+		d.even = d.even && s == d.sizes[0]
+	}
+	if b.dropout < 0 || b.dropout > 1 {
+		panicArg("Dropout", "rate %g: must be in [0, 1]", b.dropout)
+	}
+	if b.formulation != HeadParallel && b.formulation != PerHeadLoop {
+		panicArg("Formulation", "unknown value %d", int(b.formulation))
+	}
+	return d
+}
+
+// resolveDefaults fills the options left unset from what the scope already holds
+// (e.g. variables loaded by LoadStateDict), then from the shapes.
+func (b *MHABuilder) resolveDefaults(ctx *context.Context, d mhaDims) (separate, useBias, addBiasKV bool) {
+	has := func(name string) bool { return ctx.GetVariableByScopeAndName(ctx.Scope(), name) != nil }
+	separate = b.separate
+	if !b.sepSet {
+		separate = d.kdim != d.embed || d.vdim != d.embed || has(VarQProjWeight)
+	}
+	if !separate && (d.kdim != d.embed || d.vdim != d.embed) {
+		panicArg("SeparateProjections", "false (fused in_proj_weight [3E, E]) needs kdim == vdim == E = %d, got key %s, value %s",
+			d.embed, b.key.Shape(), b.value.Shape())
+	}
+	useBias = b.useBias
+	if !b.biasSet && (has(VarInProjWeight) || has(VarQProjWeight)) && !has(VarInProjBias) {
+		useBias = false
+	}
+	addBiasKV = b.addBiasKV
+	if !b.kvSet {
+		addBiasKV = has(VarBiasK)
+	}
+	return
+}
+
+// build is Done / DoneWithWeights.
+func (b *MHABuilder) build(withWeights, average bool) (output, weights *Node) {
+	d := b.check()
+	ctx := b.ctx.In(b.scope)
+	init := initOf(ctx)
+	separate, useBias, addBiasKV := b.resolveDefaults(ctx, d)
+	g := b.query.Graph()
+	dtype := b.query.DType()
+	E, h := d.embed, b.numHeads
+
+	// Masks over the original keys, validated against the inputs' shapes.
+	ms := newMaskSet(d.batch, h, d.lq, d.lk, dtype, b.attnMask, "attn_mask", b.keyPad, "key_padding_mask", b.causal, b.fill)
+
+	// 1) Projections.
+	q, k, v := inProjection(ctx, b.query, b.key, b.value, E, separate, useBias, init) // [B, Lq, E], [B, Lk, E], [B, Lk, E]
+
+	// 2) add_bias_kv: one learned key/value row, visible to every query.
+	extra := 0
+	if addBiasKV {
+		kvInit := uniformInit(ctx, XavierBound(E, E))
+		if init != InitXavierUniform {
+			kvInit = normalInit(ctx, math.Sqrt(2/float64(E+E))) // xavier_normal_ of [1, 1, E]
+		}
+		biasK := variable(ctx, g, VarBiasK, dtype, []int{1, 1, E}, kvInit)   // [1, 1, E]
+		biasV := variable(ctx, g, VarBiasV, dtype, []int{1, 1, E}, kvInit)   // [1, 1, E]
+		k = concatAxis([]*Node{k, BroadcastToDims(biasK, d.batch, 1, E)}, 1) // [B, Lk+1, E]
+		v = concatAxis([]*Node{v, BroadcastToDims(biasV, d.batch, 1, E)}, 1) // [B, Lk+1, E]
+		extra++
+	}
+	// 3) add_zero_attn: one zero key/value row (zero in every head), visible to every query.
+	if b.addZeroAttn {
+		zeros := Zeros(g, shapes.Make(dtype, d.batch, 1, E)) // [B, 1, E]
+		k = concatAxis([]*Node{k, zeros}, 1)                 // [B, Lk'+1, E]
+		v = concatAxis([]*Node{v, zeros}, 1)                 // [B, Lk'+1, E]
+		extra++
+	}
+	ms = ms.extendKeys(extra)
+	drop := dropoutSpec{ctx: ctx, rate: b.dropout}
+
+	// 4) Attention in every head, 5) heads merged back to [B, Lq, E].
+	var merged *Node
+	if b.formulation == HeadParallel && d.even && !b.strategySet {
+		qh, kh, vh := SplitHeads(q, h), SplitHeads(k, h), SplitHeads(v, h) // [B, h, Lq, dk], [B, h, Lk', dk] ×2
+		out, w := attend(qh, kh, vh, []float64{b.headScale(d.sizes[0])}, ms, drop)
+		merged, weights = MergeHeads(out), w // [B, Lq, E], [B, h, Lq, Lk']
+	} else {
+		strategy := HeadsLoop
+		if b.formulation == HeadParallel {
+			strategy = HeadsSlice
+			if b.strategySet {
+				strategy = b.strategy
+			}
+		}
+		merged, weights = b.unevenAttention(q, k, v, d.sizes, strategy, ms, drop, withWeights)
+	}
+
+	// 6) Output projection.
+	output = outProjection(ctx, merged, E, useBias, init) // [B, Lq, E]
+	if !withWeights {
+		return output, nil
+	}
+	if average {
+		weights = ReduceMean(weights, 1) // [B, Lq, Lk']
+	}
+	return output, weights
+}
+
+// headScale is the logit scale of a head of size d: Scale if set, else 1/√d.
+func (b *MHABuilder) headScale(d int) float64 {
+	if b.scaleSet {
+		return b.scale
+	}
+	return 1 / math.Sqrt(float64(d))
+}
+
+// unevenAttention computes the heads block by block as the strategy lays them out:
+// q [B, Lq, E], k, v [B, Lk', E] → merged [B, Lq, E] and (if withWeights) weights [B, h, Lq, Lk'].
+func (b *MHABuilder) unevenAttention(q, k, v *Node, sizes []int, s HeadStrategy, ms *maskSet,
+	drop dropoutSpec, withWeights bool) (merged, weights *Node) {
+	qs, ks, vs := SplitUnevenHeads(q, sizes, s), SplitUnevenHeads(k, sizes, s), SplitUnevenHeads(v, sizes, s)
+	outs := make([]*Node, len(qs))
+	ws := make([]*Node, len(qs))
+	for i, grp := range headGroups(sizes, s) {
+		scales := make([]float64, grp.count) // one scale per head of the block
+		for n := range scales {
+			scales[n] = b.headScale(sizes[grp.first+n])
+		}
+		if allEqual(scales) {
+			scales = scales[:1]
+		}
+		// qs[i]: [B, count, Lq, size], ks[i], vs[i]: [B, count, Lk', size]
+		outs[i], ws[i] = attend(qs[i], ks[i], vs[i], scales, ms.forHeads(grp.first, grp.count), drop)
+	}
+	merged = MergeUnevenHeads(outs, sizes, s) // [B, Lq, E]
+	if withWeights {
+		weights = concatAxis(ws, 1) // [B, h, Lq, Lk']
+	}
+	return merged, weights
+}
+
+func allEqual(xs []float64) bool {
+	for _, x := range xs {
+		if x != xs[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// Forward is the error-returning boundary for one multi-head attention call on host tensors:
+// it builds, compiles and runs MultiHeadAttention(ctx, query, key, value, numHeads), configured
+// by configure (may be nil; build mask constants with b.Graph()), and returns the output
+// [B, Lq, E] and the per-head weights [B, h, Lq, Lk']. Any bad argument comes back as an error
+// (an *ArgumentError wrapping ErrInvalidArgument). Pass the same tensor as query, key and value
+// for self-attention. Variables are created (initialised) in ctx as needed.
+func Forward(backend backends.Backend, ctx *context.Context, query, key, value *tensors.Tensor, numHeads int,
+	configure func(b *MHABuilder)) (output, weights *tensors.Tensor, err error) {
+	if backend == nil || ctx == nil || query == nil || key == nil || value == nil {
+		return nil, nil, &ArgumentError{Arg: "Forward", Msg: "backend, ctx, query, key and value must not be nil"}
+	}
+	self := query == key && key == value
+	exec, err := context.NewExec(backend, ctx, func(ctx *context.Context, inputs []*Node) []*Node {
+		q, k, v := inputs[0], inputs[0], inputs[0]
+		if !self {
+			k, v = inputs[1], inputs[2]
+		}
+		b := MultiHeadAttention(ctx, q, k, v, numHeads)
+		if configure != nil {
+			configure(b)
+		}
+		out, w := b.DoneWithWeights(false)
+		return []*Node{out, w}
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer exec.Finalize()
+	args := []any{query}
+	if !self {
+		args = append(args, key, value)
+	}
+	results, err := exec.Exec(args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return results[0], results[1], nil
+}

@@ -1,0 +1,96 @@
+package mhalib
+
+import (
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+)
+
+// Projections: the "4 fully-connected functions" of multi-head attention.
+//
+//	q = query·Wqᵀ + bq   [B, Lq, E]      Wq: [E, E]
+//	k = key  ·Wkᵀ + bk   [B, Lk, E]      Wk: [E, kdim]
+//	v = value·Wvᵀ + bv   [B, Lk, E]      Wv: [E, vdim]
+//	out = heads·Woᵀ + bo [B, Lq, E]      Wo: [E, E]
+//
+// Variables carry PyTorch's state_dict names, in the attention's scope:
+//
+//   - fused (kdim == vdim == E): in_proj_weight [3E, E] = [Wq; Wk; Wv] stacked by rows,
+//   - separate: q_proj_weight [E, E], k_proj_weight [E, kdim], v_proj_weight [E, vdim],
+//   - in_proj_bias [3E] = [bq; bk; bv] in both forms,
+//   - out_proj/weight [E, E] and out_proj/bias [E] (sub-scope "out_proj").
+//
+// Both forms compute the same thing for the same weights. The fused weight is cut into Wq, Wk, Wv
+// by reshaping it to [3, E, E] and gathering one entry (Gather, not Slice: it can be
+// differentiated on every backend).
+
+// Variable names (PyTorch's nn.MultiheadAttention state_dict keys).
+const (
+	VarInProjWeight = "in_proj_weight"
+	VarInProjBias   = "in_proj_bias"
+	VarQProjWeight  = "q_proj_weight"
+	VarKProjWeight  = "k_proj_weight"
+	VarVProjWeight  = "v_proj_weight"
+	VarBiasK        = "bias_k"
+	VarBiasV        = "bias_v"
+	ScopeOutProj    = "out_proj"
+)
+
+// inProjection computes q [B, Lq, E], k [B, Lk, E], v [B, Lk, E] from query [B, Lq, E],
+// key [B, Lk, kdim], value [B, Lk, vdim], creating the variables in ctx's scope.
+func inProjection(ctx *context.Context, query, key, value *Node, embedDim int, separate, useBias bool, init Init) (q, k, v *Node) {
+	g := query.Graph()
+	dtype := query.DType()
+	E := embedDim
+	kdim, vdim := key.Shape().Dim(-1), value.Shape().Dim(-1)
+
+	var bias, bq, bk, bv *Node // [3E], [E], [E], [E]
+	if useBias {
+		var biasInit context.VariableInitializer = zeroInit
+		if init == InitTorchLinear {
+			// nn.Linear's bias bound 1/√fan_in for each of the three projections.
+			bounds := []float64{torchLinearBound(E), torchLinearBound(kdim), torchLinearBound(vdim)}
+			biasInit = func(g *Graph, shape shapes.Shape) *Node {
+				u := ctx.RandomUniform(g, shapes.Make(shape.DType, 3, E))                          // U[0,1), [3, E]
+				b := ConvertDType(Reshape(Const(g, bounds), 3, 1), shape.DType)                    // [3, 1]
+				return Reshape(Mul(AddScalar(MulScalar(u, 2), -1), BroadcastToDims(b, 3, E)), 3*E) // [3E]
+			}
+		}
+		bias = variable(ctx, g, VarInProjBias, dtype, []int{3 * E}, biasInit)               // [3E]
+		bias3 := Reshape(bias, 3, E)                                                        // [3, E]
+		bq, bk, bv = takeIndex(bias3, 0, 0), takeIndex(bias3, 0, 1), takeIndex(bias3, 0, 2) // [E] each
+	}
+
+	weightInit := func(out, in int) context.VariableInitializer {
+		if init == InitTorchLinear {
+			return uniformInit(ctx, torchLinearBound(in))
+		}
+		return uniformInit(ctx, XavierBound(in, out))
+	}
+
+	if separate {
+		wq := variable(ctx, g, VarQProjWeight, dtype, []int{E, E}, weightInit(E, E))       // [E, E]
+		wk := variable(ctx, g, VarKProjWeight, dtype, []int{E, kdim}, weightInit(E, kdim)) // [E, kdim]
+		wv := variable(ctx, g, VarVProjWeight, dtype, []int{E, vdim}, weightInit(E, vdim)) // [E, vdim]
+		return applyLinear(query, wq, bq), applyLinear(key, wk, bk), applyLinear(value, wv, bv)
+	}
+
+	// Fused: PyTorch's xavier_uniform_ treats [3E, E] as one matrix: fan_in = E, fan_out = 3E.
+	w := variable(ctx, g, VarInProjWeight, dtype, []int{3 * E, E}, weightInit(3*E, E)) // [3E, E]
+	if query == key && key == value {
+		// Self-attention: one matmul, then cut its output in three (PyTorch's packed path).
+		qkv := applyLinear(query, w, bias) // [B, L, 3E]
+		dims := qkv.Shape().Dimensions
+		qkv = Reshape(qkv, dims[0], dims[1], 3, E)                              // [B, L, 3, E]
+		return takeIndex(qkv, 2, 0), takeIndex(qkv, 2, 1), takeIndex(qkv, 2, 2) // [B, L, E] each
+	}
+	w3 := Reshape(w, 3, E, E)                                                   // [3, E, E]: Wq, Wk, Wv
+	wq, wk, wv := takeIndex(w3, 0, 0), takeIndex(w3, 0, 1), takeIndex(w3, 0, 2) // [E, E] each
+	return applyLinear(query, wq, bq), applyLinear(key, wk, bk), applyLinear(value, wv, bv)
+}
+
+// outProjection is out_proj: x [B, Lq, E] → [B, Lq, E], variables out_proj/weight, out_proj/bias.
+// nn.MultiheadAttention initialises it as nn.Linear but with a zero bias.
+func outProjection(ctx *context.Context, x *Node, embedDim int, useBias bool, init Init) *Node {
+	return linear(ctx.In(ScopeOutProj), x, embedDim, useBias, linearWeightInit, linearBiasInit, init)
+}

@@ -1,0 +1,188 @@
+package mhalib
+
+import (
+	"math"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+)
+
+// Scaled dot-product attention, "Attention Is All You Need" §3.2.1:
+//
+//	Attention(Q, K, V) = softmax(Q·Kᵀ / √d_k) · V
+//
+// computed for every (batch, head) pair at once:
+//
+//	q [B, h, Lq, dk] · k [B, h, Lk, dk]ᵀ → logits [B, h, Lq, Lk] → softmax over Lk → · v [B, h, Lk, dv] → [B, h, Lq, dv]
+
+// SDPABuilder configures ScaledDotProductAttention; finish it with Done.
+type SDPABuilder struct {
+	q, k, v     *Node
+	scale       float64
+	scaleSet    bool
+	mask        Mask
+	keyPadding  Mask
+	causal      Causal
+	fill        float64
+	dropoutCtx  *context.Context
+	dropoutRate float64
+}
+
+// ScaledDotProductAttention starts building softmax(q·kᵀ·scale + mask)·v.
+//
+//	q: [B, h, Lq, dk]   k: [B, h, Lk, dk]   v: [B, h, Lk, dv]
+//
+// Finish with Done, which returns output [B, h, Lq, dv] and weights [B, h, Lq, Lk].
+func ScaledDotProductAttention(q, k, v *Node) *SDPABuilder {
+	return &SDPABuilder{q: q, k: k, v: v, fill: FillNegInf}
+}
+
+// Scale sets the factor multiplying q·kᵀ. Default 1/√dk.
+func (b *SDPABuilder) Scale(s float64) *SDPABuilder {
+	b.scale, b.scaleSet = s, true
+	return b
+}
+
+// Mask sets the attention mask (see Mask for conventions and shapes). Default: none.
+func (b *SDPABuilder) Mask(m Mask) *SDPABuilder {
+	b.mask = m
+	return b
+}
+
+// KeyPaddingMask sets a [B, Lk] mask of padded keys. Default: none.
+func (b *SDPABuilder) KeyPaddingMask(m Mask) *SDPABuilder {
+	b.keyPadding = m
+	return b
+}
+
+// Causal sets a causal mask, combined with the others. Default NoCausal.
+func (b *SDPABuilder) Causal(c Causal) *SDPABuilder {
+	b.causal = c
+	return b
+}
+
+// Fill sets the value blocked logits take. Default FillNegInf (−inf); FillMinus1e9 is the classic alternative.
+func (b *SDPABuilder) Fill(v float64) *SDPABuilder {
+	b.fill = v
+	return b
+}
+
+// Dropout drops attention weights with probability rate (survivors scaled by 1/(1−rate), as
+// torch.nn.functional.dropout), only when ctx is in training mode for the graph (ctx.SetTraining),
+// drawing from ctx's random number generator (seeded with ctx.SetRNGStateFromSeed). Default: no dropout.
+func (b *SDPABuilder) Dropout(ctx *context.Context, rate float64) *SDPABuilder {
+	b.dropoutCtx, b.dropoutRate = ctx, rate
+	return b
+}
+
+// Done builds the attention and returns
+//
+//	output:  [B, h, Lq, dv]
+//	weights: [B, h, Lq, Lk] (after dropout, as PyTorch returns them; rows sum to 1 or are all 0)
+//
+// It panics with an *ArgumentError for inconsistent shapes or dtypes (Exec returns it as an error).
+func (b *SDPABuilder) Done() (output, weights *Node) {
+	batch, heads, lq, lk := checkSDPAInputs(b.q, b.k, b.v)
+	if b.dropoutRate < 0 || b.dropoutRate > 1 {
+		panicArg("Dropout", "rate %g: must be in [0, 1]", b.dropoutRate)
+	}
+	ms := newMaskSet(batch, heads, lq, lk, b.q.DType(), b.mask, "mask", b.keyPadding, "key padding mask", b.causal, b.fill)
+	scale := 1 / math.Sqrt(float64(b.q.Shape().Dim(-1)))
+	if b.scaleSet {
+		scale = b.scale
+	}
+	return attend(b.q, b.k, b.v, []float64{scale}, ms, dropoutSpec{b.dropoutCtx, b.dropoutRate})
+}
+
+// checkSDPAInputs validates q [B, h, Lq, dk], k [B, h, Lk, dk], v [B, h, Lk, dv].
+func checkSDPAInputs(q, k, v *Node) (batch, heads, lq, lk int) {
+	for _, x := range []struct {
+		name string
+		n    *Node
+	}{{"q", q}, {"k", k}, {"v", v}} {
+		if x.n == nil {
+			panicArg(x.name, "is nil")
+		}
+		if x.n.Rank() != 4 {
+			panicArg(x.name, "shape %s: want rank 4 [batch, heads, length, headDim]", x.n.Shape())
+		}
+	}
+	if !q.DType().IsFloat() {
+		panicArg("q", "shape %s: want a float dtype", q.Shape())
+	}
+	if k.DType() != q.DType() || v.DType() != q.DType() {
+		panicArg("k/v", "dtype mismatch: q %s, k %s, v %s", q.Shape(), k.Shape(), v.Shape())
+	}
+	qd, kd, vd := q.Shape().Dimensions, k.Shape().Dimensions, v.Shape().Dimensions
+	if kd[0] != qd[0] || kd[1] != qd[1] || kd[3] != qd[3] {
+		panicArg("k", "shape %s does not match q shape %s: want [B=%d, h=%d, Lk, dk=%d]", k.Shape(), q.Shape(), qd[0], qd[1], qd[3])
+	}
+	if vd[0] != qd[0] || vd[1] != qd[1] || vd[2] != kd[2] {
+		panicArg("v", "shape %s does not match k shape %s: want [B=%d, h=%d, Lk=%d, dv]", v.Shape(), k.Shape(), qd[0], qd[1], kd[2])
+	}
+	if qd[2] == 0 {
+		panicArg("q", "shape %s: Lq = 0, no queries", q.Shape())
+	}
+	if kd[2] == 0 {
+		panicArg("k", "shape %s: Lk = 0, no keys", k.Shape())
+	}
+	return qd[0], qd[1], qd[2], kd[2]
+}
+
+// dropoutSpec is the attention-weight dropout: applied only when ctx is training.
+type dropoutSpec struct {
+	ctx  *context.Context
+	rate float64
+}
+
+// apply drops entries of w with probability rate and scales the rest by 1/(1−rate).
+func (d dropoutSpec) apply(w *Node) *Node {
+	if d.ctx == nil || d.rate <= 0 || !d.ctx.IsTraining(w.Graph()) {
+		return w
+	}
+	if d.rate >= 1 {
+		return ZerosLike(w)
+	}
+	u := d.ctx.RandomUniform(w.Graph(), shapes.Make(w.DType(), w.Shape().Dimensions...)) // U[0,1), w's shape
+	keep := GreaterOrEqual(u, Scalar(w.Graph(), w.DType(), d.rate))
+	return Where(keep, MulScalar(w, 1/(1-d.rate)), ZerosLike(w))
+}
+
+// attend is the textbook computation shared by every formulation:
+//
+//	logits  = q·kᵀ · scale           [B, h, Lq, Lk]
+//	logits  = masks(logits)          additive masks added, blocked pairs set to the fill value
+//	weights = softmax(logits)        over Lk; a fully blocked row gives zeros
+//	weights = dropout(weights)       training only
+//	output  = weights · v            [B, h, Lq, dv]
+//
+// scales holds one factor for all heads, or one per head (uneven heads padded to a common size).
+func attend(q, k, v *Node, scales []float64, ms *maskSet, drop dropoutSpec) (output, weights *Node) {
+	logits := DotGeneral(q, []int{3}, []int{0, 1}, k, []int{3}, []int{0, 1}) // [B, h, Lq, Lk]
+	if len(scales) == 1 {
+		logits = MulScalar(logits, scales[0])
+	} else {
+		perHead := Reshape(Const(logits.Graph(), scales), 1, len(scales), 1, 1) // [1, h, 1, 1]
+		logits = Mul(logits, ConvertDType(perHead, logits.DType()))
+	}
+	logits = ms.apply(logits, 0, 0)
+	weights = safeSoftmax(logits)                                                 // [B, h, Lq, Lk]
+	weights = drop.apply(weights)                                                 // [B, h, Lq, Lk]
+	output = DotGeneral(weights, []int{3}, []int{0, 1}, v, []int{2}, []int{0, 1}) // [B, h, Lq, dv]
+	return output, weights
+}
+
+// safeSoftmax is softmax over the last axis that gives an all-zero row (and zero gradient)
+// instead of NaN when every logit of the row is −inf.
+//
+//	m = max_j logits_j (treated as a constant; 0 if it is −inf)
+//	w_j = exp(logits_j − m) / Σ_j exp(logits_j − m)   (denominator 0 → row of zeros)
+func safeSoftmax(logits *Node) *Node {
+	m := StopGradient(ReduceAndKeep(logits, ReduceMax, -1)) // [..., 1]
+	m = Where(IsFinite(m), m, ZerosLike(m))                 // [..., 1]
+	e := Exp(Sub(logits, m))                                // [..., L]
+	s := ReduceAndKeep(e, ReduceSum, -1)                    // [..., 1]
+	s = Where(Equal(s, ZerosLike(s)), OnesLike(s), s)       // [..., 1]
+	return Div(e, s)                                        // [..., L]
+}

@@ -1,0 +1,180 @@
+package mhalib
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+)
+
+// PyTorch state_dict ↔ mhalib variables.
+//
+// nn.MultiheadAttention's state_dict keys map one to one to variables in the attention's scope:
+//
+//	in_proj_weight [3E, E]      → <scope>/in_proj_weight        (fused form)
+//	q_proj_weight [E, E]        → <scope>/q_proj_weight         (separate form, with k_ and v_)
+//	k_proj_weight [E, kdim]     → <scope>/k_proj_weight
+//	v_proj_weight [E, vdim]     → <scope>/v_proj_weight
+//	in_proj_bias [3E]           → <scope>/in_proj_bias
+//	bias_k, bias_v [1, 1, E]    → <scope>/bias_k, <scope>/bias_v
+//	out_proj.weight [E, E]      → <scope>/out_proj/weight
+//	out_proj.bias [E]           → <scope>/out_proj/bias
+
+// stateDictKeys lists the keys LoadStateDict accepts.
+var stateDictKeys = []string{
+	VarInProjWeight, VarQProjWeight, VarKProjWeight, VarVProjWeight, VarInProjBias,
+	VarBiasK, VarBiasV, ScopeOutProj + ".weight", ScopeOutProj + ".bias",
+}
+
+// LoadStateDict sets the variables of a multi-head attention from a PyTorch nn.MultiheadAttention
+// state_dict (keys as listed above), in ctx.In(scope) (scope "" means ctx's current scope; the
+// builder's default is DefaultScope). It checks that the keys form one consistent layer —
+// either in_proj_weight or all of q/k/v_proj_weight, out_proj.weight, bias_k with bias_v, one
+// dtype — and that shapes agree with each other and with variables already in the scope.
+// The error names the key, the expected and the got shapes; unknown keys are an error.
+//
+// The MultiHeadAttention builder then picks the layout (fused/separate, bias, bias_kv) from the
+// loaded variables unless told otherwise; use the same dtype for the graph's inputs.
+func LoadStateDict(ctx *context.Context, scope string, sd map[string]*tensors.Tensor) error {
+	if ctx == nil {
+		return &ArgumentError{Arg: "LoadStateDict", Msg: "ctx is nil"}
+	}
+	keys := make([]string, 0, len(sd))
+	for key, t := range sd {
+		if !slices.Contains(stateDictKeys, key) {
+			return &ArgumentError{Arg: "state_dict key " + key, Msg: fmt.Sprintf("unknown key (want one of %s)", strings.Join(stateDictKeys, ", "))}
+		}
+		if t == nil {
+			return &ArgumentError{Arg: "state_dict key " + key, Msg: "nil tensor"}
+		}
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	keyErr := func(key, format string, args ...any) error {
+		return &ArgumentError{Arg: "state_dict key " + key, Msg: fmt.Sprintf(format, args...)}
+	}
+	has := func(key string) bool { _, ok := sd[key]; return ok }
+	dims := func(key string) []int { return sd[key].Shape().Dimensions }
+
+	// The embed dim E comes from out_proj.weight [E, E].
+	outW := ScopeOutProj + ".weight"
+	if !has(outW) {
+		return keyErr(outW, "missing (every nn.MultiheadAttention has it)")
+	}
+	if d := dims(outW); len(d) != 2 || d[0] != d[1] {
+		return keyErr(outW, "shape %s: want [E, E]", sd[outW].Shape())
+	}
+	E := dims(outW)[0]
+	dtype := sd[outW].DType()
+	if !dtype.IsFloat() {
+		return keyErr(outW, "shape %s: want a float dtype", sd[outW].Shape())
+	}
+
+	// Expected shape of every key present.
+	want := map[string][]int{outW: {E, E}}
+	fused := has(VarInProjWeight)
+	separate := has(VarQProjWeight) || has(VarKProjWeight) || has(VarVProjWeight)
+	switch {
+	case fused && separate:
+		return keyErr(VarInProjWeight, "given together with q/k/v_proj_weight: a layer is either fused or separate")
+	case fused:
+		want[VarInProjWeight] = []int{3 * E, E}
+	case separate:
+		for _, key := range []string{VarQProjWeight, VarKProjWeight, VarVProjWeight} {
+			if !has(key) {
+				return keyErr(key, "missing: separate projections need q_proj_weight, k_proj_weight and v_proj_weight")
+			}
+		}
+		want[VarQProjWeight] = []int{E, E}
+		for _, key := range []string{VarKProjWeight, VarVProjWeight} {
+			if d := dims(key); len(d) != 2 || d[0] != E || d[1] <= 0 {
+				return keyErr(key, "shape %s: want [E=%d, in]", sd[key].Shape(), E)
+			}
+			want[key] = dims(key)
+		}
+	default:
+		return keyErr(VarInProjWeight, "missing (and no q/k/v_proj_weight either)")
+	}
+	if has(VarInProjBias) {
+		want[VarInProjBias] = []int{3 * E}
+	}
+	if has(ScopeOutProj + ".bias") {
+		want[ScopeOutProj+".bias"] = []int{E}
+	}
+	if has(VarBiasK) != has(VarBiasV) {
+		return keyErr(VarBiasK, "bias_k and bias_v come together (add_bias_kv)")
+	}
+	if has(VarBiasK) {
+		want[VarBiasK] = []int{1, 1, E}
+		want[VarBiasV] = []int{1, 1, E}
+	}
+
+	ctx = ctx.Checked(false)
+	if scope != "" {
+		ctx = ctx.In(scope)
+	}
+	for _, key := range keys {
+		t := sd[key]
+		if !slices.Equal(t.Shape().Dimensions, want[key]) {
+			return keyErr(key, "shape %s: expected %v (E=%d from %s)", t.Shape(), want[key], E, outW)
+		}
+		if t.DType() != dtype {
+			return keyErr(key, "dtype %s differs from %s's %s", t.DType(), outW, dtype)
+		}
+		vctx, name := ctx, key
+		if sub, n, ok := strings.Cut(key, "."); ok {
+			vctx, name = ctx.In(sub), n
+		}
+		if err := setVariable(vctx, name, t, key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setVariable creates or updates variable name in ctx's scope with value t.
+func setVariable(ctx *context.Context, name string, t *tensors.Tensor, key string) error {
+	v := ctx.GetVariableByScopeAndName(ctx.Scope(), name)
+	if v == nil {
+		return Try(func() { ctx.VariableWithValue(name, t) })
+	}
+	if !v.Shape().Equal(t.Shape()) {
+		return &ArgumentError{Arg: "state_dict key " + key,
+			Msg: fmt.Sprintf("shape %s: expected %s, the shape of existing variable %s/%s", t.Shape(), v.Shape(), ctx.Scope(), name)}
+	}
+	return v.SetValue(t)
+}
+
+// StateDict returns the variables of the multi-head attention in ctx.In(scope) (scope "" means
+// ctx's current scope) under PyTorch's state_dict keys (see LoadStateDict). Only variables that
+// exist and hold a value are returned.
+func StateDict(ctx *context.Context, scope string) (map[string]*tensors.Tensor, error) {
+	if ctx == nil {
+		return nil, &ArgumentError{Arg: "StateDict", Msg: "ctx is nil"}
+	}
+	if scope != "" {
+		ctx = ctx.In(scope)
+	}
+	sd := map[string]*tensors.Tensor{}
+	for _, key := range stateDictKeys {
+		s, name := ctx.Scope(), key
+		if sub, n, ok := strings.Cut(key, "."); ok {
+			s, name = ctx.In(sub).Scope(), n
+		}
+		v := ctx.GetVariableByScopeAndName(s, name)
+		if v == nil || !v.HasValue() {
+			continue
+		}
+		t, err := v.Value()
+		if err != nil {
+			return nil, err
+		}
+		sd[key] = t
+	}
+	if len(sd) == 0 {
+		return nil, &ArgumentError{Arg: "StateDict", Msg: fmt.Sprintf("no attention variables with values in scope %q", ctx.Scope())}
+	}
+	return sd, nil
+}
