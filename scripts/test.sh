@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# scripts/test.sh — mhalab's tests, as `make test` runs them (after scripts/setup.sh):
+#   1. go vet ./...
+#   2. go test -count=1 -v ./...   full log in build/test.log; shown here: which backends each
+#      package ran on (the "=== pkg: tests run on backends [...]" lines), skips, failures,
+#      and one "ok"/"FAIL" line per package
+#   3. scripts/setup_test.sh       setup.sh on bad input (hash mismatch, no network, ...)
+# GOMLX_NO_AUTO_INSTALL=1 keeps GoMLX from downloading plugins. Set CI=true to make a
+# missing XLA CPU plugin a failure instead of a skip.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export GOMLX_NO_AUTO_INSTALL=1
+mkdir -p build
+LOG=build/test.log
+start=$SECONDS
+
+echo "==> go vet ./..."
+go vet ./...
+
+echo "==> go test -count=1 -v ./...   (CI=${CI:-unset}; full log: $LOG)"
+set +e
+go test -count=1 -v ./... 2>&1 | tee "$LOG" |
+	grep --line-buffered -E '^(=== [^ ]+: |--- (FAIL|SKIP)|FAIL|ok |panic:|# |\?|[^ ]+\.go:[0-9]+:[0-9]+: )'
+rc=${PIPESTATUS[0]}
+set -e
+passed=$(grep -cE '^ *--- PASS' "$LOG" || true)
+failed=$(grep -cE '^ *--- FAIL' "$LOG" || true)
+skipped=$(grep -cE '^ *--- SKIP' "$LOG" || true)
+echo "==> go test: $passed passed, $failed failed, $skipped skipped (tests and subtests)"
+if [[ $rc != 0 ]]; then
+	echo "==> failures (from $LOG):"
+	# Each failing test's header and its indented messages.
+	awk '/^ *--- FAIL/ {show=1; print; next} /^ *(--- |=== )/ {show=0} show && /^ +/ {print}' "$LOG" | head -n 200
+	echo "go test failed (exit $rc); see $LOG"
+	exit "$rc"
+fi
+
+echo "==> scripts/setup_test.sh"
+scripts/setup_test.sh
+
+echo "==> all tests passed in $((SECONDS - start)) s"
