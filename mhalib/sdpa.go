@@ -38,6 +38,9 @@ func ScaledDotProductAttention(q, k, v *Node) *SDPABuilder {
 	return &SDPABuilder{q: q, k: k, v: v, fill: FillNegInf}
 }
 
+// Graph returns the graph of q, for building mask constants.
+func (b *SDPABuilder) Graph() *Graph { return b.q.Graph() }
+
 // Scale sets the factor multiplying q·kᵀ. Default 1/√dk.
 func (b *SDPABuilder) Scale(s float64) *SDPABuilder {
 	b.scale, b.scaleSet = s, true

@@ -1,0 +1,181 @@
+package mhalib_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/mhalib"
+)
+
+// zeros returns a zero tensor of the given dtype and dimensions.
+func zeros(dtype dtypes.DType, dims ...int) *tensors.Tensor {
+	return tensors.FromShape(shapes.Make(dtype, dims...))
+}
+
+// errorCase builds a graph from q, k, v (and an optional mask input) that must fail with a
+// message containing every string in want.
+type errorCase struct {
+	name    string
+	q, k, v *tensors.Tensor
+	build   func(ctx *context.Context, q, k, v *Node) *Node
+	want    []string
+}
+
+func mhaWith(h int, fn func(b *mhalib.MHABuilder)) func(ctx *context.Context, q, k, v *Node) *Node {
+	return func(ctx *context.Context, q, k, v *Node) *Node {
+		b := mhalib.MultiHeadAttention(ctx, q, k, v, h)
+		if fn != nil {
+			fn(b)
+		}
+		return b.Done()
+	}
+}
+
+func boolConst(g *Graph, dims ...int) *Node {
+	return Const(g, zeros(dtypes.Bool, dims...))
+}
+
+func TestBadInputsReturnErrors(t *testing.T) {
+	f64, f32 := dtypes.Float64, dtypes.Float32
+	x := zeros(f64, 2, 3, 8)
+	kv := zeros(f64, 2, 4, 8)
+	sdpa := func(fn func(b *mhalib.SDPABuilder)) func(ctx *context.Context, q, k, v *Node) *Node {
+		return func(ctx *context.Context, q, k, v *Node) *Node {
+			b := mhalib.ScaledDotProductAttention(q, k, v)
+			if fn != nil {
+				fn(b)
+			}
+			out, _ := b.Done()
+			return out
+		}
+	}
+	cases := []errorCase{
+		{name: "query rank 2", q: zeros(f64, 3, 8), k: kv, v: kv, build: mhaWith(2, nil), want: []string{"query", "[3 8]", "rank 3"}},
+		{name: "key batch", q: x, k: zeros(f64, 3, 4, 8), v: kv, build: mhaWith(2, nil), want: []string{"key", "[3 4 8]", "[2 3 8]", "batch"}},
+		{name: "value Lk", q: x, k: kv, v: zeros(f64, 2, 5, 8), build: mhaWith(2, nil), want: []string{"value", "[2 5 8]", "Lk=4"}},
+		{name: "heads do not divide D", q: zeros(f64, 2, 3, 10), k: zeros(f64, 2, 4, 10), v: zeros(f64, 2, 4, 10),
+			build: mhaWith(3, nil), want: []string{"numHeads", "3", "10", "[2 3 10]", "HeadSizes"}},
+		{name: "head sizes sum", q: zeros(f64, 2, 3, 10), k: zeros(f64, 2, 4, 10), v: zeros(f64, 2, 4, 10),
+			build: mhaWith(3, func(b *mhalib.MHABuilder) { b.HeadSizes(4, 4, 3) }), want: []string{"HeadSizes", "[4 4 3]", "sum to 11", "10"}},
+		{name: "head sizes count", q: x, k: kv, v: kv,
+			build: mhaWith(3, func(b *mhalib.MHABuilder) { b.HeadSizes(4, 4) }), want: []string{"HeadSizes", "[4 4]", "numHeads is 3"}},
+		{name: "attn mask shape", q: x, k: kv, v: kv,
+			build: mhaWith(2, func(b *mhalib.MHABuilder) { b.AttnMask(mhalib.MaskBlockedWhereTrue(boolConst(b.Graph(), 3, 5))) }),
+			want:  []string{"attn_mask", "[3 5]", "Lq=3", "Lk=4"}},
+		{name: "attn mask 3D shape", q: x, k: kv, v: kv,
+			build: mhaWith(2, func(b *mhalib.MHABuilder) { b.AttnMask(mhalib.MaskBlockedWhereTrue(boolConst(b.Graph(), 2, 3, 4))) }),
+			want:  []string{"attn_mask", "[2 3 4]", "B·h"}},
+		{name: "bool mask of floats", q: x, k: kv, v: kv,
+			build: mhaWith(2, func(b *mhalib.MHABuilder) {
+				b.AttnMask(mhalib.MaskBlockedWhereTrue(Const(b.Graph(), zeros(f64, 3, 4))))
+			}), want: []string{"attn_mask", "(Float64)[3 4]", "Bool"}},
+		{name: "additive mask dtype", q: x, k: kv, v: kv,
+			build: mhaWith(2, func(b *mhalib.MHABuilder) { b.AttnMask(mhalib.MaskAdditive(Const(b.Graph(), zeros(f32, 3, 4)))) }),
+			want:  []string{"attn_mask", "(Float32)[3 4]", "Float64"}},
+		{name: "key padding shape", q: x, k: kv, v: kv,
+			build: mhaWith(2, func(b *mhalib.MHABuilder) { b.KeyPaddingMask(mhalib.MaskBlockedWhereTrue(boolConst(b.Graph(), 2, 3))) }),
+			want:  []string{"key_padding_mask", "[2 3]", "Lk=4"}},
+		{name: "Lq = 0", q: zeros(f64, 2, 0, 8), k: kv, v: kv, build: mhaWith(2, nil), want: []string{"query", "[2 0 8]", "Lq = 0"}},
+		{name: "Lk = 0", q: x, k: zeros(f64, 2, 0, 8), v: zeros(f64, 2, 0, 8), build: mhaWith(2, nil), want: []string{"key", "[2 0 8]", "Lk = 0"}},
+		{name: "key dtype", q: x, k: zeros(f32, 2, 4, 8), v: kv, build: mhaWith(2, nil), want: []string{"key", "(Float32)[2 4 8]", "(Float64)[2 3 8]", "dtype"}},
+		{name: "value dtype", q: x, k: kv, v: zeros(f32, 2, 4, 8), build: mhaWith(2, nil), want: []string{"value", "(Float32)[2 4 8]", "dtype"}},
+		{name: "fused with kdim != E", q: x, k: zeros(f64, 2, 4, 5), v: kv,
+			build: mhaWith(2, func(b *mhalib.MHABuilder) { b.SeparateProjections(false) }), want: []string{"SeparateProjections", "[2 4 5]", "kdim"}},
+		{name: "dropout rate", q: x, k: kv, v: kv, build: mhaWith(2, func(b *mhalib.MHABuilder) { b.Dropout(1.5) }), want: []string{"Dropout", "1.5"}},
+		{name: "sdpa rank", q: x, k: kv, v: kv, build: sdpa(nil), want: []string{"q", "[2 3 8]", "rank 4"}},
+		{name: "sdpa dk", q: zeros(f64, 2, 2, 3, 4), k: zeros(f64, 2, 2, 5, 3), v: zeros(f64, 2, 2, 5, 3), build: sdpa(nil),
+			want: []string{"k", "[2 2 5 3]", "[2 2 3 4]", "dk=4"}},
+		{name: "sdpa Lk = 0", q: zeros(f64, 2, 2, 3, 4), k: zeros(f64, 2, 2, 0, 4), v: zeros(f64, 2, 2, 0, 4), build: sdpa(nil),
+			want: []string{"k", "[2 2 0 4]", "Lk = 0"}},
+		{name: "sdpa mask shape", q: zeros(f64, 2, 2, 3, 4), k: zeros(f64, 2, 2, 5, 4), v: zeros(f64, 2, 2, 5, 4),
+			build: sdpa(func(b *mhalib.SDPABuilder) {
+				b.Mask(mhalib.MaskAttendWhereTrue(boolConst(b.Graph(), 2, 2, 3, 4)))
+			}), want: []string{"mask", "[2 2 3 4]", "Lk=5"}},
+		{name: "block input rank", q: zeros(f64, 3, 8), k: kv, v: kv,
+			build: func(ctx *context.Context, q, k, v *Node) *Node {
+				return Add(mhalib.PreLNBlock(ctx, q, 2).Done(), ReduceAllSum(Add(ReduceAllSum(k), ReduceAllSum(v))))
+			},
+			want: []string{"x", "[3 8]"}},
+	}
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				exec, err := context.NewExec(backend, context.New(), func(ctx *context.Context, q, k, v *Node) *Node {
+					out := c.build(ctx, q, k, v)
+					return out
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = exec.Exec(c.q, c.k, c.v)
+				if err == nil {
+					t.Fatalf("no error")
+				}
+				msg := err.Error()
+				for _, w := range c.want {
+					if !strings.Contains(msg, w) {
+						t.Errorf("error %q does not mention %q", firstLine(msg), w)
+					}
+				}
+				if !strings.Contains(msg, "mhalib: ") {
+					t.Errorf("error %q lacks the package prefix", firstLine(msg))
+				}
+				if !errors.Is(err, mhalib.ErrInvalidArgument) {
+					t.Errorf("errors.Is(err, ErrInvalidArgument) is false for %q", firstLine(msg))
+				}
+			})
+		}
+	})
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func TestForwardReturnsErrors(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		x := zeros(dtypes.Float64, 2, 3, 10)
+		_, _, err := mhalib.Forward(backend, context.New(), x, x, x, 3, nil)
+		if err == nil || !strings.Contains(err.Error(), "numHeads") || !errors.Is(err, mhalib.ErrInvalidArgument) {
+			t.Fatalf("Forward with 3 heads for D=10: err = %v", err)
+		}
+		out, w, err := mhalib.Forward(backend, context.New(), x, x, x, 2, func(b *mhalib.MHABuilder) {
+			b.Causal(mhalib.CausalTopLeft)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out.Shape().Dimensions; got[0] != 2 || got[1] != 3 || got[2] != 10 {
+			t.Errorf("output shape %s", out.Shape())
+		}
+		if got := w.Shape().Dimensions; len(got) != 4 || got[1] != 2 || got[3] != 3 {
+			t.Errorf("weights shape %s", w.Shape())
+		}
+	})
+}
+
+func TestTry(t *testing.T) {
+	if err := mhalib.Try(func() {}); err != nil {
+		t.Errorf("Try(no panic) = %v", err)
+	}
+	err := mhalib.Try(func() { mhalib.HeadSizesFor(-1, 2) })
+	if !errors.Is(err, mhalib.ErrInvalidArgument) {
+		t.Errorf("Try: %v", err)
+	}
+	defer func() {
+		if r := recover(); r != "not an error" {
+			t.Errorf("Try re-panicked with %v", r)
+		}
+	}()
+	_ = mhalib.Try(func() { panic("not an error") })
+}
