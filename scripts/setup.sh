@@ -45,12 +45,13 @@ PLUGIN_DIR="${MHALAB_PLUGIN_DIR:-$HOME/.local/lib/go-xla}"
 # STEPS lists the steps in the order they run; step NAME is the function step_NAME (with
 # "-" as "_") and its one-line description is STEP_INFO[NAME]. A later step (PyTorch for the
 # parity checks, Jupyter, GoNB) is added by appending its name here and defining its function.
-STEPS=(go cc gomod xla-cpu)
+STEPS=(go cc gomod xla-cpu torch)
 declare -A STEP_INFO=(
 	[go]="Go >= $GO_MIN_VERSION with cgo"
 	[cc]="C compiler for cgo"
 	[gomod]="Go modules (go mod download)"
 	[xla-cpu]="XLA CPU PJRT plugin ($XLA_CPU_WHEEL_PACKAGE $XLA_CPU_WHEEL_VERSION from PyPI)"
+	[torch]="PyTorch for make parity (parity/requirements.txt from PyPI, in a venv)"
 )
 
 # ---------------------------------------------------------------------------------------
@@ -327,6 +328,60 @@ step_xla_cpu() {
 		info "note: go-xla does not search $PLUGIN_DIR by itself: keep MHALAB_PLUGIN_DIR=$PLUGIN_DIR set when running mhalab"
 	fi
 }
+
+# ---- step torch (PyTorch parity, parity/README.md) --------------------------------------
+# torch from PyPI, every package pinned in parity/requirements.txt (the CUDA wheels too:
+# PyPI's Linux torch depends on them even for CPU use), in a venv outside the repository so
+# that clones share it: $MHALAB_TORCH_VENV, default $CACHE_DIR/torch-venv. About 55 s and
+# 5.4 GB the first time (pip's cache makes a re-install faster). `make parity` runs its
+# python; users who do not need the parity checks can pass --skip torch.
+TORCH_VENV="${MHALAB_TORCH_VENV:-$CACHE_DIR/torch-venv}"
+TORCH_REQUIREMENTS="$REPO_ROOT/parity/requirements.txt"
+
+torch_version_pinned() { sed -n 's/^torch==//p' "$TORCH_REQUIREMENTS"; }
+
+# torch_ok: does the venv import the pinned torch, numpy and safetensors?
+torch_ok() {
+	[[ -x "$TORCH_VENV/bin/python" ]] || return 1
+	"$TORCH_VENV/bin/python" - "$(torch_version_pinned)" >/dev/null 2>&1 <<'EOF'
+import sys
+import numpy, safetensors, torch
+sys.exit(0 if torch.__version__.split("+")[0] == sys.argv[1] else 1)
+EOF
+}
+
+step_torch() {
+	local want
+	want="$(torch_version_pinned)"
+	[[ -n "$want" ]] || die "no torch== line in $TORCH_REQUIREMENTS"
+	if torch_ok; then
+		info "ok: torch $want in $TORCH_VENV, skipping"
+		return 0
+	fi
+	local py="${MHALAB_PYTHON:-python3}"
+	command -v "$py" >/dev/null || die "'$py' not found: the PyTorch step needs Python >= 3.10" \
+		"install python3 (Debian: apt-get install python3 python3-venv) or set MHALAB_PYTHON, or pass --skip torch"
+	"$py" -c 'import sys; sys.exit(sys.version_info < (3, 10))' ||
+		die "$py is Python $("$py" -c 'import platform; print(platform.python_version())'); torch $want needs >= 3.10" \
+			"set MHALAB_PYTHON to a newer python3, or pass --skip torch"
+	if ! "$py" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+		need_packages "Python venv for the PyTorch step" python3-venv
+	fi
+	info "creating $TORCH_VENV and installing torch $want from PyPI (several GB with the CUDA wheels)"
+	rm -rf -- "$TORCH_VENV"
+	mkdir -p "$(dirname "$TORCH_VENV")" "$CACHE_DIR"
+	"$py" -m venv "$TORCH_VENV" || die "$py -m venv $TORCH_VENV failed"
+	local log="$CACHE_DIR/torch-pip.log"
+	if ! "$TORCH_VENV/bin/pip" install --disable-pip-version-check --progress-bar off \
+		-r "$TORCH_REQUIREMENTS" >"$log" 2>&1; then
+		die "pip install -r parity/requirements.txt failed (log: $log):" "$(tail -n 5 "$log")" \
+			"it needs PyPI (or PIP_INDEX_URL) and ~6 GB free in $(dirname "$TORCH_VENV"); re-run, or pass --skip torch"
+	fi
+	torch_ok || die "torch $want installed in $TORCH_VENV but does not import:" \
+		"$("$TORCH_VENV/bin/python" -c 'import torch' 2>&1 | tail -n 3)"
+	info "ok: torch $want ($("$TORCH_VENV/bin/python" -c 'import torch; print(torch.__version__)')) in $TORCH_VENV"
+}
+# ---- end of step torch ------------------------------------------------------------------
 
 # ---------------------------------------------------------------------------------------
 # Command line.
