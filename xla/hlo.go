@@ -1,0 +1,356 @@
+package xla
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/pkg/errors"
+	"k8s.io/klog/v2"
+)
+
+// Views of what XLA makes of a graph:
+//
+//	StableHLO     the program GoMLX hands to XLA (MLIR text, one stablehlo.* op per graph op)
+//	OptimizedHLO  the HLO module before and after XLA's optimisation passes, with fusions counted
+//
+// Both compile the graph once on an XLA backend ("xla:cpu" or "xla:cuda") and do not run it.
+//
+// How the texts are obtained. GoMLX v0.26 keeps the StableHLO program private and logs it
+// with klog at verbosity 2 when it compiles; StableHLO raises klog's verbosity to 2 for the
+// length of one compilation and routes klog into a buffer meanwhile. XLA writes its HLO only
+// through its dump flags, which it reads from $XLA_FLAGS once per process, at the first
+// compilation. So this package's init appends to $XLA_FLAGS, for every process that imports
+// it, a dump folder that does not exist yet and a module filter that matches only the graphs
+// OptimizedHLO compiles (named "mhalab_hlo_dump_N"); other graphs are never dumped. XLA
+// creates the folder when OptimizedHLO compiles; OptimizedHLO reads its files and removes them
+// and the folder. If $XLA_FLAGS already names a dump folder (--xla_dump_to), it is left alone
+// and OptimizedHLO returns an error saying so.
+
+const (
+	// dumpModulePrefix starts the name of every graph OptimizedHLO compiles; XLA dumps only those.
+	dumpModulePrefix = "mhalab_hlo_dump_"
+	// stableHLOModulePrefix starts the name of every graph StableHLO compiles.
+	stableHLOModulePrefix = "mhalab_stablehlo_"
+	xlaFlagsEnv           = "XLA_FLAGS"
+)
+
+var (
+	// dumpDir is the folder XLA dumps OptimizedHLO's modules into; empty when $XLA_FLAGS already
+	// had --xla_dump_to, dumpDirErr then says why OptimizedHLO cannot work.
+	dumpDir    string
+	dumpDirErr error
+
+	hloMu      sync.Mutex   // one compilation at a time captures klog or reads dumps
+	hloCounter atomic.Int64 // numbers the graphs StableHLO and OptimizedHLO compile
+)
+
+func init() {
+	flags := os.Getenv(xlaFlagsEnv)
+	if strings.Contains(flags, "--xla_dump_to") {
+		dumpDirErr = errors.Errorf("xla: $%s already sets --xla_dump_to (%q), so OptimizedHLO cannot choose where XLA dumps; unset it", xlaFlagsEnv, flags)
+		return
+	}
+	// Not created here: XLA creates it when it dumps a module matching the filter.
+	dumpDir = filepath.Join(os.TempDir(), fmt.Sprintf("mhalab-xla-dump-%d-%x", os.Getpid(), time.Now().UnixNano()))
+	ours := fmt.Sprintf("--xla_dump_to=%s --xla_dump_hlo_as_text --xla_dump_hlo_module_re=^%s", dumpDir, dumpModulePrefix)
+	if flags != "" {
+		ours = flags + " " + ours
+	}
+	if err := os.Setenv(xlaFlagsEnv, ours); err != nil {
+		dumpDirErr = errors.Wrapf(err, "xla: setting $%s", xlaFlagsEnv)
+		dumpDir = ""
+	}
+}
+
+// checkXLA returns an error unless b is an XLA backend.
+func checkXLA(b backends.Backend, what string) error {
+	if b == nil {
+		return errors.Errorf("xla: %s: backend is nil", what)
+	}
+	if b.Name() != "xla" {
+		return errors.Errorf("xla: %s needs an XLA backend (%s or %s), got %q: the pure-Go backend does not compile to HLO", what, SpecCPU, SpecCUDA, b.Name())
+	}
+	return nil
+}
+
+// compileGraph compiles graphFn (any function context.NewExecAny accepts: the context first,
+// then *Node inputs or one []*Node, returning *Node values or a []*Node) for inputs of the
+// given shapes, naming the graph name. Variables are created with ctx's initialisers; their
+// initialisation graph is compiled separately (under another name).
+func compileGraph(backend backends.Backend, ctx *context.Context, graphFn any, name string, inputShapes []shapes.Shape) error {
+	if ctx == nil {
+		ctx = context.New()
+	}
+	exec, err := context.NewExecAny(backend, ctx, graphFn)
+	if err != nil {
+		return errors.WithMessagef(err, "xla: graph function %T", graphFn)
+	}
+	defer exec.Finalize()
+	exec.WithName(name)
+	args := make([]any, len(inputShapes))
+	for i, s := range inputShapes {
+		if !s.Ok() {
+			return errors.Errorf("xla: input shape #%d is invalid (%s)", i, s)
+		}
+		args[i] = tensors.FromShape(s)
+	}
+	return exec.PreCompile(args...)
+}
+
+// StableHLO returns the StableHLO program (MLIR text, as XLA receives it from GoMLX) of the
+// graph graphFn builds for inputs of the given shapes. graphFn is any function that
+// context.NewExec accepts, e.g.
+//
+//	func(ctx *context.Context, x *graph.Node) *graph.Node   // x: inputShapes[0]
+//
+// ctx holds the variables (nil: a new context); they are created and initialised as by an
+// Exec. backend must be an XLA backend; the graph is compiled, never run. Not safe to call
+// while other goroutines log with klog: klog's verbosity is raised to 2 meanwhile.
+func StableHLO(backend backends.Backend, ctx *context.Context, graphFn any, inputShapes ...shapes.Shape) (string, error) {
+	if err := checkXLA(backend, "StableHLO"); err != nil {
+		return "", err
+	}
+	hloMu.Lock()
+	defer hloMu.Unlock()
+	name := fmt.Sprintf("%s%d", stableHLOModulePrefix, hloCounter.Add(1))
+
+	sink := &captureSink{}
+	restore, err := raiseKlogVerbosity(2)
+	if err != nil {
+		return "", err
+	}
+	klog.SetLogger(logr.New(sink))
+	err = func() error {
+		defer restore()
+		defer klog.ClearLogger()
+		return compileGraph(backend, ctx, graphFn, name, inputShapes)
+	}()
+	if err != nil {
+		return "", errors.WithMessage(err, "xla: StableHLO: compiling the graph")
+	}
+	const marker = "StableHLO program:\n"
+	for _, msg := range sink.messages() {
+		program, ok := strings.CutPrefix(msg, marker)
+		if !ok {
+			continue
+		}
+		// GoMLX normalises the graph name "<name>#0" into an identifier; the program of the
+		// variable-initialisation graph, compiled in the same call, does not contain it.
+		if strings.Contains(program, name) {
+			return strings.TrimRight(program, "\n") + "\n", nil
+		}
+	}
+	return "", errors.Errorf("xla: StableHLO: GoMLX did not log the StableHLO program of %q (klog verbosity 2); this GoMLX version may log it differently", name)
+}
+
+// raiseKlogVerbosity sets klog's -v to at least level and returns a function restoring it.
+func raiseKlogVerbosity(level int) (restore func(), err error) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	v := fs.Lookup("v")
+	if v == nil {
+		return nil, errors.New("xla: klog has no -v flag")
+	}
+	old := v.Value.String()
+	var cur int
+	if _, err := fmt.Sscan(old, &cur); err == nil && cur >= level {
+		return func() {}, nil
+	}
+	if err := fs.Set("v", fmt.Sprint(level)); err != nil {
+		return nil, errors.Wrap(err, "xla: raising klog verbosity")
+	}
+	return func() { _ = fs.Set("v", old) }, nil
+}
+
+// captureSink is a logr.LogSink that keeps every message.
+type captureSink struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (s *captureSink) Init(logr.RuntimeInfo)  {}
+func (s *captureSink) Enabled(level int) bool { return true }
+func (s *captureSink) Info(level int, msg string, keysAndValues ...any) {
+	s.mu.Lock()
+	s.msgs = append(s.msgs, msg)
+	s.mu.Unlock()
+}
+func (s *captureSink) Error(err error, msg string, keysAndValues ...any) {}
+func (s *captureSink) WithValues(keysAndValues ...any) logr.LogSink      { return s }
+func (s *captureSink) WithName(name string) logr.LogSink                 { return s }
+func (s *captureSink) messages() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.msgs...)
+}
+
+// HLODump is what XLA's dump flags show of one compiled graph.
+type HLODump struct {
+	// Before is the HLO module XLA received (GoMLX's StableHLO converted to HLO), before its
+	// optimisation passes.
+	Before string
+	// After is the HLO module after XLA's optimisation passes: what the backend runs.
+	After string
+	// Fusions is the number of fusion instructions in After: each is one kernel that computes
+	// several HLO ops without writing the intermediate results to memory.
+	Fusions int
+}
+
+// OptimizedHLO compiles the graph graphFn builds for inputs of the given shapes (graphFn and
+// ctx as for StableHLO) on an XLA backend and returns XLA's HLO of it before and after
+// optimisation, with the number of fusions. XLA dumps the modules into a temporary folder
+// (see the top of hlo.go), which is removed before OptimizedHLO returns.
+func OptimizedHLO(backend backends.Backend, ctx *context.Context, graphFn any, inputShapes ...shapes.Shape) (*HLODump, error) {
+	if err := checkXLA(backend, "OptimizedHLO"); err != nil {
+		return nil, err
+	}
+	if dumpDirErr != nil {
+		return nil, dumpDirErr
+	}
+	hloMu.Lock()
+	defer hloMu.Unlock()
+	name := fmt.Sprintf("%s%d", dumpModulePrefix, hloCounter.Add(1))
+	// XLA names the module after GoMLX's graph name "<name>#0", normalised to an identifier.
+	filePrefix := name + "_0."
+	defer removeDump(filePrefix)
+	if err := compileGraph(backend, ctx, graphFn, name, inputShapes); err != nil {
+		return nil, errors.WithMessage(err, "xla: OptimizedHLO: compiling the graph")
+	}
+	find := func(suffix string) (string, error) {
+		matches, _ := filepath.Glob(filepath.Join(dumpDir, "module_*."+filePrefix+suffix))
+		if len(matches) != 1 {
+			return "", errors.Errorf("xla: OptimizedHLO: XLA dumped %d files named *.%s%s in %s (want 1); was $%s changed before the first XLA compilation of this process? It is %q",
+				len(matches), filePrefix, suffix, dumpDir, xlaFlagsEnv, os.Getenv(xlaFlagsEnv))
+		}
+		b, err := os.ReadFile(matches[0])
+		return string(b), errors.Wrap(err, "xla: OptimizedHLO")
+	}
+	before, err := find("before_optimizations.txt")
+	if err != nil {
+		return nil, err
+	}
+	// The CPU backend writes "cpu_after_optimizations.txt", the GPU one "gpu_after_optimizations.txt".
+	after, err := find("*_after_optimizations.txt")
+	if err != nil {
+		return nil, err
+	}
+	return &HLODump{Before: before, After: after, Fusions: CountFusions(after)}, nil
+}
+
+// removeDump removes the files of one module from the dump folder, and the folder when empty.
+func removeDump(filePrefix string) {
+	matches, _ := filepath.Glob(filepath.Join(dumpDir, "*."+filePrefix+"*"))
+	for _, m := range matches {
+		_ = os.RemoveAll(m)
+	}
+	_ = os.Remove(dumpDir) // only succeeds when empty: other modules may be being dumped
+}
+
+// hloInstruction matches one HLO instruction line: "%name = f32[2,3]{1,0} opcode(...", with
+// an optional "ROOT". The opcode is the first identifier followed by "(" after the type.
+var hloInstruction = regexp.MustCompile(`^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*.*?\s([a-z][a-z0-9\-_]*)\(`)
+
+// EntryOps counts the instructions of an HLO module's ENTRY computation by opcode
+// (e.g. {"dot": 6, "fusion": 9, "parameter": 8}). Instructions inside fused or called
+// computations are not counted: after optimisation they run inside their fusion.
+func EntryOps(hlo string) map[string]int {
+	counts := map[string]int{}
+	inEntry := false
+	for _, line := range strings.Split(hlo, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(trimmed, "ENTRY "):
+			inEntry = true
+			continue
+		case inEntry && trimmed == "}":
+			inEntry = false
+			continue
+		case !inEntry:
+			continue
+		}
+		if m := hloInstruction.FindStringSubmatch(line); m != nil {
+			counts[m[1]]++
+		}
+	}
+	return counts
+}
+
+// CountFusions returns the number of fusion instructions in an HLO module, in every
+// computation that is not itself fused.
+func CountFusions(hlo string) int {
+	n := 0
+	for _, line := range strings.Split(hlo, "\n") {
+		if m := hloInstruction.FindStringSubmatch(line); m != nil && m[1] == "fusion" && strings.Contains(line, "kind=k") {
+			n++
+		}
+	}
+	return n
+}
+
+// stableHLOOp matches an operation in StableHLO text as go-xla writes it (MLIR's generic
+// form): `%7 = "stablehlo.dot_general"(%arg0, %1) {…}`, `"stablehlo.return"(%3)`. Attributes
+// such as `#stablehlo.dot<…>` are not operations and do not match.
+var stableHLOOp = regexp.MustCompile(`"(stablehlo|chlo)\.(\w+)"\(`)
+
+// StableHLOOps counts the operations of a StableHLO program by name
+// (e.g. {"stablehlo.dot_general": 6, "stablehlo.add": 4}), in every function.
+func StableHLOOps(program string) map[string]int {
+	counts := map[string]int{}
+	for _, line := range strings.Split(program, "\n") {
+		for _, m := range stableHLOOp.FindAllStringSubmatch(line, -1) {
+			counts[m[1]+"."+m[2]]++
+		}
+	}
+	return counts
+}
+
+// TotalOps sums the counts of EntryOps or StableHLOOps, leaving out the ops named in skip
+// (e.g. "parameter", "constant", "tuple", "get-tuple-element").
+func TotalOps(counts map[string]int, skip ...string) int {
+	n := 0
+	for op, c := range counts {
+		skipped := false
+		for _, s := range skip {
+			if op == s {
+				skipped = true
+				break
+			}
+		}
+		if !skipped {
+			n += c
+		}
+	}
+	return n
+}
+
+// FormatOps formats op counts as "dot_general 6, add 4, …", most frequent first (then by name).
+func FormatOps(counts map[string]int) string {
+	names := make([]string, 0, len(counts))
+	for op := range counts {
+		names = append(names, op)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if counts[names[i]] != counts[names[j]] {
+			return counts[names[i]] > counts[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	parts := make([]string, len(names))
+	for i, op := range names {
+		parts[i] = fmt.Sprintf("%s %d", op, counts[op])
+	}
+	return strings.Join(parts, ", ")
+}
