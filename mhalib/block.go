@@ -20,14 +20,17 @@ func LayerNorm(ctx *context.Context, x *Node, eps float64) *Node {
 	}
 	g := x.Graph()
 	E := x.Shape().Dim(-1)
-	weight := variable(ctx, g, "weight", x.DType(), []int{E}, func(g *Graph, s shapes.Shape) *Node { return Ones(g, s) }) // [E]
-	bias := variable(ctx, g, "bias", x.DType(), []int{E}, zeroInit)                                                       // [E]
-	mean := ReduceAndKeep(x, ReduceMean, -1)                                                                              // [..., 1]
-	centered := Sub(x, mean)                                                                                              // [..., E]
-	variance := ReduceAndKeep(Square(centered), ReduceMean, -1)                                                           // [..., 1]
-	y := Mul(centered, Rsqrt(AddScalar(variance, eps)))                                                                   // [..., E]
-	y = Mul(y, ExpandLeftToRank(weight, y.Rank()))                                                                        // [..., E]
-	return Add(y, ExpandLeftToRank(bias, y.Rank()))                                                                       // [..., E]
+	ones := func(g *Graph, s shapes.Shape) *Node { return Ones(g, s) }
+	weight := variable(ctx, g, "weight", x.DType(), []int{E}, ones) // [E]
+	bias := variable(ctx, g, "bias", x.DType(), []int{E}, zeroInit) // [E]
+
+	mean := ReduceAndKeep(x, ReduceMean, -1)                    // [..., 1]
+	centered := Sub(x, mean)                                    // [..., E]
+	variance := ReduceAndKeep(Square(centered), ReduceMean, -1) // [..., 1]
+	// Div by Sqrt rather than Mul by Rsqrt: GoMLX v0.26 has no gradient for Rsqrt.
+	y := Div(centered, Sqrt(AddScalar(variance, eps))) // [..., E]
+	y = Mul(y, ExpandLeftToRank(weight, y.Rank()))     // [..., E]
+	return Add(y, ExpandLeftToRank(bias, y.Rank()))    // [..., E]
 }
 
 // BlockBuilder configures PreLNBlock; finish it with Done.
