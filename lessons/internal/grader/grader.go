@@ -1,0 +1,310 @@
+// Package grader holds what every lesson's grader (lessons/NN_name/*_test.go) shares: the backend
+// the exercises run on, running a student's graph code without letting a panic kill the test,
+// comparing a result with a reference in words a student can act on, and reading the PyTorch
+// fixtures in lessons/testdata.
+//
+// Messages name the check, the expected and the received shape, the first element that differs,
+// and end with a pointer to the lesson's hint. `mhalab lessons check` shows them as they are.
+//
+// The exercises run on the pure-Go backend unless $MHALAB_LESSONS_BACKEND names another
+// (xla:cpu needs the build tag lessons_xla, which `mhalab lessons check --backend xla:cpu` adds).
+package grader
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/mhalab/mhalab/mhalib/mhatest"
+)
+
+// BackendEnv names the backend the exercises run on: "go" (default) or "xla:cpu".
+const BackendEnv = "MHALAB_LESSONS_BACKEND"
+
+// newXLA creates an XLA backend; backend_xla.go sets it under the build tag lessons_xla.
+var newXLA func(spec string) (backends.Backend, error)
+
+var (
+	backendOnce sync.Once
+	backend     backends.Backend
+	backendErr  error
+)
+
+// BackendName is the backend the exercises run on: $MHALAB_LESSONS_BACKEND, or "go".
+func BackendName() string {
+	if b := strings.TrimSpace(os.Getenv(BackendEnv)); b != "" {
+		return b
+	}
+	return "go"
+}
+
+// Backend returns the backend the exercises run on (see BackendName), created once.
+// It stops the test when that backend cannot be created.
+func Backend(t testing.TB) backends.Backend {
+	t.Helper()
+	backendOnce.Do(func() {
+		name := BackendName()
+		switch {
+		case name == "go":
+			backend, backendErr = simplego.New("")
+		case strings.HasPrefix(name, "xla:") && newXLA != nil:
+			backend, backendErr = newXLA(name)
+		case strings.HasPrefix(name, "xla:"):
+			backendErr = fmt.Errorf("backend %s needs the build tag lessons_xla (`mhalab lessons check --backend %s` adds it)", name, name)
+		default:
+			backendErr = fmt.Errorf("unknown backend %q in $%s: use go or xla:cpu", name, BackendEnv)
+		}
+	})
+	if backendErr != nil {
+		t.Fatalf("cannot create the backend: %v", backendErr)
+	}
+	return backend
+}
+
+// Lesson names the exercise in messages.
+type Lesson struct {
+	Number int    // 1, 2, ...
+	Dir    string // "01_linear"
+}
+
+// Hint is the line that ends every failure message.
+func (l Lesson) Hint() string {
+	return fmt.Sprintf("Stuck? Run `mhalab lessons hint %d` (or read lessons/%s/hint.md).", l.Number, l.Dir)
+}
+
+// hinted remembers the checks that already end with the hint.
+var hinted sync.Map
+
+// addHint makes the hint the last line of a failing check's output, once.
+func (l Lesson) addHint(t testing.TB) {
+	if _, done := hinted.LoadOrStore(t.Name(), true); !done {
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Log(l.Hint())
+			}
+		})
+	}
+}
+
+// Failf fails the check with a message; the check's output ends with the hint.
+func (l Lesson) Failf(t testing.TB, format string, args ...any) {
+	t.Helper()
+	l.addHint(t)
+	t.Errorf(format, args...)
+}
+
+// Fatalf fails the check with a message and stops it; its output ends with the hint.
+func (l Lesson) Fatalf(t testing.TB, format string, args ...any) {
+	t.Helper()
+	l.addHint(t)
+	t.Fatalf(format, args...)
+}
+
+// Run builds a graph with build, which calls the student's code, executes it on the lesson's
+// backend with inputs (*tensors.Tensor or Go slices) and returns the outputs. When the student's
+// code panics, returns a nil node, or GoMLX rejects the graph, it stops the check with a message
+// that says so, naming what ("SplitHeads(x, 4)").
+func (l Lesson) Run(t testing.TB, what string, build func(g *Graph, in []*Node) []*Node, inputs ...any) []*tensors.Tensor {
+	t.Helper()
+	numOuts := 0
+	wrapped := func(g *Graph, in []*Node) []*Node {
+		outs := build(g, in)
+		for i, o := range outs {
+			if o == nil {
+				panic(fmt.Errorf("result %d is a nil *Node: return a node built from the inputs", i+1))
+			}
+		}
+		// The pure-Go backend rejects graphs with unused parameters: a stub that ignores an
+		// input would fail for that reason instead of its result. Returning the inputs too
+		// keeps them used.
+		numOuts = len(outs)
+		return append(outs, in...)
+	}
+	var (
+		outs []*tensors.Tensor
+		err  error
+	)
+	panicked := catch(func() {
+		var exec *Exec
+		if len(inputs) == 0 {
+			exec, err = NewExec(Backend(t), func(g *Graph) []*Node { return wrapped(g, nil) })
+		} else {
+			exec, err = NewExec(Backend(t), func(in []*Node) []*Node { return wrapped(in[0].Graph(), in) })
+		}
+		if err == nil {
+			outs, err = exec.Exec(inputs...)
+		}
+	})
+	if panicked != nil {
+		l.Fatalf(t, "%s panicked: %v", what, panicked)
+	}
+	if err != nil {
+		l.Fatalf(t, "%s failed while building or running the graph:\n%s", what, explain(err))
+	}
+	return outs[:numOuts]
+}
+
+// RunCtx is Run with a context for variables, for exercises that create them.
+func (l Lesson) RunCtx(t testing.TB, what string, ctx *context.Context, build func(ctx *context.Context, g *Graph, in []*Node) []*Node, inputs ...any) []*tensors.Tensor {
+	t.Helper()
+	var (
+		outs []*tensors.Tensor
+		err  error
+	)
+	panicked := catch(func() {
+		var exec *context.Exec
+		exec, err = context.NewExec(Backend(t), ctx, func(ctx *context.Context, in []*Node) []*Node {
+			return build(ctx, in[0].Graph(), in)
+		})
+		if err == nil {
+			outs, err = exec.Exec(inputs...)
+		}
+	})
+	if panicked != nil {
+		l.Fatalf(t, "%s panicked: %v", what, panicked)
+	}
+	if err != nil {
+		l.Fatalf(t, "%s failed while building or running the graph:\n%s", what, explain(err))
+	}
+	return outs
+}
+
+// catch runs fn and returns what it panicked with, or nil.
+func catch(fn func()) (panicked any) {
+	defer func() { panicked = recover() }()
+	fn()
+	return nil
+}
+
+// explain shortens a GoMLX error to its message (no stack trace) and adds a note for
+// errors students meet often.
+func explain(err error) string {
+	msg := err.Error()
+	if len(msg) > 1200 {
+		msg = msg[:1200] + " …"
+	}
+	msg = "    " + strings.ReplaceAll(msg, "\n", "\n    ")
+	if strings.Contains(msg, "index out of range") && BackendName() == "go" {
+		msg += "\n(The pure-Go backend fails like this when the graph has a node no result uses: return what you compute, or do not compute it.)"
+	}
+	return msg
+}
+
+// Close checks that got equals want element by element within tol (absolute, plus tol relative
+// to |want|): first the shape, then every value. It reports the first element that differs, and
+// how many do. NaN never equals anything; equal infinities are equal.
+func (l Lesson) Close(t testing.TB, what string, got *tensors.Tensor, want *mhatest.Tensor, tol float64) bool {
+	t.Helper()
+	g, err := Host(got)
+	if err != nil {
+		l.Failf(t, "%s: %v", what, err)
+		return false
+	}
+	return l.CloseHost(t, what, g, want, tol)
+}
+
+// CloseHost is Close for a result already on the host.
+func (l Lesson) CloseHost(t testing.TB, what string, got, want *mhatest.Tensor, tol float64) bool {
+	t.Helper()
+	if got == nil {
+		l.Failf(t, "%s: got nothing (nil), expected shape %v", what, want.Shape)
+		return false
+	}
+	if !mhatest.SameShape(got.Shape, want.Shape) {
+		l.Failf(t, "%s: expected shape %v, got %v", what, want.Shape, got.Shape)
+		return false
+	}
+	first, count := -1, 0
+	for i := range want.Data {
+		if !near(got.Data[i], want.Data[i], tol) {
+			if first < 0 {
+				first = i
+			}
+			count++
+		}
+	}
+	if first < 0 {
+		return true
+	}
+	g, w := got.Data[first], want.Data[first]
+	detail := fmt.Sprintf("|difference| %.3g > tolerance %.0e", math.Abs(g-w), tol)
+	if math.IsNaN(g) || math.IsInf(g, 0) || math.IsInf(w, 0) {
+		detail = "not a finite match"
+	}
+	l.Failf(t, "%s: the values differ\n  first difference at index %v: expected %.6g, got %.6g (%s)\n  %d of %d elements differ",
+		what, Index(want.Shape, first), w, g, detail, count, len(want.Data))
+	return false
+}
+
+func near(got, want, tol float64) bool {
+	if got == want { // also equal infinities
+		return true
+	}
+	if math.IsNaN(got) || math.IsNaN(want) || math.IsInf(got, 0) || math.IsInf(want, 0) {
+		return false
+	}
+	return math.Abs(got-want) <= tol+tol*math.Abs(want)
+}
+
+// Index turns a flat row-major position into a multi-index of shape.
+func Index(shape []int, flat int) []int {
+	idx := make([]int, len(shape))
+	for axis := len(shape) - 1; axis >= 0; axis-- {
+		if shape[axis] > 0 {
+			idx[axis] = flat % shape[axis]
+			flat /= shape[axis]
+		}
+	}
+	return idx
+}
+
+// Host copies a float tensor (float32 or float64) into a float64 mhatest.Tensor.
+func Host(t *tensors.Tensor) (*mhatest.Tensor, error) {
+	if t == nil {
+		return nil, fmt.Errorf("got no tensor (nil)")
+	}
+	dims := t.Shape().Dimensions
+	switch t.DType() {
+	case dtypes.Float32:
+		return mhatest.FromFloat32(tensors.MustCopyFlatData[float32](t), dims...), nil
+	case dtypes.Float64:
+		return mhatest.FromFloat64(tensors.MustCopyFlatData[float64](t), dims...), nil
+	}
+	return nil, fmt.Errorf("expected a float32 or float64 tensor, got %s", t.Shape())
+}
+
+// F32 converts a host tensor to a float32 GoMLX tensor (what the exercises compute in).
+func F32(x *mhatest.Tensor) *tensors.Tensor {
+	return tensors.FromFlatDataAndDimensions(x.Float32(), x.Shape...)
+}
+
+// Rand returns a tensor of values drawn from U(−1, 1) and rounded to float32, so that the float32
+// graph and the float64 reference see exactly the same inputs.
+func Rand(seed uint64, shape ...int) *mhatest.Tensor {
+	x := mhatest.Rand(rand.New(rand.NewPCG(seed, 0x6d68616c6162)), -1, 1, shape...)
+	return RoundF32(x)
+}
+
+// RoundF32 rounds every element to the nearest float32.
+func RoundF32(x *mhatest.Tensor) *mhatest.Tensor {
+	return mhatest.FromFloat32(x.Float32(), x.Shape...)
+}
+
+// Scale returns x·s (a new tensor, rounded to float32).
+func Scale(x *mhatest.Tensor, s float64) *mhatest.Tensor {
+	y := x.Clone()
+	for i := range y.Data {
+		y.Data[i] *= s
+	}
+	return RoundF32(y)
+}
