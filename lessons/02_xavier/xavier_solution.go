@@ -25,6 +25,6 @@ func XavierBound(fanIn, fanOut int) float64 {
 func XavierUniform(rngState *Node, fanOut, fanIn int) (newRNGState, weight *Node) {
 	a := XavierBound(fanIn, fanOut)
 	newRNGState, u := RandomUniform(rngState, shapes.Make(dtypes.Float32, fanOut, fanIn)) // u ∈ [0, 1)
-	weight = MulScalar(AddScalar(MulScalar(u, 2), -1), a)                              // 2u − 1 ∈ [−1, 1), times a
+	weight = MulScalar(AddScalar(MulScalar(u, 2), -1), a)                                 // 2u − 1 ∈ [−1, 1), times a
 	return newRNGState, weight
 }
