@@ -1,0 +1,205 @@
+package parity_test
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"text/tabwriter"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/parity"
+)
+
+func TestMain(m *testing.M) { backendtest.Main(m, "parity") }
+
+// referenceDir is $MHALAB_PARITY_DIR (set by `make parity` to freshly generated references) or
+// the committed fixtures in testdata.
+func referenceDir() (dir string, live bool) {
+	if d := os.Getenv("MHALAB_PARITY_DIR"); d != "" {
+		return d, true
+	}
+	return "testdata", false
+}
+
+// worst tracks, per backend and case group, the largest error ratio vs PyTorch's own error and
+// the largest share of the bound used.
+type worst struct {
+	ratio, margin      float64
+	ratioAt, marginAt  string
+	cases, comparisons int
+}
+
+var (
+	mu      sync.Mutex
+	summary = map[string]map[string]*worst{} // backend → group → worst
+)
+
+func entry(backend, group string) *worst {
+	if summary[backend] == nil {
+		summary[backend] = map[string]*worst{}
+	}
+	w := summary[backend][group]
+	if w == nil {
+		w = &worst{}
+		summary[backend][group] = w
+	}
+	return w
+}
+
+func countCase(backend, group string) {
+	mu.Lock()
+	defer mu.Unlock()
+	entry(backend, group).cases++
+}
+
+func record(backend, group, caseName string, res parity.Result) {
+	mu.Lock()
+	defer mu.Unlock()
+	w := entry(backend, group)
+	w.comparisons++
+	if r := res.Ratio(); res.TorchErr > 0 && r > w.ratio {
+		w.ratio, w.ratioAt = r, caseName+":"+res.Name
+	}
+	if m := res.Err / res.Bound(); m > w.margin || math.IsNaN(m) {
+		w.margin, w.marginAt = m, caseName+":"+res.Name
+	}
+}
+
+// TestParity recomputes every reference with mhalib on each backend: outputs, attention weights,
+// gradients w.r.t. query/key/value and every parameter, each within the tolerance policy.
+func TestParity(t *testing.T) {
+	dir, live := referenceDir()
+	refs, err := parity.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(refs) == 0 {
+		t.Fatalf("no reference files in %s (generate them: make parity, or python3 parity/gen.py --out %s)", dir, dir)
+	}
+	t.Logf("%d references from %s (PyTorch %s)", len(refs), dir, refs[0].TorchVersion)
+	for _, ref := range refs {
+		t.Run(ref.Config.Name, func(t *testing.T) {
+			backendtest.Run(t, func(t *testing.T, b backends.Backend) {
+				backendName := t.Name()[strings.LastIndex(t.Name(), "/")+1:]
+				got, err := parity.Run(b, ref)
+				if err != nil {
+					t.Fatalf("%s (replay: python3 parity/gen.py --out DIR --cases %s): %v", ref.Config.Name, replayArg(ref), err)
+				}
+				for name := range got {
+					if ref.Tensors["ref64."+name] == nil {
+						t.Errorf("mhalib computed %s, which PyTorch does not have", name)
+					}
+				}
+				countCase(backendName, ref.Config.Group())
+				for _, name := range ref.ResultNames() {
+					res, err := ref.Check(name, got[name])
+					if err != nil {
+						t.Errorf("%v", err)
+						continue
+					}
+					record(backendName, ref.Config.Group(), ref.Config.Name, res)
+					if !res.OK {
+						t.Errorf("%s", res)
+					} else if testing.Verbose() {
+						t.Logf("%s", res)
+					}
+				}
+			})
+		})
+	}
+	printSummary(dir, live, len(refs))
+}
+
+func replayArg(ref *parity.Reference) string {
+	if strings.HasPrefix(ref.Config.Name, "random_") {
+		return fmt.Sprintf("none --random 1 --seed %d", ref.Config.Seed)
+	}
+	return ref.Config.Name
+}
+
+// printSummary prints the worst error ratio vs PyTorch's own per backend and case group (shown
+// without -v too, so that CI logs carry it).
+func printSummary(dir string, live bool, n int) {
+	mu.Lock()
+	defer mu.Unlock()
+	source := "committed fixtures"
+	if live {
+		source = "live PyTorch references"
+	}
+	fmt.Printf("=== parity: %d cases from %s (%s); ratio = max|mhalib−ref64| / max|torch32−ref64|, bound 2×torch err + %g ulps\n",
+		n, dir, source, parity.FloorULPs)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "backend\tgroup\tcases\ttensors\tworst ratio\tat\tworst err/bound\tat")
+	var backendNames []string
+	for b := range summary {
+		backendNames = append(backendNames, b)
+	}
+	sort.Strings(backendNames)
+	for _, b := range backendNames {
+		var groups []string
+		for g := range summary[b] {
+			groups = append(groups, g)
+		}
+		sort.Strings(groups)
+		for _, g := range groups {
+			w := summary[b][g]
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.2f\t%s\t%.2f\t%s\n", b, g, w.cases, w.comparisons, w.ratio, w.ratioAt, w.margin, w.marginAt)
+		}
+	}
+	_ = tw.Flush()
+}
+
+// The comparison catches a wrong parameter: a 0.1% change of bias_k moves the output far beyond
+// the bound, and so does a reference moved by 10 float32 ulps.
+func TestParityDetectsErrors(t *testing.T) {
+	ref, err := parity.Load("testdata/mha_bias_kv.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	backendtest.Run(t, func(t *testing.T, b backends.Backend) {
+		got, err := parity.Run(b, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := ref.Check("attn_output", got["attn_output"])
+		if err != nil || !res.OK {
+			t.Fatalf("unchanged case: %v %v", res, err)
+		}
+		// A reference off by 10 ulps of its largest value.
+		moved := *ref
+		moved.Tensors = maps.Clone(ref.Tensors)
+		vals, _ := parity.Float64s(ref.Tensors["ref64.attn_output"])
+		scale := 0.0
+		for _, v := range vals {
+			scale = math.Max(scale, math.Abs(v))
+		}
+		vals[0] += 10 * math.Ldexp(scale, -23)
+		moved.Tensors["ref64.attn_output"] = tensors.FromFlatDataAndDimensions(vals, ref.Tensors["ref64.attn_output"].Shape().Dimensions...)
+		if res, _ := moved.Check("attn_output", got["attn_output"]); res.OK {
+			t.Errorf("a reference moved by 10 ulps passed: %s", res)
+		}
+		// A parameter off by 0.1%.
+		moved = *ref
+		moved.Tensors = maps.Clone(ref.Tensors)
+		bk := tensors.MustCopyFlatData[float32](ref.Tensors["param.bias_k"])
+		for i := range bk {
+			bk[i] *= 1.001
+		}
+		moved.Tensors["param.bias_k"] = tensors.FromFlatDataAndDimensions(bk, 1, 1, len(bk))
+		got, err = parity.Run(b, &moved)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, _ := ref.Check("attn_output", got["attn_output"]); res.OK {
+			t.Errorf("bias_k changed by 0.1%% passed: %s", res)
+		}
+	})
+}
