@@ -96,7 +96,7 @@ func CheckRowsSumToOne(weights *tensors.Tensor, tol float64) error {
 		return err
 	}
 	if st.NonFinite > 0 || st.Negative > 0 || !(st.MaxDev <= tol) {
-		return fmt.Errorf("mhalib: weights shape %s: %d rows (%d fully masked): max |Σw − 1| = %g > tol %g, %d negative, %d NaN/Inf entries",
+		return fmt.Errorf("mhalib: weights shape %s: %d rows (%d fully masked): max |Σw − 1| = %.3g > tol %g, %d negative, %d NaN/Inf entries",
 			weights.Shape(), st.Rows, st.FullyMasked, st.MaxDev, tol, st.Negative, st.NonFinite)
 	}
 	return nil

@@ -9,10 +9,10 @@ import (
 // (shapes, dtypes, options): test for it with errors.Is.
 var ErrInvalidArgument = errors.New("mhalib: invalid argument")
 
-// ArgumentError reports which argument of which function is wrong and why.
-// Its message names the argument and its shape, e.g.
+// ArgumentError reports which argument is wrong and why; its message names the argument and
+// the shapes involved (see ExampleArgumentError):
 //
-//	mhalib: key shape (Float32)[2 5 8]: batch 2 differs from query batch 3
+//	mhalib: key: shape (Float32)[3 5 8]: batch 3 differs from query shape (Float32)[2 3 8]
 type ArgumentError struct {
 	Arg string // the argument, e.g. "query", "key_padding_mask", "HeadSizes"
 	Msg string // what is wrong, with the shapes involved

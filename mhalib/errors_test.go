@@ -45,6 +45,14 @@ func boolConst(g *Graph, dims ...int) *Node {
 }
 
 func TestBadInputsReturnErrors(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		for _, c := range badInputCases() { // fresh tensors per backend: a tensor sticks to its backend
+			t.Run(c.name, func(t *testing.T) { checkBadInput(t, backend, c) })
+		}
+	})
+}
+
+func badInputCases() []errorCase {
 	f64, f32 := dtypes.Float64, dtypes.Float32
 	x := zeros(f64, 2, 3, 8)
 	kv := zeros(f64, 2, 4, 8)
@@ -106,35 +114,33 @@ func TestBadInputsReturnErrors(t *testing.T) {
 			},
 			want: []string{"x", "[3 8]"}},
 	}
-	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
-		for _, c := range cases {
-			t.Run(c.name, func(t *testing.T) {
-				exec, err := context.NewExec(backend, context.New(), func(ctx *context.Context, q, k, v *Node) *Node {
-					out := c.build(ctx, q, k, v)
-					return out
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, err = exec.Exec(c.q, c.k, c.v)
-				if err == nil {
-					t.Fatalf("no error")
-				}
-				msg := err.Error()
-				for _, w := range c.want {
-					if !strings.Contains(msg, w) {
-						t.Errorf("error %q does not mention %q", firstLine(msg), w)
-					}
-				}
-				if !strings.Contains(msg, "mhalib: ") {
-					t.Errorf("error %q lacks the package prefix", firstLine(msg))
-				}
-				if !errors.Is(err, mhalib.ErrInvalidArgument) {
-					t.Errorf("errors.Is(err, ErrInvalidArgument) is false for %q", firstLine(msg))
-				}
-			})
-		}
+	return cases
+}
+
+// checkBadInput runs the case through Exec and checks the returned error.
+func checkBadInput(t *testing.T, backend backends.Backend, c errorCase) {
+	exec, err := context.NewExec(backend, context.New(), func(ctx *context.Context, q, k, v *Node) *Node {
+		return c.build(ctx, q, k, v)
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = exec.Exec(c.q, c.k, c.v)
+	if err == nil {
+		t.Fatalf("no error")
+	}
+	msg := err.Error()
+	for _, w := range c.want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("error %q does not mention %q", firstLine(msg), w)
+		}
+	}
+	if !strings.Contains(msg, "mhalib: ") {
+		t.Errorf("error %q lacks the package prefix", firstLine(msg))
+	}
+	if !errors.Is(err, mhalib.ErrInvalidArgument) {
+		t.Errorf("errors.Is(err, ErrInvalidArgument) is false for %q", firstLine(msg))
+	}
 }
 
 func firstLine(s string) string {

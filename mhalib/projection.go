@@ -22,7 +22,9 @@ import (
 //
 // Both forms compute the same thing for the same weights. The fused weight is cut into Wq, Wk, Wv
 // by reshaping it to [3, E, E] and gathering one entry (Gather, not Slice: it can be
-// differentiated on every backend).
+// differentiated on every backend). Cutting the small weight rather than the large projected
+// output ([B, L, 3E], PyTorch's packed self-attention path) costs the same matmul FLOPs and
+// avoids moving the activations around.
 
 // Variable names (PyTorch's nn.MultiheadAttention state_dict keys).
 const (
@@ -77,15 +79,8 @@ func inProjection(ctx *context.Context, query, key, value *Node, embedDim int, s
 
 	// Fused: PyTorch's xavier_uniform_ treats [3E, E] as one matrix: fan_in = E, fan_out = 3E.
 	w := variable(ctx, g, VarInProjWeight, dtype, []int{3 * E, E}, weightInit(3*E, E)) // [3E, E]
-	if query == key && key == value {
-		// Self-attention: one matmul, then cut its output in three (PyTorch's packed path).
-		qkv := applyLinear(query, w, bias) // [B, L, 3E]
-		dims := qkv.Shape().Dimensions
-		qkv = Reshape(qkv, dims[0], dims[1], 3, E)                              // [B, L, 3, E]
-		return takeIndex(qkv, 2, 0), takeIndex(qkv, 2, 1), takeIndex(qkv, 2, 2) // [B, L, E] each
-	}
-	w3 := Reshape(w, 3, E, E)                                                   // [3, E, E]: Wq, Wk, Wv
-	wq, wk, wv := takeIndex(w3, 0, 0), takeIndex(w3, 0, 1), takeIndex(w3, 0, 2) // [E, E] each
+	w3 := Reshape(w, 3, E, E)                                                          // [3, E, E]: Wq, Wk, Wv
+	wq, wk, wv := takeIndex(w3, 0, 0), takeIndex(w3, 0, 1), takeIndex(w3, 0, 2)        // [E, E] each
 	return applyLinear(query, wq, bq), applyLinear(key, wk, bk), applyLinear(value, wv, bv)
 }
 
