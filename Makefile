@@ -29,3 +29,34 @@ build:
 
 clean:
 	rm -rf bin build
+
+# ---- PyTorch parity (parity/README.md) -------------------------------------------------------
+#   make parity [PARITY_RANDOM=60] [PARITY_SEED=S]
+# Regenerates every reference with the pinned PyTorch (scripts/setup.sh, step torch) into
+# build/parity, plus PARITY_RANDOM random configurations from seed PARITY_SEED (printed; replay a
+# failing one with its seed: python parity/gen.py --out DIR --cases none --random 1 --seed S), then
+# compares mhalib with them on every backend (TestParity, TestForwardParity with MHALAB_PARITY_DIR)
+# and runs the mhalab binary's forward subcommand on a sample (parity/check_forward.py).
+# `make parity-fixtures` rewrites the committed fixtures (parity/testdata, torchio/testdata).
+PARITY_DIR ?= build/parity
+PARITY_RANDOM ?= 60
+PARITY_SEED ?= $(shell date +%s)
+PARITY_PYTHON ?= $${MHALAB_TORCH_VENV:-$${XDG_CACHE_HOME:-$$HOME/.cache}/mhalab/torch-venv}/bin/python
+PARITY_FORWARD_FIXTURES := mha_self,mha_everything,mha_uint8_masks,mha_is_causal_noweights,mha_is_causal_cross_kpm,mha_weights_per_head,mha_nobias,mha_kdim_vdim
+
+.PHONY: parity parity-fixtures
+
+parity: setup
+	rm -rf $(PARITY_DIR) && mkdir -p $(PARITY_DIR)
+	$(PARITY_PYTHON) parity/gen.py --out $(PARITY_DIR) --forward-files --random $(PARITY_RANDOM) --seed $(PARITY_SEED)
+	MHALAB_PARITY_DIR=$(abspath $(PARITY_DIR)) MHALAB_PARITY_REPORT=$(abspath $(PARITY_DIR))/report.txt \
+		$(GO) test -count=1 -timeout 30m -run 'TestParity$$|TestForwardParity$$' ./parity/ ./cmd/mhalab/; \
+		status=$$?; cat $(PARITY_DIR)/report.txt 2>/dev/null; exit $$status
+	$(GO) build -o $(PARITY_DIR)/mhalab ./cmd/mhalab
+	$(PARITY_PYTHON) parity/check_forward.py --bin $(PARITY_DIR)/mhalab --dir $(PARITY_DIR) --max 12
+
+parity-fixtures:
+	scripts/setup.sh --only torch
+	rm -f parity/testdata/*.safetensors
+	$(PARITY_PYTHON) parity/gen.py --out parity/testdata --fixtures --forward-files --forward-cases $(PARITY_FORWARD_FIXTURES)
+	$(PARITY_PYTHON) parity/torchio_testdata.py torchio/testdata

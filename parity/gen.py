@@ -18,7 +18,11 @@ With --forward-files it also writes, for nn.MultiheadAttention cases, <case>.wei
 module's state_dict, saved with the official safetensors package when installed) and
 <case>.inputs.safetensors (query, key, value and masks), the files `mhalab forward` takes.
 
-  python3 parity/gen.py --out DIR [--fixtures] [--cases a,b] [--random N --seed S] [--forward-files]
+  python3 parity/gen.py --out DIR [--fixtures] [--cases a,b] [--random N --seed S] [--forward-files [--forward-cases a,b]]
+
+The committed fixtures (parity/testdata) are
+  python3 parity/gen.py --out parity/testdata --fixtures --forward-files --forward-cases FORWARD_FIXTURES
+with FORWARD_FIXTURES as in the Makefile (target parity-fixtures).
 """
 
 import argparse
@@ -373,6 +377,7 @@ def main(argv=None):
     p.add_argument("--random", type=int, default=0, help="number of random configurations")
     p.add_argument("--seed", type=int, default=1, help="seed of the first random configuration")
     p.add_argument("--forward-files", action="store_true", help="also write W/I files for `mhalab forward`")
+    p.add_argument("--forward-cases", default="", help="with --forward-files: only for these cases (comma-separated)")
     p.add_argument("--list", action="store_true", help="list the named cases and exit")
     a = p.parse_args(argv)
 
@@ -404,7 +409,8 @@ def main(argv=None):
     worst = (0.0, "")
     for c in todo:
         try:
-            errs = generate(c, a.out, a.forward_files, keep_torch=not a.fixtures)
+            ff = a.forward_files and (not a.forward_cases or c["name"] in a.forward_cases.split(","))
+            errs = generate(c, a.out, ff, keep_torch=not a.fixtures)
         except Skip as e:
             print(f"  skip {c['name']}: {e}")
             skipped += 1

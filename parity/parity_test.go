@@ -2,6 +2,7 @@ package parity_test
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"os"
@@ -125,18 +126,26 @@ func replayArg(ref *parity.Reference) string {
 	return ref.Config.Name
 }
 
-// printSummary prints the worst error ratio vs PyTorch's own per backend and case group (shown
-// without -v too, so that CI logs carry it).
+// printSummary prints the worst error ratio vs PyTorch's own per backend and case group to
+// stdout (go test shows it with -v) and, when $MHALAB_PARITY_REPORT names a file, there (`make
+// parity` prints that file, so that CI logs carry the numbers).
 func printSummary(dir string, live bool, n int) {
 	mu.Lock()
 	defer mu.Unlock()
+	var w io.Writer = os.Stdout
+	if path := os.Getenv("MHALAB_PARITY_REPORT"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			defer f.Close()
+			w = io.MultiWriter(os.Stdout, f)
+		}
+	}
 	source := "committed fixtures"
 	if live {
 		source = "live PyTorch references"
 	}
-	fmt.Printf("=== parity: %d cases from %s (%s); ratio = max|mhalib−ref64| / max|torch32−ref64|, bound 2×torch err + %g ulps\n",
+	fmt.Fprintf(w, "=== parity: %d cases from %s (%s); ratio = max|mhalib−ref64| / max|torch32−ref64|, bound 2×torch err + %g ulps\n",
 		n, dir, source, parity.FloorULPs)
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "backend\tgroup\tcases\ttensors\tworst ratio\tat\tworst err/bound\tat")
 	var backendNames []string
 	for b := range summary {

@@ -12,6 +12,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/torchio"
 )
 
 // Run computes with mhalib, on backend, everything the reference holds a float64 result for:
@@ -159,10 +160,10 @@ func build(ctx *context.Context, c Config, in, masks map[string]*Node) (out, wei
 		}
 		b := mhalib.MultiHeadAttention(ctx, q, k, v, c.H).AddZeroAttn(c.AddZeroAttn)
 		if m := masks["attn_mask"]; m != nil {
-			b.AttnMask(TorchMask(m))
+			b.AttnMask(torchio.MHAMask(m))
 		}
 		if m := masks["key_padding_mask"]; m != nil {
-			b.KeyPaddingMask(TorchMask(m))
+			b.KeyPaddingMask(torchio.MHAMask(m))
 		}
 		if c.IsCausal {
 			b.Causal(mhalib.CausalTopLeft)
@@ -224,16 +225,4 @@ func build(ctx *context.Context, c Config, in, masks map[string]*Node) (out, wei
 		return b.Done(), nil
 	}
 	panic(errors.Errorf("parity: unknown kind %q", c.Kind))
-}
-
-// TorchMask converts an nn.MultiheadAttention mask to mhalib's: bool (or uint8, as bool) is
-// "true = blocked", a float mask is added to the logits.
-func TorchMask(m *Node) mhalib.Mask {
-	switch {
-	case m.DType() == dtypes.Bool:
-		return mhalib.MaskBlockedWhereTrue(m)
-	case m.DType() == dtypes.Uint8:
-		return mhalib.MaskBlockedWhereTrue(NotEqual(m, ScalarZero(m.Graph(), dtypes.Uint8)))
-	}
-	return mhalib.MaskAdditive(m)
 }

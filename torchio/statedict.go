@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
@@ -149,4 +150,17 @@ func sortedKeys(m map[string]*tensors.Tensor) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// MHAMask converts a mask in nn.MultiheadAttention's convention to mhalib's: a bool mask (or a
+// uint8 one, read as bool) is true where attention is not allowed, a float mask is added to the
+// logits. Use it for attn_mask and key_padding_mask alike.
+func MHAMask(m *graph.Node) mhalib.Mask {
+	switch m.DType() {
+	case dtypes.Bool:
+		return mhalib.MaskBlockedWhereTrue(m)
+	case dtypes.Uint8:
+		return mhalib.MaskBlockedWhereTrue(graph.NotEqual(m, graph.ScalarZero(m.Graph(), dtypes.Uint8)))
+	}
+	return mhalib.MaskAdditive(m)
 }
