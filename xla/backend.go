@@ -22,6 +22,13 @@ const (
 // Specs lists the valid backend specs, in the order Available reports them.
 var Specs = []string{SpecGo, SpecCPU, SpecCUDA}
 
+// SimpleGoConfig is the configuration New gives GoMLX's pure-Go backend. "ops_sequential" runs
+// the ops of a graph one after another (each op still uses every core): in GoMLX v0.26 the
+// parallel op scheduler deadlocks on a 2-core machine when four or more independent DotGenerals
+// are ready at once (each holds a worker slot while waiting for workers for its own batch), as
+// in an unrolled flash-attention graph.
+const SimpleGoConfig = "ops_sequential"
+
 // BackendEnv is the environment variable GoMLX reads for its default backend; the empty spec
 // honours it.
 const BackendEnv = "GOMLX_BACKEND"
@@ -92,7 +99,7 @@ func NewWithReason(spec string) (backend backends.Backend, reason string, err er
 // the plugin: " [PJRT API 0.81, /path/pjrt_c_api_cpu_plugin.so]".
 func newSpec(spec string) (b backends.Backend, note string, err error) {
 	if spec == SpecGo {
-		b, err = simplego.New("")
+		b, err = simplego.New(SimpleGoConfig)
 		return b, "", err
 	}
 	platform := strings.TrimPrefix(spec, "xla:")

@@ -1,0 +1,295 @@
+package mhalib
+
+import (
+	"math"
+
+	"github.com/gomlx/gomlx/backends"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+)
+
+// Flash-style attention: the forward pass of FlashAttention-2 (Dao 2023, algorithm 1), which
+// never holds the whole [Lq, Lk] matrix of scores.
+//
+// The keys and values are cut into blocks of BlockK keys, visited one after another. For every
+// query row three running quantities replace the full row of weights:
+//
+//	m    running maximum of the logits seen so far       [B, h, Lq, 1], starts at −inf
+//	l    running Σ_j exp(s_j − m)                        [B, h, Lq, 1], starts at 0
+//	acc  running Σ_j exp(s_j − m)·v_j                    [B, h, Lq, dv], starts at 0
+//
+// For the next key block, with logits s = q·k_blockᵀ·scale + masks  [B, h, Lq, BlockK]:
+//
+//	m_new = max(m, max_j s_j)
+//	α     = exp(m − m_new)        rescales what was summed under the old maximum
+//	p     = exp(s − m_new)        [B, h, Lq, BlockK]
+//	l     = α·l   + Σ_j p_j
+//	acc   = α·acc + p·v_block
+//
+// and at the end output = acc / l and lse = m + log l (the log-sum-exp of each row of logits,
+// what a backward pass needs to recompute the weights). mhatest.OnlineSoftmaxAttention is the
+// same recurrence in float64 loops.
+//
+// # Blocks in a graph without loops
+//
+// GoMLX has no While, so the loop over key blocks is unrolled when the graph is built: the
+// graph holds ⌈Lk/BlockK⌉ copies of the step above, and its size grows with Lk/BlockK.
+// Queries are cut into blocks of BlockQ rows, and all query blocks that still need keys are
+// processed together, batched, as one matrix of rows: a step multiplies [B, h, rows, dk] by
+// [B, h, BlockK, dk]ᵀ. Memory for the scores is therefore O(Lq·BlockK) instead of O(Lq·Lk).
+//
+// With a causal mask, key block j is visible only to query blocks whose last row reaches it;
+// because the key blocks are visited in order, the query blocks that need no more keys are a
+// prefix of the rows. After each step that prefix is finished (output = acc/l) and dropped, so
+// the steps work on fewer and fewer rows: tiles entirely above the diagonal are never computed,
+// and the causal mask is applied only to tiles that cross the diagonal. Other masks (attention
+// masks of every shape mhalib accepts, key padding masks, additive masks) are cut into the same
+// tiles.
+//
+// # Gradients
+//
+// Gradients come from GoMLX's automatic differentiation through the unrolled graph (the
+// maxima are constants for it: the result does not depend on them). That backward pass keeps
+// every block's probabilities, so it needs O(Lq·Lk) memory like plain attention; only the
+// forward pass is memory-efficient. On backends that cannot differentiate Slice and
+// Concatenate (the pure-Go backend has no Pad), rows and blocks are selected with Gather and
+// joined with Where, which every backend differentiates.
+//
+// Dropout of the attention weights is not supported here (use ScaledDotProductAttention).
+
+// Default block sizes of FlashAttention.
+const (
+	DefaultFlashBlockQ = 256
+	DefaultFlashBlockK = 256
+)
+
+// FlashBuilder configures FlashAttention; finish it with Done or DoneWithLSE.
+type FlashBuilder struct {
+	q, k, v        *Node
+	blockQ, blockK int
+	scale          float64
+	scaleSet       bool
+	mask           Mask
+	keyPadding     Mask
+	causal         Causal
+	fill           float64
+}
+
+// FlashAttention starts building softmax(q·kᵀ·scale + mask)·v block by block (see the
+// description above), with the same arguments and options as ScaledDotProductAttention:
+//
+//	q: [B, h, Lq, dk]   k: [B, h, Lk, dk]   v: [B, h, Lk, dv]
+//
+// Finish with Done (output [B, h, Lq, dv]) or DoneWithLSE (also the log-sum-exp [B, h, Lq]).
+// It never returns the weights: not materialising them is the point.
+func FlashAttention(q, k, v *Node) *FlashBuilder {
+	return &FlashBuilder{q: q, k: k, v: v, blockQ: DefaultFlashBlockQ, blockK: DefaultFlashBlockK, fill: FillNegInf}
+}
+
+// BlockSizes sets the number of query rows per query block (the granularity at which causal
+// attention drops finished rows) and the number of keys per key block (one unrolled step each).
+// Neither needs to divide the lengths. Defaults DefaultFlashBlockQ = 256, DefaultFlashBlockK = 256.
+func (b *FlashBuilder) BlockSizes(blockQ, blockK int) *FlashBuilder {
+	b.blockQ, b.blockK = blockQ, blockK
+	return b
+}
+
+// Scale sets the factor multiplying q·kᵀ. Default 1/√dk.
+func (b *FlashBuilder) Scale(s float64) *FlashBuilder {
+	b.scale, b.scaleSet = s, true
+	return b
+}
+
+// Mask sets the attention mask (see Mask for conventions and shapes). Default: none.
+func (b *FlashBuilder) Mask(m Mask) *FlashBuilder {
+	b.mask = m
+	return b
+}
+
+// KeyPaddingMask sets a [B, Lk] mask of padded keys. Default: none.
+func (b *FlashBuilder) KeyPaddingMask(m Mask) *FlashBuilder {
+	b.keyPadding = m
+	return b
+}
+
+// Causal sets a causal mask, combined with the others. Default NoCausal.
+func (b *FlashBuilder) Causal(c Causal) *FlashBuilder {
+	b.causal = c
+	return b
+}
+
+// Fill sets the value blocked logits take. Default FillNegInf (−inf): a row with every key
+// blocked gives output 0 and lse −inf. With FillMinus1e9 such a row averages all values, as
+// plain attention does.
+func (b *FlashBuilder) Fill(v float64) *FlashBuilder {
+	b.fill = v
+	return b
+}
+
+// Done builds the attention and returns the output [B, h, Lq, dv], equal to
+// ScaledDotProductAttention's output for the same options (up to rounding).
+// It panics with an *ArgumentError for inconsistent shapes, dtypes or block sizes.
+func (b *FlashBuilder) Done() *Node {
+	out, _ := b.build(false)
+	return out
+}
+
+// DoneWithLSE builds the attention and returns the output [B, h, Lq, dv] and the
+// log-sum-exp of each row of masked, scaled logits, lse [B, h, Lq] (−inf for a row whose
+// every key is blocked with −inf).
+func (b *FlashBuilder) DoneWithLSE() (output, lse *Node) {
+	return b.build(true)
+}
+
+// flashRows is the state of the rows still being computed: rows [first, Lq) of every head.
+type flashRows struct {
+	first  int
+	m, l   *Node // [B, h, rows, 1]
+	acc    *Node // [B, h, rows, dv]
+	outs   []*Node
+	lses   []*Node
+	withLS bool
+}
+
+func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
+	batch, heads, lq, lk := checkSDPAInputs(b.q, b.k, b.v)
+	if b.blockQ < 1 || b.blockK < 1 {
+		panicArg("BlockSizes", "blockQ=%d, blockK=%d: both must be ≥ 1", b.blockQ, b.blockK)
+	}
+	ms := newMaskSet(batch, heads, lq, lk, b.q.DType(), b.mask, "mask", b.keyPadding, "key padding mask", b.causal, b.fill)
+	scale := 1 / math.Sqrt(float64(b.q.Shape().Dim(-1)))
+	if b.scaleSet {
+		scale = b.scale
+	}
+	g := b.q.Graph()
+	dtype := b.q.DType()
+	dv := b.v.Shape().Dim(-1)
+	cut := rowCutter(g)
+
+	// Causal shift: query i sees key j iff j ≤ i + shift.
+	shift := 0
+	if b.causal == CausalBottomRight {
+		shift = lk - lq
+	}
+	// needs reports whether any row of query block qb sees any key at or after column c.
+	needs := func(qb, c int) bool {
+		lastRow := min((qb+1)*b.blockQ, lq) - 1
+		return b.causal == NoCausal || c <= lastRow+shift
+	}
+	numQBlocks := (lq + b.blockQ - 1) / b.blockQ
+
+	st := &flashRows{withLS: withLSE}
+	st.m = BroadcastToDims(Scalar(g, dtype, math.Inf(-1)), batch, heads, lq, 1) // [B, h, Lq, 1]
+	st.l = Zeros(g, shapes.Make(dtype, batch, heads, lq, 1))                    // [B, h, Lq, 1]
+	st.acc = Zeros(g, shapes.Make(dtype, batch, heads, lq, dv))                 // [B, h, Lq, dv]
+
+	for c0 := 0; c0 < lk; c0 += b.blockK {
+		cols := min(b.blockK, lk-c0)
+		// Finish the query blocks that see no key from c0 on (a prefix of the remaining rows).
+		firstBlock := st.first / b.blockQ
+		for firstBlock < numQBlocks && !needs(firstBlock, c0) {
+			firstBlock++
+		}
+		if first := min(firstBlock*b.blockQ, lq); first > st.first {
+			st.finish(cut, first-st.first)
+		}
+		if st.first == lq {
+			break // every row is finished: the remaining key blocks are above the diagonal
+		}
+		rows := lq - st.first
+
+		qa := cut(b.q, 2, st.first, rows) // [B, h, rows, dk]
+		kb := cut(b.k, 2, c0, cols)       // [B, h, cols, dk]
+		vb := cut(b.v, 2, c0, cols)       // [B, h, cols, dv]
+
+		s := DotGeneral(qa, []int{3}, []int{0, 1}, kb, []int{3}, []int{0, 1}) // [B, h, rows, cols]
+		s = MulScalar(s, scale)
+		tileMasks := ms
+		if b.causal != NoCausal && c0+cols-1 <= st.first+shift {
+			// The whole tile is on or below the diagonal: no causal mask needed.
+			noCausal := *ms
+			noCausal.causal = NoCausal
+			tileMasks = &noCausal
+		}
+		s = tileMasks.apply(s, st.first, c0) // [B, h, rows, cols]
+
+		mNew := StopGradient(Max(st.m, ReduceAndKeep(s, ReduceMax, -1)))      // [B, h, rows, 1]
+		mSafe := Where(IsFinite(mNew), mNew, ZerosLike(mNew))                 // [B, h, rows, 1]
+		alpha := Exp(Sub(st.m, mSafe))                                        // [B, h, rows, 1], 0 while m = −inf
+		p := Exp(Sub(s, BroadcastToDims(mSafe, batch, heads, rows, cols)))    // [B, h, rows, cols]
+		st.l = Add(Mul(alpha, st.l), ReduceAndKeep(p, ReduceSum, -1))         // [B, h, rows, 1]
+		pv := DotGeneral(p, []int{3}, []int{0, 1}, vb, []int{2}, []int{0, 1}) // [B, h, rows, dv]
+		st.acc = Add(Mul(BroadcastToDims(alpha, batch, heads, rows, dv), st.acc), pv)
+		st.m = mNew
+	}
+	if st.first < lq {
+		st.finish(cut, lq-st.first)
+	}
+	output = joinRows(g, st.outs) // [B, h, Lq, dv]
+	if withLSE {
+		lse = Reshape(joinRows(g, st.lses), batch, heads, lq) // [B, h, Lq]
+	}
+	return output, lse
+}
+
+// finish computes output = acc/l (0 where l = 0) and lse = m + log l for the first n remaining
+// rows and drops them from the state.
+func (st *flashRows) finish(cut func(x *Node, axis, from, n int) *Node, n int) {
+	rows := st.acc.Shape().Dim(2)
+	take := func(x *Node) (head, rest *Node) {
+		head = cut(x, 2, 0, n)
+		if n < rows {
+			rest = cut(x, 2, n, rows-n)
+		}
+		return
+	}
+	acc, accRest := take(st.acc) // [B, h, n, dv]
+	l, lRest := take(st.l)       // [B, h, n, 1]
+	empty := Equal(l, ZerosLike(l))
+	lSafe := Where(empty, OnesLike(l), l)
+	dims := acc.Shape().Dimensions
+	st.outs = append(st.outs, Div(acc, BroadcastToDims(lSafe, dims...))) // [B, h, n, dv]
+	var mRest *Node
+	if st.withLS {
+		var m *Node
+		m, mRest = take(st.m) // [B, h, n, 1]
+		negInf := BroadcastToDims(Scalar(l.Graph(), l.DType(), math.Inf(-1)), l.Shape().Dimensions...)
+		st.lses = append(st.lses, Where(empty, negInf, Add(m, Log(lSafe)))) // [B, h, n, 1]
+	} else if n < rows {
+		mRest = cut(st.m, 2, n, rows-n)
+	}
+	st.acc, st.l, st.m = accRest, lRest, mRest
+	st.first += n
+}
+
+// differentiableSlices reports whether g's backend can differentiate Slice and Concatenate
+// (their gradients are built with Pad).
+func differentiableSlices(g *Graph) bool {
+	return g.Backend().Capabilities().Operations[backends.OpTypePad]
+}
+
+// rowCutter returns the function that takes x[..., from:from+n, ...] along an axis: Slice
+// where the backend can differentiate it, else a Gather (takeRange).
+func rowCutter(g *Graph) func(x *Node, axis, from, n int) *Node {
+	if differentiableSlices(g) {
+		return func(x *Node, axis, from, n int) *Node {
+			if from == 0 && n == x.Shape().Dim(axis) {
+				return x
+			}
+			return SliceAxis(x, axis, AxisRange(from, from+n))
+		}
+	}
+	return takeRange
+}
+
+// joinRows concatenates parts [B, h, n_i, d] along axis 2: Concatenate where the backend can
+// differentiate it, else concatAxis.
+func joinRows(g *Graph, parts []*Node) *Node {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	if differentiableSlices(g) {
+		return Concatenate(parts, 2)
+	}
+	return concatAxis(parts, 2)
+}
