@@ -20,7 +20,7 @@ go vet ./...
 echo "==> go test -count=1 -v ./...   (CI=${CI:-unset}; full log: $LOG)"
 set +e
 go test -count=1 -v ./... 2>&1 | tee "$LOG" |
-	grep --line-buffered -E '^(=== [^ ]+: |--- (FAIL|SKIP)|FAIL|ok |panic:|# |\?|[^ ]+\.go:[0-9]+:[0-9]+: )'
+	grep --line-buffered -E '^(=== [^ ]+: |--- (FAIL|SKIP)|FAIL|ok |panic:|# |\?|(vet: )?[^ ]+\.go:[0-9]+:[0-9]+: )'
 rc=${PIPESTATUS[0]}
 set -e
 passed=$(grep -cE '^ *--- PASS' "$LOG" || true)
@@ -31,6 +31,8 @@ if [[ $rc != 0 ]]; then
 	echo "==> failures (from $LOG):"
 	# Each failing test's header and its indented messages.
 	awk '/^ *--- FAIL/ {show=1; print; next} /^ *(--- |=== )/ {show=0} show && /^ +/ {print}' "$LOG" | head -n 200
+	# Panics and timeouts: the message and, for a timeout, the tests that were running.
+	grep -A 6 -E '^panic: ' "$LOG" | grep -vE '^(goroutine |$)' | head -n 40 || true
 	echo "go test failed (exit $rc); see $LOG"
 	exit "$rc"
 fi
