@@ -56,7 +56,9 @@ func Backend(t testing.TB) backends.Backend {
 		name := BackendName()
 		switch {
 		case name == "go":
-			backend, backendErr = simplego.New("")
+			// ops_sequential: with parallel ops, the pure-Go backend of GoMLX v0.26 can deadlock
+			// when several DotGenerals run side by side (each waits for workers the others hold).
+			backend, backendErr = simplego.New("ops_sequential")
 		case strings.HasPrefix(name, "xla:") && newXLA != nil:
 			backend, backendErr = newXLA(name)
 		case strings.HasPrefix(name, "xla:"):
