@@ -156,6 +156,46 @@ func (l Lesson) Run(t testing.TB, what string, build func(g *Graph, in []*Node) 
 	return outs[:numOuts]
 }
 
+// Compile is Run for a graph executed several times with different values (same shapes): it
+// returns a function that runs it. The graph is compiled once; a panic or error on any call
+// stops the check with a message naming what.
+func (l Lesson) Compile(t testing.TB, what string, build func(g *Graph, in []*Node) []*Node) func(inputs ...any) []*tensors.Tensor {
+	t.Helper()
+	numOuts := 0
+	var exec *Exec
+	var err error
+	panicked := catch(func() {
+		exec, err = NewExec(Backend(t), func(in []*Node) []*Node {
+			outs := build(in[0].Graph(), in)
+			for i, o := range outs {
+				if o == nil {
+					panic(fmt.Errorf("result %d is a nil *Node: return a node built from the inputs", i+1))
+				}
+			}
+			numOuts = len(outs)
+			return append(outs, in...) // keeps every input used, see Run
+		})
+	})
+	if panicked != nil {
+		l.Fatalf(t, "%s panicked: %v", what, panicked)
+	}
+	if err != nil {
+		l.Fatalf(t, "%s failed while building the graph:\n%s", what, explain(err))
+	}
+	return func(inputs ...any) []*tensors.Tensor {
+		t.Helper()
+		var outs []*tensors.Tensor
+		panicked := catch(func() { outs, err = exec.Exec(inputs...) })
+		if panicked != nil {
+			l.Fatalf(t, "%s panicked: %v", what, panicked)
+		}
+		if err != nil {
+			l.Fatalf(t, "%s failed while building or running the graph:\n%s", what, explain(err))
+		}
+		return outs[:numOuts]
+	}
+}
+
 // RunCtx is Run with a context for variables, for exercises that create them.
 func (l Lesson) RunCtx(t testing.TB, what string, ctx *context.Context, build func(ctx *context.Context, g *Graph, in []*Node) []*Node, inputs ...any) []*tensors.Tensor {
 	t.Helper()
