@@ -120,7 +120,8 @@ step_go() {
 	v="${v#go}"
 	if ! version_ge "$v" "$GO_MIN_VERSION"; then
 		die "Go $v found ($(command -v go)); mhalab needs Go >= $GO_MIN_VERSION" \
-			"install a newer Go from https://go.dev/dl/, or let Go fetch it: GOTOOLCHAIN=go$GO_MIN_VERSION.0+auto"
+			"install a newer Go from https://go.dev/dl/, or let this one fetch it from the Go module proxy:" \
+			"export GOTOOLCHAIN=go$GO_MIN_VERSION.0+auto (needs Go >= 1.21)"
 	fi
 	local cgo
 	cgo="$(cd "$REPO_ROOT" && go env CGO_ENABLED)"
