@@ -105,7 +105,8 @@ func CheckRowsSumToOne(weights *tensors.Tensor, tol float64) error {
 // HeadDiversity returns the mean pairwise Jensen–Shannon divergence (natural log, in [0, ln 2])
 // between the attention distributions of different heads, averaged over head pairs, batch and
 // query rows. weights: [B, h, Lq, Lk]. 0 means every head attends identically. Rows that are all
-// zero in either head are skipped; fewer than two heads give 0.
+// zero in either head are skipped; fewer than two heads give 0; a tensor that is not a float
+// [B, h, Lq, Lk] gives NaN.
 func HeadDiversity(weights *tensors.Tensor) float64 {
 	data, err := float64s(weights, "weights")
 	if err != nil || weights.Rank() != 4 {

@@ -292,6 +292,22 @@ func (b *MHABuilder) resolveDefaults(ctx *context.Context, d mhaDims) (separate,
 	if !b.kvSet {
 		addBiasKV = has(VarBiasK)
 	}
+	// Weights that hold values (loaded, or trained) must not be silently ignored in favour of
+	// freshly initialised ones of the other layout.
+	loaded := func(name string) bool {
+		v := ctx.GetVariableByScopeAndName(ctx.Scope(), name)
+		return v != nil && v.HasValue()
+	}
+	switch {
+	case separate && loaded(VarInProjWeight):
+		panicArg("SeparateProjections", "true, but scope %q holds a fused in_proj_weight", ctx.Scope())
+	case !separate && loaded(VarQProjWeight):
+		panicArg("SeparateProjections", "false, but scope %q holds separate q/k/v_proj_weight", ctx.Scope())
+	case useBias && !has(VarInProjBias) && (loaded(VarInProjWeight) || loaded(VarQProjWeight)):
+		panicArg("UseBias", "true, but scope %q holds projection weights without in_proj_bias", ctx.Scope())
+	case addBiasKV && !has(VarBiasK) && (loaded(VarInProjWeight) || loaded(VarQProjWeight)):
+		panicArg("AddBiasKV", "true, but scope %q holds projection weights without bias_k/bias_v", ctx.Scope())
+	}
 	return
 }
 

@@ -95,3 +95,35 @@ func TestBuilderFollowsLoadedLayout(t *testing.T) {
 		}
 	})
 }
+
+// Options that contradict loaded weights are errors, not silently fresh weights.
+func TestBuilderRejectsOptionsAgainstLoadedWeights(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		rng := rand.New(rand.NewPCG(13, 13))
+		p := randParams(rng, 8, 2, 8, 8, nil, false, false, false)
+		for _, tc := range []struct {
+			name  string
+			fused bool
+			opt   func(b *mhalib.MHABuilder)
+			want  string
+		}{
+			{"separate over fused", true, func(b *mhalib.MHABuilder) { b.SeparateProjections(true) }, "SeparateProjections"},
+			{"fused over separate", false, func(b *mhalib.MHABuilder) { b.SeparateProjections(false) }, "SeparateProjections"},
+			{"bias over no bias", true, func(b *mhalib.MHABuilder) { b.UseBias(true) }, "UseBias"},
+			{"bias_kv over none", true, func(b *mhalib.MHABuilder) { b.AddBiasKV(true) }, "AddBiasKV"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				ctx := newCtx(t, p, tc.fused, dtypes.Float64)
+				exec := context.MustNewExec(backend, ctx, func(ctx *context.Context, x *Node) *Node {
+					b := mhalib.MultiHeadAttention(ctx, x, x, x, 2)
+					tc.opt(b)
+					return b.Done()
+				})
+				_, err := exec.Exec(zeros(dtypes.Float64, 1, 2, 8))
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("err = %v, want one naming %s", err, tc.want)
+				}
+			})
+		}
+	})
+}
