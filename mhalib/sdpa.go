@@ -162,16 +162,20 @@ func (d dropoutSpec) apply(w *Node) *Node {
 //
 // scales holds one factor for all heads, or one per head (uneven heads padded to a common size).
 func attend(q, k, v *Node, scales []float64, ms *maskSet, drop dropoutSpec) (output, weights *Node) {
+	// 1) Scores: every query against every key, in every (batch, head), scaled.
 	logits := DotGeneral(q, []int{3}, []int{0, 1}, k, []int{3}, []int{0, 1}) // [B, h, Lq, Lk]
 	if len(scales) == 1 {
 		logits = MulScalar(logits, scales[0])
 	} else {
 		perHead := Reshape(Const(logits.Graph(), scales), 1, len(scales), 1, 1) // [1, h, 1, 1]
-		logits = Mul(logits, ConvertDType(perHead, logits.DType()))
+		logits = Mul(logits, ConvertDType(perHead, logits.DType()))             // [B, h, Lq, Lk]
 	}
-	logits = ms.apply(logits, 0, 0)
-	weights = safeSoftmax(logits)                                                 // [B, h, Lq, Lk]
-	weights = drop.apply(weights)                                                 // [B, h, Lq, Lk]
+	// 2) Masks: additive masks added, blocked pairs set to the fill value.
+	logits = ms.apply(logits, 0, 0) // [B, h, Lq, Lk]
+	// 3) Softmax over the keys; 4) dropout (training only).
+	weights = safeSoftmax(logits) // [B, h, Lq, Lk]
+	weights = drop.apply(weights) // [B, h, Lq, Lk]
+	// 5) Weighted sum of the values.
 	output = DotGeneral(weights, []int{3}, []int{0, 1}, v, []int{2}, []int{0, 1}) // [B, h, Lq, dv]
 	return output, weights
 }
