@@ -1,0 +1,81 @@
+package lessons
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestManifest fails when a file was changed without `go generate ./lessons`: then the pristine
+// copies could not be told from edited ones.
+func TestManifest(t *testing.T) {
+	names := EmbeddedNames()
+	if len(names) != len(Manifest) {
+		t.Errorf("%d files embedded, %d in Manifest: run `go generate ./lessons`", len(names), len(Manifest))
+	}
+	for _, name := range names {
+		data, genuine, err := Original(name)
+		if err != nil {
+			t.Errorf("%v (run `go generate ./lessons`)", err)
+			continue
+		}
+		if !genuine {
+			t.Errorf("%s: embedded content does not match Manifest: run `go generate ./lessons`", name)
+		}
+		disk, err := os.ReadFile(name)
+		if err != nil || string(disk) != string(data) {
+			t.Errorf("%s: the file on disk differs from the embedded one (%v)", name, err)
+		}
+	}
+}
+
+var item = regexp.MustCompile(`(?m)^[0-9]+\. `)
+
+// questions counts the numbered items of a hint that ask something.
+func questions(hint string) (items, asking int) {
+	parts := item.Split(hint, -1)[1:]
+	for _, p := range parts {
+		if strings.Contains(p, "?") {
+			asking++
+		}
+	}
+	return len(parts), asking
+}
+
+// TestCatalogue checks that every exercise has its files, a stub with a TODO under the build tag
+// !solution, a solution under the tag solution, and a hint of 2 or 3 questions.
+func TestCatalogue(t *testing.T) {
+	for i, e := range Exercises {
+		if e.Number != i+1 {
+			t.Errorf("exercise %s has number %d, want %d (in order)", e.Dir, e.Number, i+1)
+		}
+		for _, name := range append([]string{"README.md", "hint.md", e.File, e.Grader}, e.Given...) {
+			if _, ok := Manifest[e.Path(name)]; !ok {
+				t.Errorf("%s is not embedded (add it to the go:embed lines of lessons.go)", e.Path(name))
+			}
+		}
+		read := func(name string) string {
+			data, err := os.ReadFile(e.Path(name))
+			if err != nil {
+				t.Error(err)
+			}
+			return string(data)
+		}
+		if stub := read(e.File); !strings.HasPrefix(stub, "//go:build !solution\n") || !strings.Contains(stub, "// TODO") {
+			t.Errorf("%s: a stub starts with //go:build !solution and has a // TODO", e.Path(e.File))
+		}
+		if sol := read(e.Solution); !strings.HasPrefix(sol, "//go:build solution\n") {
+			t.Errorf("%s: a solution starts with //go:build solution", e.Path(e.Solution))
+		}
+		if n, asking := questions(read("hint.md")); n < 2 || n > 3 || asking != n {
+			t.Errorf("%s: %d numbered items, %d of them questions; want 2 or 3 questions", e.Path("hint.md"), n, asking)
+		}
+		readme := read("README.md")
+		for _, part := range []string{"**Goal.**", "**Formula", "**Shapes.**", "**The grader checks**", e.Notebook} {
+			if !strings.Contains(readme, part) {
+				t.Errorf("%s lacks %q", e.Path("README.md"), part)
+			}
+		}
+	}
+}
