@@ -143,12 +143,33 @@ func (b *FlashBuilder) DoneWithLSE() (output, lse *Node) {
 
 // flashRows is the state of the rows still being computed: rows [first, Lq) of every head.
 type flashRows struct {
-	first  int
-	m, l   *Node // [B, h, rows, 1]
-	acc    *Node // [B, h, rows, dv]
-	outs   []*Node
-	lses   []*Node
-	withLS bool
+	first int
+	m     *Node // running maxima [B, h, rows, 1]
+	acc   *Node // [B, h, rows, dv+1]: Σ p·v in the first dv columns, l = Σ p in the last
+	dv    int
+	outs  []*Node // finished rows' outputs, in order, [B, h, n_i, dv]
+	lses  []*Node // finished rows' log-sum-exps, [B, h, n_i, 1], when asked for
+	withL bool
+	token *Node // one entry of the previous step's accumulator, or nil
+}
+
+// after returns x made to depend on the previous step: x + 0·token.
+//
+// Nothing in the recurrence itself forces the steps to run one after another: every block's
+// scores depend only on q and that block, and the accumulator update is a chain of element-wise
+// operations. XLA's CPU compiler takes advantage of that: it fuses the whole chain
+// acc ← α·acc + p·v into one final loop that reads every block's p·v, so all ⌈Lk/BlockK⌉ of
+// them (and the score tiles scheduled early) are alive at once — at L = 32768 that was 8.9 GiB
+// instead of 1.1 GiB. GoMLX has no optimisation barrier, so the next block's keys get a zero
+// term computed from the current accumulator: the accumulator must then be materialised
+// before the next block's scores, and at most about two score tiles are alive. The term is
+// exact (the token is finite) and costs one multiply-add per key of the block.
+func (st *flashRows) after(x *Node) *Node {
+	if st.token == nil {
+		return x
+	}
+	zero := MulScalar(BroadcastToDims(st.token, x.Shape().Dimensions...), 0)
+	return Add(x, zero)
 }
 
 func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
@@ -166,6 +187,15 @@ func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
 	dv := b.v.Shape().Dim(-1)
 	cut := rowCutter(g)
 
+	// q is scaled once (cheaper than scaling every tile of scores). v gets a column of ones, so
+	// that p·[v | 1] gives Σ p·v and the row sums l = Σ p from one matrix product.
+	q := MulScalar(b.q, scale)                                                  // [B, h, Lq, dk]
+	ones := Ones(g, shapes.Make(dtype, batch, heads, lk, 1))                    // [B, h, Lk, 1]
+	v1 := joinAxis(g, []*Node{b.v, ones}, 3)                                    // [B, h, Lk, dv+1]
+	st := &flashRows{dv: dv, withL: withLSE}                                    //
+	st.m = BroadcastToDims(Scalar(g, dtype, math.Inf(-1)), batch, heads, lq, 1) // [B, h, Lq, 1]
+	st.acc = Zeros(g, shapes.Make(dtype, batch, heads, lq, dv+1))               // [B, h, Lq, dv+1]
+
 	// Causal shift: query i sees key j iff j ≤ i + shift.
 	shift := 0
 	if b.causal == CausalBottomRight {
@@ -177,11 +207,6 @@ func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
 		return b.causal == NoCausal || c <= lastRow+shift
 	}
 	numQBlocks := (lq + b.blockQ - 1) / b.blockQ
-
-	st := &flashRows{withLS: withLSE}
-	st.m = BroadcastToDims(Scalar(g, dtype, math.Inf(-1)), batch, heads, lq, 1) // [B, h, Lq, 1]
-	st.l = Zeros(g, shapes.Make(dtype, batch, heads, lq, 1))                    // [B, h, Lq, 1]
-	st.acc = Zeros(g, shapes.Make(dtype, batch, heads, lq, dv))                 // [B, h, Lq, dv]
 
 	for c0 := 0; c0 < lk; c0 += b.blockK {
 		cols := min(b.blockK, lk-c0)
@@ -198,12 +223,12 @@ func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
 		}
 		rows := lq - st.first
 
-		qa := cut(b.q, 2, st.first, rows) // [B, h, rows, dk]
-		kb := cut(b.k, 2, c0, cols)       // [B, h, cols, dk]
-		vb := cut(b.v, 2, c0, cols)       // [B, h, cols, dv]
+		qa := cut(q, 2, st.first, rows)       // [B, h, rows, dk]
+		kb := st.after(cut(b.k, 2, c0, cols)) // [B, h, cols, dk]
+		vb := cut(v1, 2, c0, cols)            // [B, h, cols, dv+1]
 
+		// 1) Scores of the tile, masked.
 		s := DotGeneral(qa, []int{3}, []int{0, 1}, kb, []int{3}, []int{0, 1}) // [B, h, rows, cols]
-		s = MulScalar(s, scale)
 		tileMasks := ms
 		if b.causal != NoCausal && c0+cols-1 <= st.first+shift {
 			// The whole tile is on or below the diagonal: no causal mask needed.
@@ -213,21 +238,25 @@ func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
 		}
 		s = tileMasks.apply(s, st.first, c0) // [B, h, rows, cols]
 
-		mNew := StopGradient(Max(st.m, ReduceAndKeep(s, ReduceMax, -1)))      // [B, h, rows, 1]
-		mSafe := Where(IsFinite(mNew), mNew, ZerosLike(mNew))                 // [B, h, rows, 1]
-		alpha := Exp(Sub(st.m, mSafe))                                        // [B, h, rows, 1], 0 while m = −inf
-		p := Exp(Sub(s, BroadcastToDims(mSafe, batch, heads, rows, cols)))    // [B, h, rows, cols]
-		st.l = Add(Mul(alpha, st.l), ReduceAndKeep(p, ReduceSum, -1))         // [B, h, rows, 1]
-		pv := DotGeneral(p, []int{3}, []int{0, 1}, vb, []int{2}, []int{0, 1}) // [B, h, rows, dv]
-		st.acc = Add(Mul(BroadcastToDims(alpha, batch, heads, rows, dv), st.acc), pv)
+		// 2) New running maximum; m stays −inf while every key so far is blocked with −inf,
+		// and exponents use mSafe = 0 then (every term is 0 anyway).
+		mNew := StopGradient(Max(st.m, ReduceAndKeep(s, ReduceMax, -1))) // [B, h, rows, 1]
+		mSafe := Where(IsFinite(mNew), mNew, ZerosLike(mNew))            // [B, h, rows, 1]
+
+		// 3) Rescale what was accumulated, add this block.
+		alpha := Exp(Sub(st.m, mSafe))                                                  // [B, h, rows, 1], 0 while m = −inf
+		p := Exp(Sub(s, BroadcastToDims(mSafe, batch, heads, rows, cols)))              // [B, h, rows, cols]
+		pv := DotGeneral(p, []int{3}, []int{0, 1}, vb, []int{2}, []int{0, 1})           // [B, h, rows, dv+1]
+		st.acc = Add(Mul(BroadcastToDims(alpha, batch, heads, rows, dv+1), st.acc), pv) // [B, h, rows, dv+1]
 		st.m = mNew
+		st.token = StopGradient(Reshape(cut(cut(cut(cut(st.acc, 0, 0, 1), 1, 0, 1), 2, 0, 1), 3, 0, 1))) // acc[0,0,0,0]
 	}
 	if st.first < lq {
 		st.finish(cut, lq-st.first)
 	}
-	output = joinRows(g, st.outs) // [B, h, Lq, dv]
+	output = joinAxis(g, st.outs, 2) // [B, h, Lq, dv]
 	if withLSE {
-		lse = Reshape(joinRows(g, st.lses), batch, heads, lq) // [B, h, Lq]
+		lse = Reshape(joinAxis(g, st.lses, 2), batch, heads, lq) // [B, h, Lq]
 	}
 	return output, lse
 }
@@ -243,14 +272,14 @@ func (st *flashRows) finish(cut func(x *Node, axis, from, n int) *Node, n int) {
 		}
 		return
 	}
-	acc, accRest := take(st.acc) // [B, h, n, dv]
-	l, lRest := take(st.l)       // [B, h, n, 1]
+	acc, accRest := take(st.acc) // [B, h, n, dv+1]
+	l := cut(acc, 3, st.dv, 1)   // [B, h, n, 1]
+	acc = cut(acc, 3, 0, st.dv)  // [B, h, n, dv]
 	empty := Equal(l, ZerosLike(l))
 	lSafe := Where(empty, OnesLike(l), l)
-	dims := acc.Shape().Dimensions
-	st.outs = append(st.outs, Div(acc, BroadcastToDims(lSafe, dims...))) // [B, h, n, dv]
+	st.outs = append(st.outs, Div(acc, BroadcastToDims(lSafe, acc.Shape().Dimensions...))) // [B, h, n, dv]
 	var mRest *Node
-	if st.withLS {
+	if st.withL {
 		var m *Node
 		m, mRest = take(st.m) // [B, h, n, 1]
 		negInf := BroadcastToDims(Scalar(l.Graph(), l.DType(), math.Inf(-1)), l.Shape().Dimensions...)
@@ -258,7 +287,7 @@ func (st *flashRows) finish(cut func(x *Node, axis, from, n int) *Node, n int) {
 	} else if n < rows {
 		mRest = cut(st.m, 2, n, rows-n)
 	}
-	st.acc, st.l, st.m = accRest, lRest, mRest
+	st.acc, st.m = accRest, mRest
 	st.first += n
 }
 
@@ -282,14 +311,14 @@ func rowCutter(g *Graph) func(x *Node, axis, from, n int) *Node {
 	return takeRange
 }
 
-// joinRows concatenates parts [B, h, n_i, d] along axis 2: Concatenate where the backend can
-// differentiate it, else concatAxis.
-func joinRows(g *Graph, parts []*Node) *Node {
+// joinAxis concatenates parts along axis: Concatenate where the backend can differentiate it,
+// else concatAxis.
+func joinAxis(g *Graph, parts []*Node, axis int) *Node {
 	if len(parts) == 1 {
 		return parts[0]
 	}
 	if differentiableSlices(g) {
-		return Concatenate(parts, 2)
+		return Concatenate(parts, axis)
 	}
-	return concatAxis(parts, 2)
+	return concatAxis(parts, axis)
 }
