@@ -1,0 +1,357 @@
+package main
+
+// mhalab lessons verify (maintainers, CI) and grade (teachers).
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mhalab/mhalab/lessons"
+)
+
+// verify checks the exercises themselves: every file matches the manifest, every stub compiles
+// and fails its grader, and every solution passes it.
+func (env *lessonsEnv) verify(ctx context.Context) error {
+	start := time.Now()
+	var problems []string
+	names := make([]string, 0, len(lessons.Manifest))
+	for name := range lessons.Manifest {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		data, err := os.ReadFile(env.lessonsPath(name))
+		switch {
+		case err != nil:
+			problems = append(problems, fmt.Sprintf("lessons/%s: %v", name, err))
+		case lessons.GitBlobHash(data) != lessons.Manifest[name]:
+			problems = append(problems, fmt.Sprintf("lessons/%s differs from lessons/manifest.go: after changing it on purpose, run `go generate ./lessons`", name))
+		}
+	}
+	for _, e := range lessons.Exercises {
+		if _, err := os.Stat(env.lessonsPath(e.Path(e.Solution))); err != nil {
+			problems = append(problems, fmt.Sprintf("lessons/%s: the reference solution is missing", e.Path(e.Solution)))
+		}
+	}
+	fmt.Fprintf(env.stdout, "mhalab lessons verify: %d exercises on backend %s (stubs, then solutions)\n\n", len(lessons.Exercises), env.backend)
+	stubs := env.runGoTest(ctx, goTestRun{exercises: lessons.Exercises})
+	solutions := env.runGoTest(ctx, goTestRun{exercises: lessons.Exercises, tags: []string{"solution"}})
+	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "EXERCISE\tSTUB (must fail)\tSOLUTION (must pass)\t")
+	for i, e := range lessons.Exercises {
+		st, so := stubs[i], solutions[i]
+		stubOK := st.status == "fail" && len(st.checks) > 0 && !allPassed(st.checks)
+		stubCell := "fails: " + st.checksSummary() + " checks pass"
+		if !stubOK {
+			stubCell = "WRONG: " + st.status
+			why := st.reason
+			if st.status == "pass" {
+				why = "the stub passes every check: the grader cannot tell it from a solution"
+			}
+			problems = append(problems, fmt.Sprintf("%s stub: %s %s", e.Dir, st.status, why))
+		}
+		solCell := "passes: " + so.checksSummary()
+		if !so.passed() {
+			solCell = "WRONG: " + so.status
+			problems = append(problems, fmt.Sprintf("%s solution: %s: %s", e.Dir, so.status, so.reason))
+			for _, c := range so.checks {
+				if !c.passed {
+					problems = append(problems, fmt.Sprintf("    %s: %s", c.name, strings.Join(c.lines, " | ")))
+				}
+			}
+			for _, line := range so.build {
+				problems = append(problems, "    "+line)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t\n", e.Dir, stubCell, solCell)
+	}
+	_ = tw.Flush()
+	elapsed := time.Since(start).Round(100 * time.Millisecond)
+	if len(problems) > 0 {
+		fmt.Fprintf(env.stdout, "\nverify FAILED (%s):\n", elapsed)
+		for _, p := range problems {
+			fmt.Fprintf(env.stdout, "  - %s\n", p)
+		}
+		return fmt.Errorf("verify: %d problems", len(problems))
+	}
+	fmt.Fprintf(env.stdout, "\nverify: every stub fails and every solution passes (%d exercises, %s)\n", len(lessons.Exercises), elapsed)
+	return nil
+}
+
+// studentGrade is one row of the grade table.
+type studentGrade struct {
+	name    string
+	results []*exerciseResult // one per exercise graded, in order
+	notes   []string
+}
+
+func (g *studentGrade) total() int {
+	n := 0
+	for _, r := range g.results {
+		if r.passed() {
+			n++
+		}
+	}
+	return n
+}
+
+// grade grades each student folder (a copy of lessons/) on the given exercises, prints a
+// markdown table and writes a CSV. A submission that does not compile, crashes, hangs or lacks
+// files fails that exercise with the reason; the next one is graded all the same.
+func (env *lessonsEnv) grade(ctx context.Context, dirs []string, exercises []lessons.Exercise, csvPath string) error {
+	notes, err := env.restore(protectedFiles(exercises))
+	for _, n := range notes {
+		fmt.Fprintf(env.stderr, "mhalab lessons grade: %s\n", n)
+	}
+	if err != nil {
+		return err
+	}
+	var grades []*studentGrade
+	seen := map[string]int{}
+	for _, dir := range dirs {
+		name := filepath.Base(filepath.Clean(dir))
+		if seen[name]++; seen[name] > 1 {
+			name = fmt.Sprintf("%s (%d)", name, seen[name])
+		}
+		fmt.Fprintf(env.stderr, "grading %s (%s) …", name, dir)
+		g := env.gradeStudent(ctx, name, dir, exercises)
+		fmt.Fprintf(env.stderr, " %d/%d\n", g.total(), len(exercises))
+		grades = append(grades, g)
+		if ctx.Err() != nil {
+			return fmt.Errorf("grading stopped")
+		}
+	}
+	printGradeTable(env.stdout, grades, exercises)
+	if err := writeGradeCSV(csvPath, grades, exercises); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "\nCSV written to %s\n", csvPath)
+	return nil
+}
+
+// gradeStudent runs the graders of the teacher's repository against one student's files. The
+// student's .go files (except tests, the solution and the given files) are copied to a
+// temporary folder and overlaid on the exercise packages (go build -overlay); the repository's
+// own stubs are left out; graders, given files and fixtures are the originals.
+func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exercises []lessons.Exercise) *studentGrade {
+	g := &studentGrade{name: name}
+	base := dir
+	if isDir(filepath.Join(dir, "lessons")) && !isDir(filepath.Join(dir, exercises[0].Dir)) {
+		base = filepath.Join(dir, "lessons") // a copy of the whole repository
+	}
+	results := map[string]*exerciseResult{}
+	missing := func(e lessons.Exercise, why string) {
+		results[e.Dir] = &exerciseResult{exercise: e, status: "missing", reason: why}
+	}
+	tmp, err := os.MkdirTemp("", "mhalab-grade-*")
+	if err != nil {
+		for _, e := range exercises {
+			missing(e, err.Error())
+		}
+		g.results = ordered(results, exercises)
+		return g
+	}
+	defer os.RemoveAll(tmp)
+	overlay := map[string]string{}
+	var run []lessons.Exercise
+	for _, e := range exercises {
+		sdir := filepath.Join(base, e.Dir)
+		if !isDir(sdir) {
+			missing(e, fmt.Sprintf("the folder %s is missing", e.Dir))
+			continue
+		}
+		repoDir := env.lessonsPath(e.Dir)
+		provided := map[string]bool{}
+		entries, err := os.ReadDir(sdir)
+		if err != nil {
+			missing(e, err.Error())
+			continue
+		}
+		sawGrader := false
+		for _, entry := range entries {
+			fname := entry.Name()
+			if !strings.HasSuffix(fname, ".go") {
+				continue
+			}
+			src := filepath.Join(sdir, fname)
+			info, err := os.Lstat(src)
+			if err != nil || !info.Mode().IsRegular() {
+				g.notes = append(g.notes, fmt.Sprintf("%s/%s: skipped (not a regular file)", e.Dir, fname))
+				continue
+			}
+			switch {
+			case fname == e.Grader || slices.Contains(e.Given, fname):
+				sawGrader = sawGrader || fname == e.Grader
+				if orig, err := env.original(e.Path(fname)); err == nil && !sameFile(src, orig) {
+					g.notes = append(g.notes, fmt.Sprintf("%s/%s differs from the original: graded with the original", e.Dir, fname))
+				}
+			case strings.HasSuffix(fname, "_test.go"):
+				g.notes = append(g.notes, fmt.Sprintf("%s/%s: ignored (only the grader runs)", e.Dir, fname))
+			case fname == e.Solution:
+				// The reference solution is the repository's business, not the student's.
+			case info.Size() > 1<<20:
+				g.notes = append(g.notes, fmt.Sprintf("%s/%s: skipped (larger than 1 MiB)", e.Dir, fname))
+			default:
+				dst := filepath.Join(tmp, e.Dir, fname)
+				if err := copyFile(src, dst); err != nil {
+					g.notes = append(g.notes, fmt.Sprintf("%s/%s: cannot read it (%v)", e.Dir, fname, err))
+					continue
+				}
+				overlay[filepath.Join(repoDir, fname)] = dst
+				provided[fname] = true
+			}
+		}
+		if !sawGrader {
+			g.notes = append(g.notes, fmt.Sprintf("%s/%s was missing: graded with the original", e.Dir, e.Grader))
+		}
+		// The repository's own files that the student did not hand in are left out of the build.
+		repoFiles, _ := filepath.Glob(filepath.Join(repoDir, "*.go"))
+		for _, f := range repoFiles {
+			fname := filepath.Base(f)
+			if fname != e.Grader && !slices.Contains(e.Given, fname) && !provided[fname] {
+				overlay[f] = ""
+			}
+		}
+		run = append(run, e)
+	}
+	if len(run) > 0 {
+		for _, r := range env.runGoTest(ctx, goTestRun{exercises: run, overlay: overlay}) {
+			// Compiler messages name the temporary copies: show the student's paths.
+			r.reason = strings.ReplaceAll(r.reason, tmp, base)
+			for i := range r.build {
+				r.build[i] = strings.ReplaceAll(r.build[i], tmp, base)
+			}
+			results[r.exercise.Dir] = r
+		}
+	}
+	g.results = ordered(results, exercises)
+	return g
+}
+
+func ordered(results map[string]*exerciseResult, exercises []lessons.Exercise) []*exerciseResult {
+	out := make([]*exerciseResult, len(exercises))
+	for i, e := range exercises {
+		out[i] = results[e.Dir]
+	}
+	return out
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+func sameFile(path string, want []byte) bool {
+	got, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(got, want)
+}
+
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o644)
+}
+
+// shortName is the column title of an exercise: its number.
+func shortName(e lessons.Exercise) string { return fmt.Sprintf("%02d", e.Number) }
+
+// printGradeTable writes the markdown table and, under it, why each failure failed.
+func printGradeTable(w io.Writer, grades []*studentGrade, exercises []lessons.Exercise) {
+	header := []string{"student"}
+	align := []string{"---"}
+	for _, e := range exercises {
+		header = append(header, shortName(e))
+		align = append(align, ":-:")
+	}
+	header = append(header, "total")
+	align = append(align, "--:")
+	fmt.Fprintf(w, "| %s |\n|%s|\n", strings.Join(header, " | "), strings.Join(align, "|"))
+	for _, g := range grades {
+		row := []string{mdEscape(g.name)}
+		for _, r := range g.results {
+			if r.passed() {
+				row = append(row, "✓")
+			} else {
+				row = append(row, "✗")
+			}
+		}
+		row = append(row, fmt.Sprintf("%d/%d", g.total(), len(exercises)))
+		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+	}
+	var failures, notes []string
+	for _, g := range grades {
+		for _, r := range g.results {
+			if !r.passed() {
+				failures = append(failures, fmt.Sprintf("- %s, %s: %s: %s", mdEscape(g.name), r.exercise.Dir, r.status, mdEscape(r.reason)))
+			}
+		}
+		for _, n := range g.notes {
+			notes = append(notes, fmt.Sprintf("- %s: %s", mdEscape(g.name), mdEscape(n)))
+		}
+	}
+	fmt.Fprintf(w, "\nExercises: %s\n", exerciseLegend(exercises))
+	if len(failures) > 0 {
+		fmt.Fprintf(w, "\nFailures:\n%s\n", strings.Join(failures, "\n"))
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(w, "\nNotes:\n%s\n", strings.Join(notes, "\n"))
+	}
+}
+
+func exerciseLegend(exercises []lessons.Exercise) string {
+	var parts []string
+	for _, e := range exercises {
+		parts = append(parts, fmt.Sprintf("%s %s", shortName(e), e.Dir))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mdEscape keeps text from breaking a markdown table.
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// writeGradeCSV writes student, one pass/fail column per exercise, total, notes.
+func writeGradeCSV(path string, grades []*studentGrade, exercises []lessons.Exercise) error {
+	var b bytes.Buffer
+	cw := csv.NewWriter(&b)
+	header := []string{"student"}
+	for _, e := range exercises {
+		header = append(header, e.Dir)
+	}
+	_ = cw.Write(append(header, "total", "notes"))
+	for _, g := range grades {
+		row := []string{g.name}
+		var why []string
+		for _, r := range g.results {
+			if r.passed() {
+				row = append(row, "pass")
+				continue
+			}
+			row = append(row, "fail")
+			why = append(why, fmt.Sprintf("%s: %s: %s", r.exercise.Dir, r.status, r.reason))
+		}
+		why = append(why, g.notes...)
+		_ = cw.Write(append(row, fmt.Sprint(g.total()), strings.Join(why, "; ")))
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing the CSV: %w", err)
+	}
+	return nil
+}
