@@ -207,6 +207,12 @@ type HLODump struct {
 	// Fusions is the number of fusion instructions in After: each is one kernel that computes
 	// several HLO ops without writing the intermediate results to memory.
 	Fusions int
+	// TempBytes is the size of the scratch memory XLA's buffer assignment reserves for the
+	// intermediate values of one execution (its "preallocated-temp" allocations).
+	TempBytes int64
+	// TotalBytes is all the memory buffer assignment reserves: parameters, outputs,
+	// constants and TempBytes ("Total bytes used" of XLA's memory usage report).
+	TotalBytes int64
 }
 
 // OptimizedHLO compiles the graph graphFn builds for inputs of the given shapes (graphFn and
@@ -247,7 +253,36 @@ func OptimizedHLO(backend backends.Backend, ctx *context.Context, graphFn any, i
 	if err != nil {
 		return nil, err
 	}
-	return &HLODump{Before: before, After: after, Fusions: CountFusions(after)}, nil
+	buffers, err := find("*_after_optimizations-buffer-assignment.txt")
+	if err != nil {
+		return nil, err
+	}
+	dump := &HLODump{Before: before, After: after, Fusions: CountFusions(after)}
+	dump.TempBytes, dump.TotalBytes, err = parseBufferAssignment(buffers)
+	if err != nil {
+		return nil, err
+	}
+	return dump, nil
+}
+
+var (
+	tempAllocation = regexp.MustCompile(`(?m)^allocation \d+: size (\d+), preallocated-temp`)
+	totalBytesUsed = regexp.MustCompile(`(?m)^Total bytes used: (\d+)`)
+)
+
+// parseBufferAssignment reads the temp and total sizes from XLA's buffer assignment dump.
+func parseBufferAssignment(text string) (temp, total int64, err error) {
+	for _, m := range tempAllocation.FindAllStringSubmatch(text, -1) {
+		var n int64
+		fmt.Sscan(m[1], &n)
+		temp += n
+	}
+	m := totalBytesUsed.FindStringSubmatch(text)
+	if m == nil {
+		return 0, 0, errors.New("xla: OptimizedHLO: no \"Total bytes used\" in XLA's buffer assignment dump")
+	}
+	fmt.Sscan(m[1], &total)
+	return temp, total, nil
 }
 
 // removeDump removes the files of one module from the dump folder, and the folder when empty.

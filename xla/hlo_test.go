@@ -116,6 +116,12 @@ func TestOptimizedHLOFusesOps(t *testing.T) {
 		if nb, na := xla.TotalOps(before, skip...), xla.TotalOps(after, skip...); na >= nb {
 			t.Errorf("ENTRY has %d ops after optimisation, %d before: want fewer after fusion", na, nb)
 		}
+		// Scores [2, 5, 5] and the projections [2, 5, 16] pass through scratch memory; the total
+		// also holds the parameters (x and four [16, 16] weights) and the output.
+		minTotal := int64(4 * (2*5*16 + 4*16*16 + 2*5*16))
+		if dump.TempBytes <= 0 || dump.TotalBytes < minTotal || dump.TotalBytes < dump.TempBytes {
+			t.Errorf("TempBytes = %d, TotalBytes = %d: want 0 < temp ≤ total, total ≥ %d", dump.TempBytes, dump.TotalBytes, minTotal)
+		}
 		if !strings.Contains(dump.After, "HloModule mhalab_hlo_dump_") {
 			t.Errorf("optimised HLO does not name the module mhalab_hlo_dump_*:\n%.300s", dump.After)
 		}

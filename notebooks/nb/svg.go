@@ -1,0 +1,391 @@
+package nb
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"strings"
+)
+
+// Pictures as SVG (and tables as HTML), returned as strings: show them in a notebook with
+// gonbui.DisplayHTML. Sizes are in pixels.
+
+const fontStyle = `font-family="sans-serif" font-size="11"`
+
+func esc(s string) string { return html.EscapeString(s) }
+
+// colour maps t ∈ [0, 1] to a sequential white → dark blue scale.
+func colour(t float64) string {
+	t = math.Max(0, math.Min(1, t))
+	// Interpolate between three stops: #f7fbff, #6baed6, #08306b.
+	type rgb struct{ r, g, b float64 }
+	stops := []rgb{{247, 251, 255}, {107, 174, 214}, {8, 48, 107}}
+	var a, b rgb
+	var u float64
+	if t < 0.5 {
+		a, b, u = stops[0], stops[1], t/0.5
+	} else {
+		a, b, u = stops[1], stops[2], (t-0.5)/0.5
+	}
+	return fmt.Sprintf("#%02x%02x%02x", int(a.r+(b.r-a.r)*u), int(a.g+(b.g-a.g)*u), int(a.b+(b.b-a.b)*u))
+}
+
+// HeatmapOptions configure Heatmap. The zero value is fine.
+type HeatmapOptions struct {
+	Cell     int      // pixels per cell (default: fits ~240 px, between 6 and 40)
+	Min, Max float64  // colour range (default: the finite min and max of the data; 0..1 if Unit)
+	Unit     bool     // colour range 0..1 (attention weights)
+	Values   bool     // print each value in its cell (when cells are ≥ 24 px)
+	RowLabel string   // label of the row axis (e.g. "query i")
+	ColLabel string   // label of the column axis (e.g. "key j")
+	Rows     []string // optional labels of the rows
+	Cols     []string // optional labels of the columns
+}
+
+// Heatmap draws matrix m (rows × cols) as coloured cells with a title. −inf cells (masked
+// logits) are drawn grey with a cross, NaN cells red.
+func Heatmap(title string, m [][]float64, opt HeatmapOptions) string {
+	rows := len(m)
+	cols := 0
+	if rows > 0 {
+		cols = len(m[0])
+	}
+	cell := opt.Cell
+	if cell == 0 {
+		cell = max(6, min(40, 240/max(rows, cols, 1)))
+	}
+	lo, hi := opt.Min, opt.Max
+	if opt.Unit {
+		lo, hi = 0, 1
+	} else if lo == 0 && hi == 0 {
+		lo, hi = math.Inf(1), math.Inf(-1)
+		for _, row := range m {
+			for _, v := range row {
+				if !math.IsInf(v, 0) && !math.IsNaN(v) {
+					lo, hi = math.Min(lo, v), math.Max(hi, v)
+				}
+			}
+		}
+		if lo > hi {
+			lo, hi = 0, 1
+		}
+	}
+	left, top := 34, 34
+	if opt.RowLabel != "" {
+		left += 14
+	}
+	width, height := left+cols*cell+70, top+rows*cell+24
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" %s>`, width, height, fontStyle)
+	fmt.Fprintf(&b, `<text x="%d" y="14" font-weight="bold">%s</text>`, left, esc(title))
+	for i, row := range m {
+		for j, v := range row {
+			x, y := left+j*cell, top+i*cell
+			switch {
+			case math.IsNaN(v):
+				fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="#d62728"><title>[%d,%d] NaN</title></rect>`, x, y, cell, cell, i, j)
+			case math.IsInf(v, -1):
+				fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="#bbbbbb"><title>[%d,%d] −inf</title></rect>`, x, y, cell, cell, i, j)
+				fmt.Fprintf(&b, `<path d="M%d %dL%d %dM%d %dL%d %d" stroke="#888" stroke-width="1"/>`, x, y, x+cell, y+cell, x+cell, y, x, y+cell)
+			default:
+				t := 0.5
+				if hi > lo {
+					t = (v - lo) / (hi - lo)
+				}
+				fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"><title>[%d,%d] %.4g</title></rect>`, x, y, cell, cell, colour(t), i, j, v)
+				if opt.Values && cell >= 24 {
+					ink := "#000"
+					if t > 0.6 {
+						ink = "#fff"
+					}
+					fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-size="9" fill="%s">%s</text>`, x+cell/2, y+cell/2+3, ink, shortNum(v))
+				}
+			}
+		}
+	}
+	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#444"/>`, left, top, cols*cell, rows*cell)
+	// Axis labels: every row/column when there is room, else every k-th.
+	step := max(1, 14/max(cell, 1))
+	for i := 0; i < rows; i += step {
+		label := fmt.Sprint(i)
+		if i < len(opt.Rows) {
+			label = opt.Rows[i]
+		}
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" font-size="9">%s</text>`, left-3, top+i*cell+cell/2+3, esc(label))
+	}
+	for j := 0; j < cols; j += step {
+		label := fmt.Sprint(j)
+		if j < len(opt.Cols) {
+			label = opt.Cols[j]
+		}
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-size="9">%s</text>`, left+j*cell+cell/2, top-4, esc(label))
+	}
+	if opt.ColLabel != "" {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-style="italic">%s →</text>`, left+cols*cell/2, top+rows*cell+16, esc(opt.ColLabel))
+	}
+	if opt.RowLabel != "" {
+		cx, cy := 10, top+rows*cell/2
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-style="italic" transform="rotate(-90 %d %d)">%s →</text>`, cx, cy, cx, cy, esc(opt.RowLabel))
+	}
+	// Colour bar.
+	bx := left + cols*cell + 12
+	barH := max(rows*cell, 60)
+	for k := 0; k < 20; k++ {
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="10" height="%d" fill="%s"/>`, bx, top+barH-(k+1)*barH/20, barH/20+1, colour(float64(k)/19))
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`, bx+13, top+8, shortNum(hi))
+	fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`, bx+13, top+barH, shortNum(lo))
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// shortNum formats v in at most ~5 characters.
+func shortNum(v float64) string {
+	switch {
+	case math.IsInf(v, -1):
+		return "−inf"
+	case math.IsInf(v, 1):
+		return "inf"
+	case v == 0:
+		return "0"
+	case math.Abs(v) >= 1000 || math.Abs(v) < 0.01:
+		return fmt.Sprintf("%.0e", v)
+	case math.Abs(v) >= 10:
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// Row lays out pictures (SVG or HTML strings) side by side.
+func Row(pictures ...string) string {
+	var b strings.Builder
+	b.WriteString(`<div style="display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start">`)
+	for _, p := range pictures {
+		b.WriteString(`<div>` + p + `</div>`)
+	}
+	b.WriteString(`</div>`)
+	return b.String()
+}
+
+// Series is one line of a LineChart.
+type Series struct {
+	Name string
+	X, Y []float64
+}
+
+// palette colours the series of a chart.
+var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"}
+
+// LineChart draws series as lines with markers, with axes from the data's range. With logX or
+// logY the axis is logarithmic (base 2 for X, 10 for Y); non-positive values are then skipped.
+func LineChart(title, xLabel, yLabel string, logX, logY bool, series ...Series) string {
+	const w, h, left, right, top, bottom = 460, 260, 64, 130, 28, 40
+	fx := func(v float64) float64 {
+		if logX {
+			return math.Log2(v)
+		}
+		return v
+	}
+	fy := func(v float64) float64 {
+		if logY {
+			return math.Log10(v)
+		}
+		return v
+	}
+	ok := func(x, y float64) bool {
+		return !math.IsNaN(x) && !math.IsNaN(y) && !math.IsInf(x, 0) && !math.IsInf(y, 0) && (!logX || x > 0) && (!logY || y > 0)
+	}
+	x0, x1, y0, y1 := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, s := range series {
+		for i := range s.X {
+			if ok(s.X[i], s.Y[i]) {
+				x0, x1 = math.Min(x0, fx(s.X[i])), math.Max(x1, fx(s.X[i]))
+				y0, y1 = math.Min(y0, fy(s.Y[i])), math.Max(y1, fy(s.Y[i]))
+			}
+		}
+	}
+	if x0 > x1 {
+		x0, x1, y0, y1 = 0, 1, 0, 1
+	}
+	if x1 == x0 {
+		x1 = x0 + 1
+	}
+	if !logY && y0 > 0 && y0 < 0.5*y1 {
+		y0 = 0 // start linear y axes at 0 when that loses little
+	}
+	if y1 == y0 {
+		y1 = y0 + 1
+	}
+	pw, ph := float64(w-left-right), float64(h-top-bottom)
+	px := func(v float64) float64 { return float64(left) + (fx(v)-x0)/(x1-x0)*pw }
+	py := func(v float64) float64 { return float64(top) + ph - (fy(v)-y0)/(y1-y0)*ph }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" %s>`, w, h, fontStyle)
+	fmt.Fprintf(&b, `<text x="%d" y="16" font-weight="bold">%s</text>`, left, esc(title))
+	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.0f" height="%.0f" fill="none" stroke="#444"/>`, left, top, pw, ph)
+	// Ticks: 5 per axis, at data values.
+	for k := 0; k <= 4; k++ {
+		xv, yv := x0+(x1-x0)*float64(k)/4, y0+(y1-y0)*float64(k)/4
+		if logX {
+			xv = math.Pow(2, xv)
+		}
+		if logY {
+			yv = math.Pow(10, yv)
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" font-size="9">%s</text>`, px(xv), h-bottom+13, shortNum(xv))
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end" font-size="9">%s</text>`, left-4, py(yv)+3, shortNum(yv))
+		fmt.Fprintf(&b, `<line x1="%d" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#eee"/>`, left+1, float64(left)+pw-1, py(yv), py(yv))
+	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="%d" text-anchor="middle" font-style="italic">%s</text>`, float64(left)+pw/2, h-8, esc(xLabel))
+	cy := top + int(ph)/2
+	fmt.Fprintf(&b, `<text x="14" y="%d" text-anchor="middle" font-style="italic" transform="rotate(-90 14 %d)">%s</text>`, cy, cy, esc(yLabel))
+	for si, s := range series {
+		c := palette[si%len(palette)]
+		var pts []string
+		for i := range s.X {
+			if ok(s.X[i], s.Y[i]) {
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(s.X[i]), py(s.Y[i])))
+				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"><title>%s: (%g, %.4g)</title></circle>`, px(s.X[i]), py(s.Y[i]), c, esc(s.Name), s.X[i], s.Y[i])
+			}
+		}
+		fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="1.5"/>`, strings.Join(pts, " "), c)
+		ly := top + 10 + si*16
+		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="2"/>`, w-right+8, w-right+24, ly, ly, c)
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`, w-right+28, ly+4, esc(s.Name))
+	}
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// Box is one box of a Diagram: a label and, under it, a note (typically a shape).
+type Box struct {
+	Label, Note string
+	Colour      string // fill (default light blue)
+}
+
+// Diagram draws a data-flow diagram: layers of boxes from top to bottom, with arrows from each
+// box to the boxes of the next layer (box to box when both layers have as many boxes, else
+// every box to every box).
+func Diagram(title string, layers ...[]Box) string {
+	const boxW, boxH, gapX, gapY, top = 150, 38, 18, 26, 28
+	widest := 0
+	for _, l := range layers {
+		widest = max(widest, len(l))
+	}
+	w := max(widest*(boxW+gapX)+gapX, 260)
+	h := top + len(layers)*(boxH+gapY)
+	centre := func(layer, i int) (x, y float64) {
+		n := len(layers[layer])
+		rowW := n*boxW + (n-1)*gapX
+		x0 := (w - rowW) / 2
+		return float64(x0 + i*(boxW+gapX) + boxW/2), float64(top + layer*(boxH+gapY))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" %s>`, w, h, fontStyle)
+	b.WriteString(`<defs><marker id="arr" markerWidth="8" markerHeight="8" refX="7" refY="4" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#555"/></marker></defs>`)
+	fmt.Fprintf(&b, `<text x="%d" y="16" font-weight="bold">%s</text>`, gapX, esc(title))
+	for l := 0; l+1 < len(layers); l++ {
+		from, to := layers[l], layers[l+1]
+		for i := range from {
+			for j := range to {
+				if len(from) == len(to) && i != j {
+					continue
+				}
+				x1, y1 := centre(l, i)
+				x2, y2 := centre(l+1, j)
+				fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#555" marker-end="url(#arr)"/>`, x1, y1+boxH, x2, y2-1)
+			}
+		}
+	}
+	for l, layer := range layers {
+		for i, box := range layer {
+			cx, y := centre(l, i)
+			fill := box.Colour
+			if fill == "" {
+				fill = "#deebf7"
+			}
+			fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%d" height="%d" rx="5" fill="%s" stroke="#3182bd"/>`, cx-boxW/2, y, boxW, boxH, fill)
+			fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle" font-weight="bold">%s</text>`, cx, y+15, esc(box.Label))
+			fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle" font-size="10" fill="#333">%s</text>`, cx, y+30, esc(box.Note))
+		}
+	}
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// Tile is one block of a BlockGrid.
+type Tile struct {
+	Colour string // fill; "" leaves the tile white
+	Label  string // short text in the tile
+}
+
+// BlockGrid draws a rows × cols grid of tiles of cellW × cellH pixels, with a title, axis
+// labels and a legend (colour → meaning). tile(i, j) gives each tile.
+func BlockGrid(title, rowLabel, colLabel string, rows, cols, cellW, cellH int, tile func(i, j int) Tile, legend map[string]string) string {
+	left, top := 40, 34
+	w := left + cols*cellW + 170
+	h := max(top+rows*cellH+26, top+len(legend)*18+10)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" %s>`, w, h, fontStyle)
+	fmt.Fprintf(&b, `<text x="%d" y="14" font-weight="bold">%s</text>`, left, esc(title))
+	for i := range rows {
+		for j := range cols {
+			t := tile(i, j)
+			fill := t.Colour
+			if fill == "" {
+				fill = "#ffffff"
+			}
+			x, y := left+j*cellW, top+i*cellH
+			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="#666"/>`, x, y, cellW, cellH, fill)
+			if t.Label != "" {
+				fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-size="10">%s</text>`, x+cellW/2, y+cellH/2+4, esc(t.Label))
+			}
+		}
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-style="italic">%s →</text>`, left+cols*cellW/2, top+rows*cellH+16, esc(colLabel))
+	cx, cy := 12, top+rows*cellH/2
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-style="italic" transform="rotate(-90 %d %d)">%s →</text>`, cx, cy, cx, cy, esc(rowLabel))
+	k := 0
+	for _, c := range sortedKeys(legend) {
+		y := top + k*18
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="12" height="12" fill="%s" stroke="#666"/>`, left+cols*cellW+14, y, c)
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`, left+cols*cellW+30, y+10, esc(legend[c]))
+		k++
+	}
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	// Sort by the legend text, so that the legend reads in a stable order.
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && m[keys[j]] < m[keys[j-1]]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}
+
+// Table renders an HTML table with a header row.
+func Table(header []string, rows [][]string) string {
+	var b strings.Builder
+	b.WriteString(`<table style="border-collapse:collapse;font-family:sans-serif;font-size:12px">`)
+	b.WriteString("<tr>")
+	for _, h := range header {
+		b.WriteString(`<th style="border-bottom:1px solid #444;padding:2px 8px;text-align:left">` + esc(h) + "</th>")
+	}
+	b.WriteString("</tr>")
+	for _, row := range rows {
+		b.WriteString("<tr>")
+		for _, c := range row {
+			b.WriteString(`<td style="padding:2px 8px;border-bottom:1px solid #ddd">` + esc(c) + "</td>")
+		}
+		b.WriteString("</tr>")
+	}
+	b.WriteString("</table>")
+	return b.String()
+}

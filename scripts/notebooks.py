@@ -1,0 +1,259 @@
+#!/usr/bin/python3
+"""Run mhalab's notebooks headless with the GoNB kernel and fail if any cell fails.
+
+    scripts/notebooks.py [--backend go|xla:cpu|xla:cuda] [--out DIR] [--no-html]
+                         [--timeout S] [NOTEBOOK ...]
+
+Every notebook (default: notebooks/*.ipynb, sorted) runs in a fresh GoNB kernel, cell by cell,
+in the notebook's own folder (so its first cell's `go mod edit -replace …=${GONB_DIR}/..` uses
+the repository the notebook sits in). The executed copy and an HTML rendering go to
+DIR/<backend>/ (default build/notebooks/<backend>/), with timings.json and kernel.log.
+
+Why this is not plain `jupyter nbconvert --execute`: GoNB v0.11 reports a cell whose program
+panics, calls os.Exit(N != 0) or runs a failing `!command` as successful, and nbconvert then
+exits 0. This runner also scans each cell's stderr for GoNB's "exit status N", "signal: …" and
+Go's "panic: …", stops the notebook at the first failing cell, names the notebook and cell,
+and exits 1 when any notebook failed.
+
+Needs Debian's Jupyter (jupyter-nbconvert, python3-nbclient; run with /usr/bin/python3) and
+GoNB v0.11.3, goimports and gopls in $(go env GOPATH)/bin: scripts/setup.sh --only jupyter,gonb.
+The backend reaches the notebooks as GOMLX_BACKEND.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+GONB_VERSION = "v0.11.3"
+BACKENDS = ("go", "xla:cpu", "xla:cuda")
+
+# Lines GoNB (or the Go runtime) writes to a cell's stderr when the cell's program failed.
+FAILURE_LINE = re.compile(r"^(exit status -?\d+|signal: .*|panic: .*|fatal error: .*)$", re.MULTILINE)
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def stream_text(out):
+    text = out.get("text", "")
+    return ANSI.sub("", "".join(text) if isinstance(text, list) else text)
+
+
+def cell_failure(cell):
+    """Returns a one-line description of why an executed code cell failed, or None."""
+    problems = []
+    stderr = ""
+    for out in cell.get("outputs", []):
+        kind = out.get("output_type")
+        if kind == "error":
+            problems.append(f"{out.get('ename', 'error')}: {ANSI.sub('', str(out.get('evalue', '')))}".strip())
+        elif kind == "stream" and out.get("name") == "stderr":
+            stderr += stream_text(out)  # a line may arrive in several stream messages
+    problems += [m.group(1) for m in FAILURE_LINE.finditer(stderr)]
+    if not problems:
+        return None
+    seen = []  # keep the order, drop repeats
+    for p in problems:
+        if p not in seen:
+            seen.append(p)
+    return "; ".join(seen)
+
+
+def first_line(source):
+    """The first line of a cell's source that says something (not blank, not GoNB's "%%")."""
+    for line in source.splitlines():
+        if line.strip() and line.strip() not in ("%%", "%main"):
+            return line.strip()[:100]
+    return ""
+
+
+def output_text(cell, limit=2000):
+    """The cell's text outputs (stdout, stderr, errors), for a failure report."""
+    parts = []
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream":
+            parts.append(stream_text(out))
+        elif out.get("output_type") == "error":
+            parts.append(ANSI.sub("", "\n".join(out.get("traceback", [])) or f"{out.get('ename')}: {out.get('evalue')}"))
+    text = "".join(parts).strip()
+    if len(text) > limit:
+        text = "…" + text[-limit:]
+    return text
+
+
+def go_env(var):
+    try:
+        return subprocess.run(["go", "env", var], check=True, capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def find_tools():
+    """Returns (gonb path, PATH for the kernel) or exits with what to install."""
+    gobin = go_env("GOBIN") or (os.path.join(go_env("GOPATH"), "bin") if go_env("GOPATH") else "")
+    path = os.environ.get("PATH", "")
+    if gobin and gobin not in path.split(os.pathsep):
+        path = gobin + os.pathsep + path
+    gonb = os.environ.get("GONB") or shutil.which("gonb", path=path)
+    missing = [t for t in ("go", "goimports", "gopls") if not shutil.which(t, path=path)]
+    if not gonb:
+        missing.insert(0, "gonb")
+    if missing:
+        sys.exit(f"notebooks: {', '.join(missing)} not found (looked in {gobin or '$(go env GOPATH)/bin'} and $PATH); "
+                 "install with: scripts/setup.sh --only gonb")
+    info = subprocess.run(["go", "version", "-m", gonb], capture_output=True, text=True).stdout
+    m = re.search(r"^\s*mod\s+github\.com/janpfeifer/gonb\s+(\S+)", info, re.MULTILINE)
+    version = m.group(1) if m else "unknown"
+    if version != GONB_VERSION:
+        sys.exit(f"notebooks: {gonb} is GoNB {version}, want {GONB_VERSION} (GoNB < v0.11.3 or unknown builds are untested); "
+                 "reinstall with: scripts/setup.sh --only gonb")
+    return gonb, path, version
+
+
+def write_kernelspec(jupyter_dir, gonb):
+    """A private kernel spec "gonb" (found first through JUPYTER_PATH) running the pinned GoNB
+    with plain-text errors."""
+    spec = Path(jupyter_dir, "kernels", "gonb")
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [gonb, "--kernel", "{connection_file}", "--raw_error"],
+        "display_name": "Go (gonb)",
+        "language": "go",
+        "interrupt_mode": "message",
+        "env": {},
+    }))
+
+
+def run_notebook(path, out_dir, timeout, log, html):
+    """Executes one notebook; returns a result dict (ok, failure, cell, seconds, cells)."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=timeout, kernel_name="gonb", allow_errors=True,
+                            resources={"metadata": {"path": str(path.parent)}})
+    result = {"notebook": str(path.relative_to(REPO) if path.is_relative_to(REPO) else path),
+              "ok": True, "failure": None, "cell": None, "cells": [], "seconds": 0.0}
+    code_cells = sum(1 for c in nb.cells if c.cell_type == "code")
+    start = time.monotonic()
+    code_index = 0
+    try:
+        with client.setup_kernel(stdout=log, stderr=log):
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type != "code":
+                    continue
+                code_index += 1
+                t0 = time.monotonic()
+                failure = None
+                try:
+                    client.execute_cell(cell, index)
+                except CellTimeoutError:
+                    failure = f"timed out after {timeout} s"
+                except (CellExecutionError, DeadKernelError) as e:
+                    failure = f"{type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"
+                seconds = time.monotonic() - t0
+                result["cells"].append({"cell": index + 1, "code_cell": code_index, "seconds": round(seconds, 2)})
+                failure = failure or cell_failure(cell)
+                if failure:
+                    result.update(ok=False, failure=failure, cell=index + 1, code_cell=code_index,
+                                  source=first_line(cell.source), output=output_text(cell))
+                    break
+    except Exception as e:  # the kernel did not start, died, …
+        result.update(ok=False, failure=f"{type(e).__name__}: {e}", cell=None)
+    result["seconds"] = round(time.monotonic() - start, 2)
+    result["code_cells"] = code_cells
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    executed = out_dir / path.name
+    nbformat.write(nb, executed)
+    if html:
+        from nbconvert import HTMLExporter
+        body, _ = HTMLExporter().from_notebook_node(nb)
+        (out_dir / (path.stem + ".html")).write_text(body, encoding="utf-8")
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("notebooks", nargs="*", type=Path, help="notebooks to run (default: notebooks/*.ipynb)")
+    ap.add_argument("--backend", default=os.environ.get("GOMLX_BACKEND") or "go", choices=BACKENDS,
+                    help="GoMLX backend the notebooks run on (default: $GOMLX_BACKEND, else go)")
+    ap.add_argument("--out", type=Path, default=REPO / "build" / "notebooks",
+                    help="executed notebooks and HTML go to OUT/<backend>/ (default build/notebooks)")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds one cell may take (default 600)")
+    ap.add_argument("--no-html", dest="html", action="store_false", help="do not write HTML copies")
+    ap.add_argument("--list", action="store_true", help="list the notebooks and exit")
+    args = ap.parse_args()
+
+    notebooks = [p.resolve() for p in args.notebooks] or sorted((REPO / "notebooks").glob("*.ipynb"))
+    if not notebooks:
+        sys.exit("notebooks: no notebooks found in notebooks/")
+    for p in notebooks:
+        if not p.is_file():
+            sys.exit(f"notebooks: {p}: no such notebook")
+    if args.list:
+        for p in notebooks:
+            print(p)
+        return 0
+    try:
+        import nbclient  # noqa: F401
+        import nbformat  # noqa: F401
+    except ImportError as e:
+        sys.exit(f"notebooks: {e} (run with /usr/bin/python3; install with scripts/setup.sh --only jupyter)")
+
+    gonb, path, version = find_tools()
+    out_dir = args.out.resolve() / args.backend.replace(":", "-")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    jupyter_dir = tempfile.mkdtemp(prefix="mhalab-notebooks-")
+    try:
+        write_kernelspec(jupyter_dir, gonb)
+        # The kernel, and the cell programs it runs, inherit this environment.
+        os.environ.update({
+            "PATH": path,
+            "JUPYTER_PATH": jupyter_dir + (os.pathsep + os.environ["JUPYTER_PATH"] if os.environ.get("JUPYTER_PATH") else ""),
+            "GOMLX_BACKEND": args.backend,
+            "GOMLX_NO_AUTO_INSTALL": "1",
+            "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        })
+        print(f"notebooks: {len(notebooks)} on backend {args.backend}, GoNB {version} ({gonb}), output {out_dir}", flush=True)
+        results = []
+        total = time.monotonic()
+        with open(out_dir / "kernel.log", "w") as log:
+            for i, path_nb in enumerate(notebooks, 1):
+                print(f"[{i}/{len(notebooks)}] {path_nb.name} ", end="", flush=True)
+                r = run_notebook(path_nb, out_dir, args.timeout, log, args.html)
+                results.append(r)
+                if r["ok"]:
+                    print(f"ok ({r['code_cells']} code cells, {r['seconds']:.1f} s)", flush=True)
+                else:
+                    where = f"cell {r['cell']} (code cell {r['code_cell']}: {r['source']!r})" if r["cell"] else "before any cell"
+                    print(f"FAILED at {where} after {r['seconds']:.1f} s", flush=True)
+                    print(f"    {r['notebook']}, {where}: {r['failure']}", flush=True)
+                    if r.get("output"):
+                        print("    " + r["output"].replace("\n", "\n    "), flush=True)
+        total = time.monotonic() - total
+    finally:
+        shutil.rmtree(jupyter_dir, ignore_errors=True)
+
+    failed = [r for r in results if not r["ok"]]
+    (out_dir / "timings.json").write_text(json.dumps(
+        {"backend": args.backend, "gonb": version, "seconds": round(total, 2), "notebooks": results}, indent=1))
+    print(f"notebooks: {len(results) - len(failed)} ok, {len(failed)} failed, {total:.1f} s on {args.backend}; "
+          f"executed copies and HTML in {out_dir}")
+    for r in failed:
+        where = f"cell {r['cell']}" if r["cell"] else "kernel"
+        print(f"FAILED: {r['notebook']} {where}: {r['failure']}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
