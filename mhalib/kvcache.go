@@ -1,0 +1,239 @@
+package mhalib
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+)
+
+// KV cache for decoding.
+//
+// A decoder produces one token at a time, and at step t its attention needs the keys and values
+// of all t earlier positions. Recomputing them means a forward pass over the whole prefix at every
+// step. A KV cache keeps them instead, preallocated at full size because graph shapes are static:
+//
+//	keys   [B, h, maxLen, dk]
+//	values [B, h, maxLen, dv]
+//
+// A step with n new positions (n = 1 when decoding, the prompt length when prefilling) projects
+// only those n, appends their keys and values at positions [pos, pos+n), and attends their n
+// queries over the cache with bottom-right causal alignment: new query i sits at position pos+i
+// and sees positions 0 … pos+i. Positions ≥ pos+n hold stale or zero entries and are masked out.
+//
+// Where the state lives. The two tensors are non-trainable context variables (scope "kv_cache"
+// under the attention's scope); the compiled step reads them and context.Exec stores their new
+// values after each run (on XLA their buffers are donated). The position pos is a scalar int32
+// input of the step, so one compiled graph serves every step. Appending is a DynamicUpdateSlice
+// where the backend has it (XLA: in place, O(n) work); the pure-Go backend lacks it, and there
+// the append is Where(position ∈ [pos, pos+n), new, cache), which copies the cache once per step.
+// The attention of a step always spans all maxLen positions (masked), O(maxLen) per query.
+//
+// The host side. KVCache counts the positions filled: Advance(n) returns the position for the
+// next n tokens and fails with an error (naming the capacity) when they do not fit; Reset starts
+// a new sequence. One KVCache can serve every layer of a model — the layers advance together —
+// while each layer keeps its own tensors in its own scope.
+
+// KVCache describes a key/value cache of capacity maxLen and counts the positions filled.
+// Create it with NewKVCache.
+type KVCache struct {
+	batch, heads, maxLen, keyDim, valueDim int
+	length                                 int
+}
+
+// NewKVCache returns an empty cache for keys [batch, heads, maxLen, keyDim] and values
+// [batch, heads, maxLen, valueDim]; it returns an *ArgumentError if a dimension is not positive.
+func NewKVCache(batch, heads, maxLen, keyDim, valueDim int) (*KVCache, error) {
+	if batch < 1 || heads < 1 || maxLen < 1 || keyDim < 1 || valueDim < 1 {
+		return nil, &ArgumentError{Arg: "NewKVCache", Msg: fmt.Sprintf(
+			"batch=%d, heads=%d, maxLen=%d, keyDim=%d, valueDim=%d: all must be positive", batch, heads, maxLen, keyDim, valueDim)}
+	}
+	return &KVCache{batch: batch, heads: heads, maxLen: maxLen, keyDim: keyDim, valueDim: valueDim}, nil
+}
+
+// Len is the number of positions filled.
+func (c *KVCache) Len() int { return c.length }
+
+// Cap is the capacity maxLen.
+func (c *KVCache) Cap() int { return c.maxLen }
+
+// Reset empties the cache for a new sequence. The tensors are not cleared: entries beyond the
+// filled positions are never attended to.
+func (c *KVCache) Reset() { c.length = 0 }
+
+// ErrCacheFull is wrapped by the error Advance returns when the cache has no room left.
+var ErrCacheFull = fmt.Errorf("mhalib: KV cache full")
+
+// Advance reserves the next n positions and returns the first of them, pos: feed it (as a
+// scalar int32 tensor) to the step that appends n keys and values. It returns an error
+// wrapping ErrCacheFull, and reserves nothing, when Len()+n exceeds Cap().
+func (c *KVCache) Advance(n int) (pos int, err error) {
+	if n < 1 {
+		return 0, &ArgumentError{Arg: "n", Msg: fmt.Sprintf("%d: Advance needs at least one position", n)}
+	}
+	if c.length+n > c.maxLen {
+		return 0, fmt.Errorf("%w: %d positions filled + %d new > capacity maxLen = %d", ErrCacheFull, c.length, n, c.maxLen)
+	}
+	pos = c.length
+	c.length += n
+	return pos, nil
+}
+
+// Cache variable names, in the scope given to Append.
+const (
+	VarCacheKeys   = "keys"
+	VarCacheValues = "values"
+)
+
+// Append stores k [B, h, n, dk] and v [B, h, n, dv] at positions [pos, pos+n) of the cache
+// tensors in ctx's scope (variables "keys" and "values", created as zeros, not trainable) and
+// returns the updated tensors keys [B, h, maxLen, dk] and values [B, h, maxLen, dv], which also
+// become the variables' new values. pos is a scalar int32 node; pos+n ≤ maxLen is the caller's
+// promise (Advance checks it on the host).
+func (c *KVCache) Append(ctx *context.Context, k, v, pos *Node) (keys, values *Node) {
+	c.checkBlock("k", k, c.keyDim)
+	c.checkBlock("v", v, c.valueDim)
+	if k.Shape().Dim(2) != v.Shape().Dim(2) {
+		panicArg("v", "shape %s: %d positions, but k shape %s has %d", v.Shape(), v.Shape().Dim(2), k.Shape(), k.Shape().Dim(2))
+	}
+	if pos == nil || !pos.IsScalar() || pos.DType() != dtypes.Int32 {
+		panicArg("pos", "must be a scalar int32 node")
+	}
+	keys = c.appendTo(ctx, VarCacheKeys, k, pos)
+	values = c.appendTo(ctx, VarCacheValues, v, pos)
+	return keys, values
+}
+
+// checkBlock validates a block of new keys or values x [B, h, n, dim].
+func (c *KVCache) checkBlock(name string, x *Node, dim int) {
+	if x == nil {
+		panicArg(name, "is nil")
+	}
+	d := x.Shape().Dimensions
+	if len(d) != 4 || d[0] != c.batch || d[1] != c.heads || d[3] != dim || d[2] < 1 || d[2] > c.maxLen {
+		panicArg(name, "shape %s: want [B=%d, h=%d, n (1…maxLen=%d), %d] for this cache", x.Shape(), c.batch, c.heads, c.maxLen, dim)
+	}
+}
+
+// appendTo writes x [B, h, n, dim] at [pos, pos+n) of the cache variable name: [B, h, maxLen, dim].
+func (c *KVCache) appendTo(ctx *context.Context, name string, x, pos *Node) *Node {
+	g := x.Graph()
+	dims := x.Shape().Clone().Dimensions
+	n := dims[2]
+	dims[2] = c.maxLen
+	cacheShape := shapes.Make(x.DType(), dims...)
+	variable := ctx.GetVariableByScopeAndName(ctx.Scope(), name)
+	if variable == nil {
+		variable = ctx.Checked(false).WithInitializer(zeroInit).VariableWithShape(name, cacheShape)
+		variable.Trainable = false
+	} else if !variable.Shape().Equal(cacheShape) {
+		panicArg("cache variable "+ctx.Scope()+"/"+name, "holds shape %s, this cache needs %s", variable.Shape(), cacheShape)
+	}
+	cache := variable.ValueGraph(g) // [B, h, maxLen, dim]
+	var updated *Node
+	if g.Backend().Capabilities().Operations[backends.OpTypeDynamicUpdateSlice] {
+		zero := ScalarZero(g, dtypes.Int32)
+		updated = DynamicUpdateSlice(cache, x, []*Node{zero, zero, pos, zero})
+	} else {
+		// Row j of the cache takes x[j − pos] when pos ≤ j < pos+n.
+		j := Iota(g, shapes.Make(dtypes.Int32, c.maxLen), 0)                    // [maxLen]
+		rel := Sub(j, pos)                                                      // [maxLen]
+		inBlock := LogicalAnd(GreaterOrEqual(rel, ScalarZero(g, dtypes.Int32)), // [maxLen]
+			LessThan(rel, Scalar(g, dtypes.Int32, n)))
+		var spread *Node // [B, h, maxLen, dim]
+		if n == 1 {
+			spread = BroadcastToDims(x, dims...)
+		} else {
+			// One-hot placement: spread[.., j, :] = Σ_i [j − pos = i]·x[.., i, :].
+			i := Iota(g, shapes.Make(dtypes.Int32, c.maxLen, n), 1)                                              // [maxLen, n]
+			onehot := ConvertDType(Equal(BroadcastToDims(Reshape(rel, c.maxLen, 1), c.maxLen, n), i), x.DType()) // [maxLen, n]
+			spread = DotGeneral(x, []int{2}, nil, onehot, []int{1}, nil)                                         // [B, h, dim, maxLen]
+			spread = TransposeAllDims(spread, 0, 1, 3, 2)                                                        // [B, h, maxLen, dim]
+		}
+		cond := BroadcastToDims(Reshape(inBlock, 1, 1, c.maxLen, 1), dims...) // [B, h, maxLen, dim]
+		updated = Where(cond, spread, cache)
+	}
+	variable.SetValueGraph(updated)
+	return updated
+}
+
+// Attend computes attention of the new queries q [B, h, n, dk] over the whole cache,
+// keys [B, h, maxLen, dk] and values [B, h, maxLen, dv] as returned by Append, with query i at
+// position pos+i seeing positions 0 … pos+i (bottom-right causal alignment over pos+n positions).
+// Logits are scaled by scale (use 1/√dk for the usual attention). It returns [B, h, n, dv].
+func (c *KVCache) Attend(q, keys, values, pos *Node, scale float64) *Node {
+	c.checkBlock("q", q, c.keyDim)
+	if pos == nil || !pos.IsScalar() || pos.DType() != dtypes.Int32 {
+		panicArg("pos", "must be a scalar int32 node")
+	}
+	g := q.Graph()
+	n := q.Shape().Dim(2)
+	logits := DotGeneral(q, []int{3}, []int{0, 1}, keys, []int{3}, []int{0, 1}) // [B, h, n, maxLen]
+	logits = MulScalar(logits, scale)
+	tile := shapes.Make(dtypes.Int32, 1, 1, n, c.maxLen)
+	i := Add(Iota(g, tile, 2), pos) // [1, 1, n, maxLen]: position of query i
+	j := Iota(g, tile, 3)           // [1, 1, n, maxLen]: position of key j
+	allowed := BroadcastToDims(LessOrEqual(j, i), logits.Shape().Dimensions...)
+	logits = Where(allowed, logits, BroadcastToDims(Scalar(g, logits.DType(), math.Inf(-1)), logits.Shape().Dimensions...))
+	weights := safeSoftmax(logits)                                                   // [B, h, n, maxLen]
+	return DotGeneral(weights, []int{3}, []int{0, 1}, values, []int{2}, []int{0, 1}) // [B, h, n, dv]
+}
+
+// CachedBuilder configures CachedSelfAttention; finish it with Done.
+type CachedBuilder struct {
+	ctx      *context.Context
+	x, pos   *Node
+	numHeads int
+	cache    *KVCache
+	scope    string
+}
+
+// CachedSelfAttention starts building one decoding step of multi-head self-attention:
+//
+//	x: [B, n, E] the n new positions   pos: scalar int32, the position of x's first row
+//	→ [B, n, E]
+//
+// It equals MultiHeadAttention(ctx, X, X, X, numHeads).Causal(CausalTopLeft) evaluated at
+// rows [pos, pos+n) of the whole sequence X so far, with the same variables (fused or separate
+// projections, with or without bias, as the scope holds), while the keys and values of the
+// earlier rows come from cache. The new keys and values are appended to the cache tensors in
+// the sub-scope "kv_cache". add_bias_kv and uneven heads are not supported.
+func CachedSelfAttention(ctx *context.Context, x *Node, numHeads int, cache *KVCache, pos *Node) *CachedBuilder {
+	return &CachedBuilder{ctx: ctx, x: x, numHeads: numHeads, cache: cache, pos: pos, scope: DefaultScope}
+}
+
+// Scope sets the variable scope, under ctx's current scope, as MHABuilder.Scope.
+// Default "MultiHeadAttention".
+func (b *CachedBuilder) Scope(name string) *CachedBuilder {
+	b.scope = name
+	return b
+}
+
+// Done builds the step and returns the attention output [B, n, E].
+func (b *CachedBuilder) Done() *Node {
+	if b.cache == nil {
+		panicArg("cache", "is nil")
+	}
+	mha := MultiHeadAttention(b.ctx, b.x, b.x, b.x, b.numHeads).Scope(b.scope)
+	d := mha.check()
+	c := b.cache
+	if c.batch != d.batch || c.heads != b.numHeads || c.keyDim != d.embed/b.numHeads || c.valueDim != c.keyDim {
+		panicArg("cache", "[B=%d, h=%d, maxLen=%d, dk=%d, dv=%d] does not fit x shape %s with %d heads",
+			c.batch, c.heads, c.maxLen, c.keyDim, c.valueDim, b.x.Shape(), b.numHeads)
+	}
+	ctx := b.ctx.In(b.scope)
+	separate, useBias, addBiasKV := mha.resolveDefaults(ctx, d)
+	if addBiasKV {
+		panicArg("CachedSelfAttention", "scope %q has bias_k/bias_v: add_bias_kv is not supported with a KV cache", ctx.Scope())
+	}
+	init := initOf(ctx)
+	q, k, v := inProjection(ctx, b.x, b.x, b.x, d.embed, separate, useBias, init)                 // [B, n, E] each
+	qh, kh, vh := SplitHeads(q, b.numHeads), SplitHeads(k, b.numHeads), SplitHeads(v, b.numHeads) // [B, h, n, dk]
+	keys, values := c.Append(ctx.In("kv_cache"), kh, vh, b.pos)                                   // [B, h, maxLen, dk]
+	out := c.Attend(qh, keys, values, b.pos, 1/math.Sqrt(float64(c.keyDim)))                      // [B, h, n, dk]
+	return outProjection(ctx, MergeHeads(out), d.embed, useBias, init)                            // [B, n, E]
+}
