@@ -106,7 +106,11 @@ func (env *lessonsEnv) report(r *exerciseResult) {
 		}
 		return
 	case "time limit", "crashed":
-		fmt.Fprintf(w, "  ✗ Your code %s\n", strings.TrimPrefix(r.reason, "the test program "))
+		if r.status == "crashed" {
+			fmt.Fprintf(w, "  ✗ Your code crashed: %s\n", r.reason)
+		} else {
+			fmt.Fprintf(w, "  ✗ Your code %s\n", r.reason)
+		}
 		if r.status == "crashed" {
 			all := append([]string{}, r.output...)
 			for _, c := range r.checks {

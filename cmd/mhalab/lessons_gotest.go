@@ -89,7 +89,9 @@ func goBinary() string {
 func (env *lessonsEnv) runGoTest(ctx context.Context, run goTestRun) []*exerciseResult {
 	results := make([]*exerciseResult, len(run.exercises))
 	byDir := map[string]*exerciseResult{}
-	args := []string{"test", "-json", "-count=1", "-timeout", env.timeout.String()}
+	// -trimpath: the compiled packages do not depend on where the repository is, so copies of
+	// it (a teacher's, a test's) share the build cache.
+	args := []string{"test", "-json", "-count=1", "-trimpath", "-timeout", env.timeout.String()}
 	tags := append([]string{}, run.tags...)
 	if strings.HasPrefix(env.backend, "xla:") {
 		tags = append(tags, "lessons_xla")
@@ -278,10 +280,10 @@ func (r *exerciseResult) classify(timeout time.Duration) {
 	switch {
 	case r.status == "does not compile" || (r.status == "fail" && len(r.build) > 0 && len(r.checks) == 0):
 		r.status = "does not compile"
-		r.reason = "does not compile: " + firstLines(strings.Join(r.build, "\n"), 1)
+		r.reason = firstLines(strings.Join(r.build, "\n"), 1)
 	case crash != "":
 		r.status = "crashed"
-		r.reason = "the test program crashed: " + crash
+		r.reason = crash
 	case r.status == "pass" && len(r.checks) > 0 && allPassed(r.checks):
 		r.status = "pass"
 	case len(r.checks) == 0:

@@ -226,9 +226,9 @@ func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exerc
 	if len(run) > 0 {
 		for _, r := range env.runGoTest(ctx, goTestRun{exercises: run, overlay: overlay}) {
 			// Compiler messages name the temporary copies: show the student's paths.
-			r.reason = strings.ReplaceAll(r.reason, tmp, base)
+			r.reason = strings.ReplaceAll(r.reason, tmp+string(filepath.Separator), "")
 			for i := range r.build {
-				r.build[i] = strings.ReplaceAll(r.build[i], tmp, base)
+				r.build[i] = strings.ReplaceAll(r.build[i], tmp+string(filepath.Separator), "")
 			}
 			results[r.exercise.Dir] = r
 		}
