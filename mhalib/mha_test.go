@@ -171,6 +171,8 @@ func mhaCases() []mhaCase {
 		{name: "causal/bottom-right/Lq>Lk", Lq: 5, Lk: 3, causal: mhalib.CausalBottomRight},
 		{name: "all-masks/additive+keypad+causal", self: true, Lq: 4, attn: additive(shape2D), keyPad: padMask(blocked), causal: mhalib.CausalTopLeft},
 		{name: "fill-1e9", attn: attn2D(blocked), keyPad: padMask(blocked), fill: mhalib.FillMinus1e9},
+		{name: "fill-1e9/fully-masked-rows", Lq: 5, Lk: 3, causal: mhalib.CausalBottomRight, keyPad: fullyPadded,
+			attn: additive(shape2D), fill: mhalib.FillMinus1e9},
 		{name: "scale=0.3", scale: 0.3, attn: attn2D(blocked)},
 		{name: "per-head-loop", formulation: mhalib.PerHeadLoop, attn: attnShape(blocked, shape3D), keyPad: padMask(blocked)},
 		{name: "per-head-loop/4heads", E: 8, h: 4, formulation: mhalib.PerHeadLoop, causal: mhalib.CausalBottomRight},

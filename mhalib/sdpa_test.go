@@ -58,10 +58,10 @@ func sdpaCases() []sdpaCase {
 		{name: "causal/top-left", causal: mhalib.CausalTopLeft},
 		{name: "causal/bottom-right/Lq<Lk", Lq: 2, Lk: 5, causal: mhalib.CausalBottomRight},
 		{name: "causal/bottom-right/Lq>Lk/fully-masked", Lq: 5, Lk: 3, causal: mhalib.CausalBottomRight},
-		// A finite fill only matters for fully masked rows, where mhalib replaces every logit by the
-		// fill (uniform weights, as masked_fill) and mhatest adds it per mask: keep rows partly open
-		// here, TestFullyMaskedRow checks the fully masked case.
 		{name: "keypad+causal/fill-1e9", keyPad: pad, causal: mhalib.CausalTopLeft, fill: -1e9, Lq: 4, Lk: 4},
+		// A finite fill matters for fully masked rows: masked_fill makes them uniform.
+		{name: "fully-masked/fill-1e9", Lq: 5, Lk: 3, causal: mhalib.CausalBottomRight, attn: bool2D(mhatest.BlockedWhereTrue), fill: -1e9},
+		{name: "fully-masked/additive+bool/fill-1e9", Lq: 5, Lk: 3, causal: mhalib.CausalBottomRight, attn: add3D, keyPad: pad, fill: -1e9},
 		{name: "scale", scale: 0.7, attn: add3D},
 	}
 }
@@ -97,11 +97,14 @@ func TestScaledDotProductAttention(t *testing.T) {
 				if c.keyPad != nil {
 					spec.KeyPaddingMask = c.keyPad(rng, c.B, c.Lk)
 				}
-				bias, err := spec.Bias(c.B, c.h, c.Lq, c.Lk)
+				additive, blocked, err := spec.Parts(c.B, c.h, c.Lq, c.Lk) // float masks added, bool/causal masked_fill
 				if err != nil {
 					t.Fatal(err)
 				}
-				want, wantW := mhatest.SDPA(q, k, v, bias, c.scale)
+				sdpaRef := func() (*mhatest.Tensor, *mhatest.Tensor) {
+					return mhatest.SDPAMaskedFill(q, k, v, additive, blocked, spec.FillValue(), c.scale)
+				}
+				want, wantW := sdpaRef()
 
 				dt := dtypes.Float64
 				exec := MustNewExec(backend, func(in []*Node) []*Node {
@@ -132,7 +135,7 @@ func TestScaledDotProductAttention(t *testing.T) {
 				if err := mhalib.CheckRowsSumToOne(res[1], 1e-12); err != nil {
 					t.Error(err)
 				}
-				loss := func() float64 { out, _ := mhatest.SDPA(q, k, v, bias, c.scale); return mhatest.Loss(out, cot) }
+				loss := func() float64 { out, _ := sdpaRef(); return mhatest.Loss(out, cot) }
 				for i, x := range []*mhatest.Tensor{q, k, v} {
 					assertClose(t, nil, "gradient "+"qkv"[i:i+1], res[2+i], mhatest.NumGrad(loss, x, 1e-6), 1e-8)
 				}
