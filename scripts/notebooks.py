@@ -64,7 +64,8 @@ def cell_failure(cell):
     for p in problems:
         if p not in seen:
             seen.append(p)
-    return "; ".join(seen)
+    text = " | ".join(line.strip() for p in seen for line in p.splitlines() if line.strip())
+    return text if len(text) <= 400 else text[:400] + " …"
 
 
 def first_line(source):

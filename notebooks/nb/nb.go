@@ -201,23 +201,29 @@ func Bytes[T int | int64 | uint64](n T) string {
 
 // Memory is how much memory one execution of a graph takes, and how it was measured.
 type Memory struct {
+	// Bytes is the main figure: on XLA the scratch memory for intermediate values (buffer
+	// assignment's temp bytes), on the pure-Go backend the Go heap allocated by one run.
 	Bytes int64
-	How   string // "XLA buffer assignment: scratch (temp) bytes" or "Go heap allocated by the first run (pure-Go backend)"
+	// Total is, on XLA, every buffer of the execution (parameters, outputs, constants, scratch);
+	// on the pure-Go backend it equals Bytes (which includes the outputs).
+	Total int64
+	How   string
 }
 
 // MemoryUse measures the memory one execution of graphFn takes for inputs of the given shapes.
 // graphFn is a context graph function, as for context.NewExec (variables are created and
-// initialised before measuring). On an XLA backend (Backend) it is the scratch memory XLA's
-// buffer assignment reserves for the intermediate values (xla.OptimizedHLO's TempBytes): the
-// peak of what the graph needs beyond its inputs and outputs. On the pure-Go backend it is the
-// Go heap allocated by the first execution on a fresh backend (so its buffer pools are empty,
+// initialised before measuring). On an XLA backend (Backend) it reads XLA's buffer assignment
+// (xla.OptimizedHLO): Bytes is the scratch memory for intermediate values, the peak of what the
+// graph needs beyond its inputs and outputs, and Total adds those. On the pure-Go backend it is
+// the Go heap allocated by the first execution on a fresh backend (so its buffer pools are empty,
 // and a buffer freed during the run and taken again counts once), outputs included.
 func MemoryUse(graphFn any, inputShapes ...shapes.Shape) Memory {
 	if IsXLA() {
 		dump := Must1(xla.OptimizedHLO(Backend(), context.New(), graphFn, inputShapes...))
-		return Memory{Bytes: dump.TempBytes, How: "XLA buffer assignment: scratch (temp) bytes"}
+		return Memory{Bytes: dump.TempBytes, Total: dump.TotalBytes, How: "XLA buffer assignment (scratch bytes; total with parameters and outputs)"}
 	}
-	fresh := Must1(xla.New(xla.SpecGo))
+	fresh, _, err := xla.NewWithReason(xla.SpecGo)
+	Must(err)
 	defer fresh.Finalize()
 	exec := Must1(context.NewExecAny(fresh, context.New(), graphFn))
 	defer exec.Finalize()
@@ -227,11 +233,11 @@ func MemoryUse(graphFn any, inputShapes ...shapes.Shape) Memory {
 	}
 	Must(exec.PreCompile(args...)) // compiles and initialises the variables
 	var outputs []*tensors.Tensor
-	n := AllocBytes(func() { outputs = Must1(exec.Exec(args...)) })
+	n := int64(AllocBytes(func() { outputs = Must1(exec.Exec(args...)) }))
 	for _, t := range outputs {
 		t.FinalizeAll()
 	}
-	return Memory{Bytes: int64(n), How: "Go heap allocated by the first run (pure-Go backend)"}
+	return Memory{Bytes: n, Total: n, How: "Go heap allocated by one run on a fresh pure-Go backend (outputs included)"}
 }
 
 // Randn returns a Float32 tensor of the given dimensions with entries drawn from N(0, 1), the
