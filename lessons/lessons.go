@@ -43,16 +43,16 @@ type Exercise struct {
 
 // Exercises lists the exercises in order, one concept each.
 var Exercises = []Exercise{
-	{1, "01_linear", "Linear projection, PyTorch layout", "linear.go", nil, "linear_test.go", "linear_solution.go", "notebooks/01_linear_projection.ipynb"},
-	{2, "02_xavier", "Xavier-uniform initialisation", "xavier.go", nil, "xavier_test.go", "xavier_solution.go", "notebooks/02_initialisation.ipynb"},
-	{3, "03_heads", "Split and merge heads", "heads.go", nil, "heads_test.go", "heads_solution.go", "notebooks/03_heads.ipynb"},
-	{4, "04_uneven_heads", "Uneven heads (440 = 4×100 + 40)", "uneven.go", nil, "uneven_test.go", "uneven_solution.go", "notebooks/04_uneven_heads.ipynb"},
-	{5, "05_sdpa", "Scaled dot-product attention, the right scale", "sdpa.go", nil, "sdpa_test.go", "sdpa_solution.go", "notebooks/05_scaled_dot_product.ipynb"},
-	{6, "06_masks", "Masks: causal, key padding, fully masked rows → 0", "masks.go", nil, "masks_test.go", "masks_solution.go", "notebooks/06_masks.ipynb"},
-	{7, "07_mha", "Assemble multi-head attention (self and cross)", "mha.go", nil, "mha_test.go", "mha_solution.go", "notebooks/07_multi_head_attention.ipynb"},
-	{8, "08_flash", "Online softmax: one FlashAttention block", "flash.go", []string{"state.go"}, "flash_test.go", "flash_solution.go", "notebooks/08_flash_attention.ipynb"},
-	{9, "09_kvcache", "One KV-cache decoding step", "kvcache.go", nil, "kvcache_test.go", "kvcache_solution.go", "notebooks/09_kv_cache.ipynb"},
-	{10, "10_statedict", "Load a PyTorch state_dict, match PyTorch's output", "statedict.go", nil, "statedict_test.go", "statedict_solution.go", "notebooks/10_pytorch_state_dict.ipynb"},
+	{1, "01_linear", "Linear projection, PyTorch layout", "linear.go", nil, "linear_test.go", "linear_solution.go", "notebooks/01_qkv_projection.ipynb"},
+	{2, "02_xavier", "Xavier-uniform initialisation", "xavier.go", nil, "xavier_test.go", "xavier_solution.go", "notebooks/01_qkv_projection.ipynb"},
+	{3, "03_heads", "Split and merge heads", "heads.go", nil, "heads_test.go", "heads_solution.go", "notebooks/02_heads.ipynb"},
+	{4, "04_uneven_heads", "Uneven heads (440 = 4×100 + 40)", "uneven.go", nil, "uneven_test.go", "uneven_solution.go", "notebooks/02_heads.ipynb"},
+	{5, "05_sdpa", "Scaled dot-product attention, the right scale", "sdpa.go", nil, "sdpa_test.go", "sdpa_solution.go", "notebooks/03_sdpa_masks.ipynb"},
+	{6, "06_masks", "Masks: causal, key padding, fully masked rows → 0", "masks.go", nil, "masks_test.go", "masks_solution.go", "notebooks/03_sdpa_masks.ipynb"},
+	{7, "07_mha", "Assemble multi-head attention (self and cross)", "mha.go", nil, "mha_test.go", "mha_solution.go", "notebooks/04_mha.ipynb"},
+	{8, "08_flash", "Online softmax: one FlashAttention block", "flash.go", []string{"state.go"}, "flash_test.go", "flash_solution.go", "notebooks/05_flash.ipynb"},
+	{9, "09_kvcache", "One KV-cache decoding step", "kvcache.go", nil, "kvcache_test.go", "kvcache_solution.go", "notebooks/07_kvcache.ipynb"},
+	{10, "10_statedict", "Load a PyTorch state_dict, match PyTorch's output", "statedict.go", nil, "statedict_test.go", "statedict_solution.go", "notebooks/06_parity.ipynb"},
 }
 
 // files holds the pristine copies (no solutions: they stay in the repository only).
