@@ -60,3 +60,24 @@ parity-fixtures:
 	rm -f parity/testdata/*.safetensors
 	$(PARITY_PYTHON) parity/gen.py --out parity/testdata --fixtures --forward-files --forward-cases $(PARITY_FORWARD_FIXTURES)
 	$(PARITY_PYTHON) parity/torchio_testdata.py torchio/testdata
+
+# ---- Lessons (lessons/README.md) -------------------------------------------------------------
+#   make lessons              the exercises and your progress (mhalab lessons; see `mhalab lessons help`)
+#   make lessons-verify       every stub fails its grader, every solution passes (pure Go; make test runs it)
+#   make lessons-verify-xla   the same on XLA CPU
+#   make lessons-fixtures     regenerate lessons/testdata with PyTorch (parity's generator), then the manifest
+.PHONY: lessons lessons-verify lessons-verify-xla lessons-fixtures
+
+lessons:
+	$(GO) run ./cmd/mhalab lessons
+
+lessons-verify:
+	$(GO) run ./cmd/mhalab lessons verify
+
+lessons-verify-xla: setup
+	$(GO) run ./cmd/mhalab lessons verify --backend xla:cpu
+
+lessons-fixtures:
+	scripts/setup.sh --only torch
+	$(PARITY_PYTHON) lessons/testdata/gen.py
+	$(GO) generate ./lessons
