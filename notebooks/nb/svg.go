@@ -223,16 +223,41 @@ func LineChart(title, xLabel, yLabel string, logX, logY bool, series ...Series) 
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" %s>`, w, h, fontStyle)
 	fmt.Fprintf(&b, `<text x="%d" y="16" font-weight="bold">%s</text>`, left, esc(title))
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.0f" height="%.0f" fill="none" stroke="#444"/>`, left, top, pw, ph)
-	// Ticks: 5 per axis, at data values.
-	for k := 0; k <= 4; k++ {
-		xv, yv := x0+(x1-x0)*float64(k)/4, y0+(y1-y0)*float64(k)/4
-		if logX {
-			xv = math.Pow(2, xv)
+	// X ticks: the x values of the first series when there are few (typical for measured
+	// sizes), else 5 evenly spaced. Y ticks: powers of 10 on a log axis, else 5 evenly spaced.
+	var xticks, yticks []float64
+	if len(series) > 0 && len(series[0].X) <= 8 {
+		xticks = series[0].X
+	} else {
+		for k := 0; k <= 4; k++ {
+			v := x0 + (x1-x0)*float64(k)/4
+			if logX {
+				v = math.Pow(2, v)
+			}
+			xticks = append(xticks, v)
 		}
-		if logY {
-			yv = math.Pow(10, yv)
+	}
+	if logY {
+		for e := math.Ceil(y0); e <= y1; e++ {
+			yticks = append(yticks, math.Pow(10, e))
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" font-size="9">%s</text>`, px(xv), h-bottom+13, shortNum(xv))
+	}
+	if len(yticks) < 2 {
+		yticks = yticks[:0]
+		for k := 0; k <= 4; k++ {
+			v := y0 + (y1-y0)*float64(k)/4
+			if logY {
+				v = math.Pow(10, v)
+			}
+			yticks = append(yticks, v)
+		}
+	}
+	for _, xv := range xticks {
+		if !logX || xv > 0 {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" font-size="9">%s</text>`, px(xv), h-bottom+13, shortNum(xv))
+		}
+	}
+	for _, yv := range yticks {
 		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end" font-size="9">%s</text>`, left-4, py(yv)+3, shortNum(yv))
 		fmt.Fprintf(&b, `<line x1="%d" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#eee"/>`, left+1, float64(left)+pw-1, py(yv), py(yv))
 	}
