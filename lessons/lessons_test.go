@@ -30,6 +30,8 @@ func TestManifest(t *testing.T) {
 	}
 }
 
+var runName = regexp.MustCompile(`t\.Run\("([^"]*)"|\{"(matches[^"]*)"`)
+
 var item = regexp.MustCompile(`(?m)^[0-9]+\. `)
 
 // questions counts the numbered items of a hint that ask something.
@@ -70,6 +72,13 @@ func TestCatalogue(t *testing.T) {
 		}
 		if n, asking := questions(read("hint.md")); n < 2 || n > 3 || asking != n {
 			t.Errorf("%s: %d numbered items, %d of them questions; want 2 or 3 questions", e.Path("hint.md"), n, asking)
+		}
+		// Check names are shown to students: t.Run turns spaces into underscores, and
+		// mhalab lessons turns them back, so a name must not hold underscores of its own.
+		for _, m := range runName.FindAllStringSubmatch(read(e.Grader), -1) {
+			if name := m[1] + m[2]; strings.Contains(name, "_") {
+				t.Errorf("%s: check name %q has an underscore", e.Path(e.Grader), name)
+			}
 		}
 		readme := read("README.md")
 		for _, part := range []string{"**Goal.**", "**Formula", "**Shapes.**", "**The grader checks**", e.Notebook} {

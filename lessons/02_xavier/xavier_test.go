@@ -115,7 +115,7 @@ func TestLesson(t *testing.T) {
 			lesson.Failf(t, "XavierUniform returned the random state it was given: return the new state RandomUniform gives you, or the next weight will repeat this one")
 		}
 	})
-	t.Run("matches PyTorch's xavier_uniform_", func(t *testing.T) {
+	t.Run("matches PyTorch's samples", func(t *testing.T) {
 		// torch.nn.init.xavier_uniform_ on a [96, 32] weight (lessons/testdata/xavier.safetensors).
 		f := grader.LoadFixture(t, "xavier")
 		torchW := f.Get(t, "sample.w")

@@ -172,7 +172,7 @@ func TestLesson(t *testing.T) {
 		got := softmax(t, logits, false, all)
 		lesson.CloseHost(t, "masked softmax with every key of batch 1 padded (rows of batch 1 must be 0)", got, softmaxRef(logits, wantBias(t, 2, 3, 4, false, all)), 1e-5)
 	})
-	t.Run("matches PyTorch key_padding_mask", func(t *testing.T) {
+	t.Run("matches PyTorch key padding mask", func(t *testing.T) {
 		// nn.MultiheadAttention(8, 2) with a bool key_padding_mask [2 5]; PyTorch averaged the
 		// weights over the heads (lessons/testdata/mha_kpm_bool.safetensors).
 		m := grader.LoadTorchMHA(t, "mha_kpm_bool")
@@ -184,7 +184,7 @@ func TestLesson(t *testing.T) {
 			lesson.Failf(t, "masked softmax: expected shape %v, got %v", []int{m.B, m.H, m.Lq, m.Lk}, got.Shape)
 		}
 	})
-	t.Run("matches PyTorch causal attn_mask", func(t *testing.T) {
+	t.Run("matches PyTorch causal attention mask", func(t *testing.T) {
 		// nn.MultiheadAttention(8, 2) with the causal bool attn_mask triu(ones(4, 4), 1)
 		// (lessons/testdata/mha_causal_bool.safetensors).
 		m := grader.LoadTorchMHA(t, "mha_causal_bool")

@@ -103,7 +103,7 @@ func expectError(t *testing.T, what string, sd map[string]*tensors.Tensor, key s
 }
 
 func TestLesson(t *testing.T) {
-	t.Run("fused in_proj_weight", func(t *testing.T) {
+	t.Run("fused in-projection", func(t *testing.T) {
 		m := grader.LoadTorchMHA(t, "mha_cross")
 		checkWeights(t, "FromStateDict(mha_cross's state_dict: in_proj_weight [24 8])", load(t, "FromStateDict(mha_cross)", stateDict(t, "mha_cross")), m.Params)
 	})
@@ -148,8 +148,9 @@ func TestLesson(t *testing.T) {
 			lesson.Failf(t, "LoadFile of a file that does not exist: expected an error, got none")
 		}
 	})
-	for _, name := range []string{"mha_cross", "mha_kdim_vdim"} {
-		t.Run("matches PyTorch "+name, func(t *testing.T) {
+	for _, c := range []struct{ check, name string }{{"matches PyTorch, fused layout", "mha_cross"}, {"matches PyTorch, separate layout", "mha_kdim_vdim"}} {
+		name := c.name
+		t.Run(c.check, func(t *testing.T) {
 			// The forward of nn.MultiheadAttention(8, 2) with your weights, in float64 loops
 			// (mhatest.MHA), against PyTorch's float64 run on the same float32 values.
 			m := grader.LoadTorchMHA(t, name)
