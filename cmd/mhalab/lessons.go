@@ -107,7 +107,7 @@ func runLessons(args []string, stdout, stderr io.Writer) error {
 	case "watch":
 		fs.DurationVar(&interval, "interval", 500*time.Millisecond, "how often to look for saved files")
 	}
-	pos, err := parseInterspersed(fs, args)
+	pos, err := lessonsParseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, lessonsUsage)
 		return err
@@ -121,7 +121,7 @@ func runLessons(args []string, stdout, stderr io.Writer) error {
 	if env.timeout <= 0 || env.compile <= 0 {
 		return &usageError{"--timeout and --compile-timeout must be positive"}
 	}
-	if env.root, err = findRoot(root); err != nil {
+	if env.root, err = lessonsFindRoot(root); err != nil {
 		return err
 	}
 	wantArgs := func(min, max int) error {
@@ -148,10 +148,10 @@ func runLessons(args []string, stdout, stderr io.Writer) error {
 				return nil
 			}
 			e = next
-		} else if e, err = exerciseArg(pos[0]); err != nil {
+		} else if e, err = lessonsExerciseArg(pos[0]); err != nil {
 			return err
 		}
-		ctx, stop := signalContext()
+		ctx, stop := lessonsSignalContext()
 		defer stop()
 		if res := env.check(ctx, e); !res.passed() {
 			return fmt.Errorf("exercise %d is not done yet: %s", e.Number, res.status)
@@ -161,7 +161,7 @@ func runLessons(args []string, stdout, stderr io.Writer) error {
 		if err := wantArgs(1, 1); err != nil {
 			return err
 		}
-		e, err := exerciseArg(pos[0])
+		e, err := lessonsExerciseArg(pos[0])
 		if err != nil {
 			return err
 		}
@@ -173,14 +173,14 @@ func runLessons(args []string, stdout, stderr io.Writer) error {
 		if interval <= 0 {
 			return &usageError{"--interval must be positive"}
 		}
-		ctx, stop := signalContext()
+		ctx, stop := lessonsSignalContext()
 		defer stop()
 		return env.watch(ctx, interval)
 	case "reset":
 		if err := wantArgs(1, 1); err != nil {
 			return err
 		}
-		e, err := exerciseArg(pos[0])
+		e, err := lessonsExerciseArg(pos[0])
 		if err != nil {
 			return err
 		}
@@ -189,7 +189,7 @@ func runLessons(args []string, stdout, stderr io.Writer) error {
 		if err := wantArgs(0, 0); err != nil {
 			return err
 		}
-		ctx, stop := signalContext()
+		ctx, stop := lessonsSignalContext()
 		defer stop()
 		return env.verify(ctx)
 	case "grade":
@@ -200,23 +200,23 @@ func runLessons(args []string, stdout, stderr io.Writer) error {
 		if only != "" {
 			exercises = nil
 			for _, s := range strings.Split(only, ",") {
-				e, err := exerciseArg(strings.TrimSpace(s))
+				e, err := lessonsExerciseArg(strings.TrimSpace(s))
 				if err != nil {
 					return err
 				}
 				exercises = append(exercises, e)
 			}
 		}
-		ctx, stop := signalContext()
+		ctx, stop := lessonsSignalContext()
 		defer stop()
 		return env.grade(ctx, pos, exercises, output)
 	}
 	return &usageError{fmt.Sprintf("unknown lessons subcommand %q (list, check, hint, watch, reset, verify, grade)", sub)}
 }
 
-// parseInterspersed parses flags that may come before, between or after the positional
+// lessonsParseFlags parses flags that may come before, between or after the positional
 // arguments, and returns the positional ones.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+func lessonsParseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -233,8 +233,8 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// exerciseArg parses an exercise number (or folder name such as 03_heads).
-func exerciseArg(s string) (lessons.Exercise, error) {
+// lessonsExerciseArg parses an exercise number (or folder name such as 03_heads).
+func lessonsExerciseArg(s string) (lessons.Exercise, error) {
 	if n, err := strconv.Atoi(s); err == nil {
 		if e, ok := lessons.Lookup(n); ok {
 			return e, nil
@@ -248,9 +248,9 @@ func exerciseArg(s string) (lessons.Exercise, error) {
 	return lessons.Exercise{}, &usageError{fmt.Sprintf("no exercise %q: give a number from 1 to %d", s, len(lessons.Exercises))}
 }
 
-// findRoot returns dir (when given) or the first folder from the working directory upwards
+// lessonsFindRoot returns dir (when given) or the first folder from the working directory upwards
 // that holds mhalab's go.mod and a lessons folder.
-func findRoot(dir string) (string, error) {
+func lessonsFindRoot(dir string) (string, error) {
 	isRoot := func(d string) bool {
 		mod, err := os.ReadFile(filepath.Join(d, "go.mod"))
 		if err != nil || !bytes.Contains(mod, []byte("module github.com/mhalab/mhalab\n")) {
@@ -338,9 +338,9 @@ func (env *lessonsEnv) restore(names []string) ([]string, error) {
 	return notes, nil
 }
 
-// protectedFiles lists what grading restores: the shared files and each exercise's grader
+// lessonsProtectedFiles lists what grading restores: the shared files and each exercise's grader
 // and given files.
-func protectedFiles(exercises []lessons.Exercise) []string {
+func lessonsProtectedFiles(exercises []lessons.Exercise) []string {
 	names := lessons.Shared()
 	for _, e := range exercises {
 		names = append(names, e.Protected()...)
@@ -350,41 +350,41 @@ func protectedFiles(exercises []lessons.Exercise) []string {
 
 // --- progress ---------------------------------------------------------------------------------
 
-// progressFile is the state a student can delete to start over.
-const progressFile = ".mhalab-progress.json"
+// lessonsProgressFile is the state a student can delete to start over.
+const lessonsProgressFile = ".mhalab-progress.json"
 
-type progress struct {
-	Version   int                      `json:"version"`
-	Exercises map[string]progressEntry `json:"exercises"`
+type lessonsProgress struct {
+	Version   int                             `json:"version"`
+	Exercises map[string]lessonsProgressEntry `json:"exercises"`
 }
 
-type progressEntry struct {
+type lessonsProgressEntry struct {
 	Passed bool      `json:"passed"`
 	Checks string    `json:"checks,omitempty"` // "4/6"
 	Status string    `json:"status"`           // "pass", "fail", "does not compile", ...
 	At     time.Time `json:"at"`
 }
 
-func (env *lessonsEnv) progressPath() string { return env.lessonsPath(progressFile) }
+func (env *lessonsEnv) progressPath() string { return env.lessonsPath(lessonsProgressFile) }
 
 // loadProgress reads the state file; a missing or unreadable one is a fresh start.
-func (env *lessonsEnv) loadProgress() progress {
-	p := progress{Version: 1, Exercises: map[string]progressEntry{}}
+func (env *lessonsEnv) loadProgress() lessonsProgress {
+	p := lessonsProgress{Version: 1, Exercises: map[string]lessonsProgressEntry{}}
 	data, err := os.ReadFile(env.progressPath())
 	if err != nil {
 		return p
 	}
 	if err := json.Unmarshal(data, &p); err != nil || p.Exercises == nil {
 		fmt.Fprintf(env.stderr, "mhalab lessons: %s is unreadable (%v): starting from an empty progress\n", env.progressPath(), err)
-		return progress{Version: 1, Exercises: map[string]progressEntry{}}
+		return lessonsProgress{Version: 1, Exercises: map[string]lessonsProgressEntry{}}
 	}
 	return p
 }
 
 // record stores the result of one exercise in the state file.
-func (env *lessonsEnv) record(e lessons.Exercise, res *exerciseResult) {
+func (env *lessonsEnv) record(e lessons.Exercise, res *lessonsResult) {
 	p := env.loadProgress()
-	p.Exercises[e.Dir] = progressEntry{Passed: res.passed(), Checks: res.checksSummary(), Status: res.status, At: time.Now().UTC().Truncate(time.Second)}
+	p.Exercises[e.Dir] = lessonsProgressEntry{Passed: res.passed(), Checks: res.checksSummary(), Status: res.status, At: time.Now().UTC().Truncate(time.Second)}
 	data, _ := json.MarshalIndent(p, "", "  ")
 	tmp := env.progressPath() + ".tmp"
 	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err == nil {
@@ -445,7 +445,7 @@ func (env *lessonsEnv) list() error {
 	} else {
 		fmt.Fprintln(env.stdout, "All done. Well done!")
 	}
-	fmt.Fprintf(env.stdout, "Progress is kept in lessons/%s: delete it to start over.\n", progressFile)
+	fmt.Fprintf(env.stdout, "Progress is kept in lessons/%s: delete it to start over.\n", lessonsProgressFile)
 	return nil
 }
 

@@ -16,17 +16,17 @@ import (
 	"github.com/mhalab/mhalab/lessons"
 )
 
-// signalContext is cancelled by Ctrl-C (SIGINT) or SIGTERM.
-func signalContext() (context.Context, context.CancelFunc) {
+// lessonsSignalContext is cancelled by Ctrl-C (SIGINT) or SIGTERM.
+func lessonsSignalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
 // check restores the grader and given files of e, runs the grader on the working tree, prints
 // the report and records the result in the progress file.
-func (env *lessonsEnv) check(ctx context.Context, e lessons.Exercise) *exerciseResult {
-	notes, err := env.restore(protectedFiles([]lessons.Exercise{e}))
+func (env *lessonsEnv) check(ctx context.Context, e lessons.Exercise) *lessonsResult {
+	notes, err := env.restore(lessonsProtectedFiles([]lessons.Exercise{e}))
 	if err != nil {
-		res := &exerciseResult{exercise: e, status: "error", reason: err.Error(), notes: notes}
+		res := &lessonsResult{exercise: e, status: "error", reason: err.Error(), notes: notes}
 		env.report(res)
 		return res
 	}
@@ -40,7 +40,7 @@ func (env *lessonsEnv) check(ctx context.Context, e lessons.Exercise) *exerciseR
 			notes = append(notes, fmt.Sprintf("ignoring lessons/%s: only the grader (%s) runs.", e.Path(filepath.Base(f)), e.Grader))
 		}
 	}
-	res := env.runGoTest(ctx, goTestRun{exercises: []lessons.Exercise{e}, overlay: overlay})[0]
+	res := env.runGoTest(ctx, lessonsGoTest{exercises: []lessons.Exercise{e}, overlay: overlay})[0]
 	res.notes = append(notes, res.notes...)
 	env.report(res)
 	if res.status != "stopped" {
@@ -50,7 +50,7 @@ func (env *lessonsEnv) check(ctx context.Context, e lessons.Exercise) *exerciseR
 }
 
 // report prints the result of one exercise for its student.
-func (env *lessonsEnv) report(r *exerciseResult) {
+func (env *lessonsEnv) report(r *lessonsResult) {
 	e, w := r.exercise, env.stdout
 	fmt.Fprintf(w, "Exercise %d of %d · %s · %s\n", e.Number, len(lessons.Exercises), e.Dir, e.Title)
 	for _, n := range r.notes {
@@ -84,7 +84,7 @@ func (env *lessonsEnv) report(r *exerciseResult) {
 		if c.passed {
 			continue
 		}
-		if (r.status == "time limit" || r.status == "crashed") && hasCrash(c.lines) {
+		if (r.status == "time limit" || r.status == "crashed") && lessonsHasCrash(c.lines) {
 			fmt.Fprintf(w, "      (this check was running when the program was stopped)\n")
 			continue
 		}
@@ -116,7 +116,7 @@ func (env *lessonsEnv) report(r *exerciseResult) {
 			for _, c := range r.checks {
 				all = append(all, c.lines...)
 			}
-			for _, line := range crashLines(all, 6) {
+			for _, line := range lessonsCrashLines(all, 6) {
 				fmt.Fprintf(w, "      %s\n", line)
 			}
 		}
@@ -128,8 +128,8 @@ func (env *lessonsEnv) report(r *exerciseResult) {
 	fmt.Fprintf(w, "%s checks pass. Edit lessons/%s, save, and check again. Stuck? `mhalab lessons hint %d`\n", summary, e.Path(e.File), e.Number)
 }
 
-// hasCrash reports whether output holds a panic or fatal error of the test program.
-func hasCrash(lines []string) bool {
+// lessonsHasCrash reports whether output holds a panic or fatal error of the test program.
+func lessonsHasCrash(lines []string) bool {
 	for _, line := range lines {
 		t := strings.TrimSpace(line)
 		if strings.HasPrefix(t, "panic: ") || strings.HasPrefix(t, "fatal error: ") {
@@ -139,12 +139,12 @@ func hasCrash(lines []string) bool {
 	return false
 }
 
-// crashLines returns the places in the student's files (file:line) that the stack of a crash
+// lessonsCrashLines returns the places in the student's files (file:line) that the stack of a crash
 // passes through, at most n, outermost last.
-func crashLines(output []string, n int) []string {
+func lessonsCrashLines(output []string, n int) []string {
 	var out []string
 	for i, line := range output {
-		if !hasCrash([]string{line}) {
+		if !lessonsHasCrash([]string{line}) {
 			continue
 		}
 		for _, l := range output[i+1:] {
@@ -171,7 +171,7 @@ func crashLines(output []string, n int) []string {
 func (env *lessonsEnv) watch(ctx context.Context, interval time.Duration) error {
 	e, ok := env.next()
 	if !ok {
-		fmt.Fprintln(env.stdout, "Every exercise is done: nothing to watch. (Delete lessons/"+progressFile+" to start over.)")
+		fmt.Fprintln(env.stdout, "Every exercise is done: nothing to watch. (Delete lessons/"+lessonsProgressFile+" to start over.)")
 		return nil
 	}
 	clear := false
@@ -195,7 +195,7 @@ func (env *lessonsEnv) watch(ctx context.Context, interval time.Duration) error 
 			continue
 		}
 		fmt.Fprintf(env.stdout, "\nWatching lessons/%s/ : save a file to check again (Ctrl-C to stop).\n", e.Dir)
-		if !waitForChange(ctx, env.lessonsPath(e.Dir), interval) {
+		if !lessonsWaitForChange(ctx, env.lessonsPath(e.Dir), interval) {
 			fmt.Fprintln(env.stdout, "\nwatch stopped.")
 			return nil
 		}
@@ -214,8 +214,8 @@ func (env *lessonsEnv) clearScreen() {
 	fmt.Fprintln(env.stdout)
 }
 
-// snapshot is the size and modification time of every file of a folder.
-func snapshot(dir string) map[string]string {
+// lessonsSnapshot is the size and modification time of every file of a folder.
+func lessonsSnapshot(dir string) map[string]string {
 	out := map[string]string{}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
@@ -229,9 +229,9 @@ func snapshot(dir string) map[string]string {
 	return out
 }
 
-// waitForChange polls dir until a file appears, disappears or changes (true) or ctx ends (false).
-func waitForChange(ctx context.Context, dir string, interval time.Duration) bool {
-	before := snapshot(dir)
+// lessonsWaitForChange polls dir until a file appears, disappears or changes (true) or ctx ends (false).
+func lessonsWaitForChange(ctx context.Context, dir string, interval time.Duration) bool {
+	before := lessonsSnapshot(dir)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
@@ -240,7 +240,7 @@ func waitForChange(ctx context.Context, dir string, interval time.Duration) bool
 			return false
 		case <-tick.C:
 		}
-		now := snapshot(dir)
+		now := lessonsSnapshot(dir)
 		changed := len(now) != len(before)
 		for name, v := range now {
 			changed = changed || before[name] != v

@@ -20,27 +20,27 @@ import (
 	"github.com/mhalab/mhalab/lessons"
 )
 
-// goTestRun describes one `go test` invocation.
-type goTestRun struct {
+// lessonsGoTest describes one `go test` invocation.
+type lessonsGoTest struct {
 	exercises []lessons.Exercise
 	tags      []string          // build tags, e.g. "solution"
 	overlay   map[string]string // go build -overlay: absolute path → replacement ("" = deleted)
 }
 
-// checkResult is one check of a grader (a subtest of TestLesson).
-type checkResult struct {
+// lessonsCheck is one check of a grader (a subtest of TestLesson).
+type lessonsCheck struct {
 	name   string   // "output shape"
 	passed bool     // it ran and passed
 	lines  []string // its messages, without file:line prefixes and without the hint line
 	indent int      // indentation of the continuation lines of the current message
 }
 
-// exerciseResult is the outcome of grading one exercise.
-type exerciseResult struct {
+// lessonsResult is the outcome of grading one exercise.
+type lessonsResult struct {
 	exercise lessons.Exercise
 	status   string // "pass", "fail", "does not compile", "time limit", "crashed", "missing", "error"
 	reason   string // one line for tables: why it failed
-	checks   []*checkResult
+	checks   []*lessonsCheck
 	build    []string // compiler messages
 	output   []string // package output outside the checks (crash dumps, …)
 	notes    []string // restored or ignored files
@@ -48,10 +48,10 @@ type exerciseResult struct {
 	ended    bool // go test reported the package's end
 }
 
-func (r *exerciseResult) passed() bool { return r.status == "pass" }
+func (r *lessonsResult) passed() bool { return r.status == "pass" }
 
 // checksSummary is "passed/total" for the checks that ran, or "".
-func (r *exerciseResult) checksSummary() string {
+func (r *lessonsResult) checksSummary() string {
 	if len(r.checks) == 0 {
 		return ""
 	}
@@ -64,8 +64,8 @@ func (r *exerciseResult) checksSummary() string {
 	return fmt.Sprintf("%d/%d", n, len(r.checks))
 }
 
-// testEvent is one line of `go test -json` (cmd/test2json), with the build events of Go ≥ 1.24.
-type testEvent struct {
+// lessonsEvent is one line of `go test -json` (cmd/test2json), with the build events of Go ≥ 1.24.
+type lessonsEvent struct {
 	Action      string
 	Package     string
 	ImportPath  string
@@ -75,8 +75,8 @@ type testEvent struct {
 	FailedBuild string
 }
 
-// goBinary is the go command on PATH (running it reports a missing toolchain).
-func goBinary() string {
+// lessonsGoBinary is the go command on PATH (running it reports a missing toolchain).
+func lessonsGoBinary() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
@@ -86,9 +86,9 @@ func goBinary() string {
 // runGoTest runs the graders of run.exercises and returns one result per exercise, in order.
 // The child process gets env.timeout for running the tests (go test -timeout) and, with
 // compiling, env.timeout + env.compile in all; past that its whole process group is killed.
-func (env *lessonsEnv) runGoTest(ctx context.Context, run goTestRun) []*exerciseResult {
-	results := make([]*exerciseResult, len(run.exercises))
-	byDir := map[string]*exerciseResult{}
+func (env *lessonsEnv) runGoTest(ctx context.Context, run lessonsGoTest) []*lessonsResult {
+	results := make([]*lessonsResult, len(run.exercises))
+	byDir := map[string]*lessonsResult{}
 	// -trimpath: the compiled packages do not depend on where the repository is, so copies of
 	// it (a teacher's, a test's) share the build cache.
 	args := []string{"test", "-json", "-count=1", "-trimpath", "-timeout", env.timeout.String()}
@@ -100,10 +100,10 @@ func (env *lessonsEnv) runGoTest(ctx context.Context, run goTestRun) []*exercise
 		args = append(args, "-tags", strings.Join(tags, ","))
 	}
 	for i, e := range run.exercises {
-		results[i] = &exerciseResult{exercise: e}
+		results[i] = &lessonsResult{exercise: e}
 		byDir[e.Dir] = results[i]
 	}
-	fail := func(status, reason string) []*exerciseResult {
+	fail := func(status, reason string) []*lessonsResult {
 		for _, r := range results {
 			r.status, r.reason = status, reason
 		}
@@ -129,10 +129,10 @@ func (env *lessonsEnv) runGoTest(ctx context.Context, run goTestRun) []*exercise
 	limit := env.timeout + env.compile
 	runCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, goBinary(), args...)
+	cmd := exec.CommandContext(runCtx, lessonsGoBinary(), args...)
 	cmd.Dir = env.root
 	cmd.Env = append(os.Environ(), "MHALAB_LESSONS_BACKEND="+env.backend, "GOMLX_NO_AUTO_INSTALL=1")
-	setProcessGroup(cmd) // so that the kill reaches the test binaries too
+	lessonsProcessGroup(cmd) // so that the kill reaches the test binaries too
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -140,7 +140,7 @@ func (env *lessonsEnv) runGoTest(ctx context.Context, run goTestRun) []*exercise
 	err := cmd.Run()
 	elapsed := time.Since(start)
 
-	parseTestEvents(stdout.Bytes(), byDir)
+	lessonsParseEvents(stdout.Bytes(), byDir)
 	killed := runCtx.Err() != nil
 	for _, r := range results {
 		if r.elapsed == 0 {
@@ -156,7 +156,7 @@ func (env *lessonsEnv) runGoTest(ctx context.Context, run goTestRun) []*exercise
 			r.reason = fmt.Sprintf("stopped after %s (compiling and running): is there an infinite loop?", limit.Round(time.Second))
 		default:
 			r.status = "error"
-			r.reason = strings.TrimSpace(firstLines(stderr.String(), 3))
+			r.reason = strings.TrimSpace(lessonsFirstLines(stderr.String(), 3))
 			if r.reason == "" && err != nil {
 				r.reason = err.Error()
 			}
@@ -173,17 +173,17 @@ func (env *lessonsEnv) runGoTest(ctx context.Context, run goTestRun) []*exercise
 }
 
 var (
-	fileLinePrefix = regexp.MustCompile(`^\s*[\w.\-]+\.go:\d+: `)
-	hintLine       = regexp.MustCompile("^Stuck\\? Run `mhalab lessons hint")
+	lessonsFileLine = regexp.MustCompile(`^\s*[\w.\-]+\.go:\d+: `)
+	lessonsHintLine = regexp.MustCompile("^Stuck\\? Run `mhalab lessons hint")
 )
 
-// parseTestEvents fills the results (by exercise folder) from go test's JSON events.
-func parseTestEvents(out []byte, byDir map[string]*exerciseResult) {
-	checks := map[string]*checkResult{} // "dir\x00TestLesson/name"
+// lessonsParseEvents fills the results (by exercise folder) from go test's JSON events.
+func lessonsParseEvents(out []byte, byDir map[string]*lessonsResult) {
+	checks := map[string]*lessonsCheck{} // "dir\x00TestLesson/name"
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
-		var ev testEvent
+		var ev lessonsEvent
 		if json.Unmarshal(sc.Bytes(), &ev) != nil {
 			continue
 		}
@@ -215,7 +215,7 @@ func parseTestEvents(out []byte, byDir map[string]*exerciseResult) {
 			key := r.exercise.Dir + "\x00" + ev.Test
 			c := checks[key]
 			if c == nil {
-				c = &checkResult{name: strings.ReplaceAll(strings.TrimPrefix(ev.Test, "TestLesson/"), "_", " ")}
+				c = &lessonsCheck{name: strings.ReplaceAll(strings.TrimPrefix(ev.Test, "TestLesson/"), "_", " ")}
 				checks[key] = c
 				r.checks = append(r.checks, c)
 			}
@@ -237,17 +237,17 @@ func parseTestEvents(out []byte, byDir map[string]*exerciseResult) {
 // cleanOutput turns one output event of a check into message lines: no === RUN / --- FAIL
 // lines, no "file.go:12: " prefixes, no hint line (the report says it once). go test indents
 // a message's continuation lines 4 columns deeper than the message: c.indent remembers where.
-func (c *checkResult) cleanOutput(s string) []string {
+func (c *lessonsCheck) cleanOutput(s string) []string {
 	var out []string
 	for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
 		trimmed := strings.TrimSpace(line)
 		switch {
 		case trimmed == "", strings.HasPrefix(trimmed, "=== "), strings.HasPrefix(trimmed, "--- "):
 			continue
-		case fileLinePrefix.MatchString(line):
+		case lessonsFileLine.MatchString(line):
 			c.indent = len(line) - len(strings.TrimLeft(line, " \t")) + 4
-			msg := fileLinePrefix.ReplaceAllString(line, "")
-			if hintLine.MatchString(msg) {
+			msg := lessonsFileLine.ReplaceAllString(line, "")
+			if lessonsHintLine.MatchString(msg) {
 				continue
 			}
 			out = append(out, msg)
@@ -260,7 +260,7 @@ func (c *checkResult) cleanOutput(s string) []string {
 }
 
 // classify sets status and reason once go test reported the package's end.
-func (r *exerciseResult) classify(timeout time.Duration) {
+func (r *lessonsResult) classify(timeout time.Duration) {
 	all := append(append([]string{}, r.output...), r.build...)
 	for _, c := range r.checks {
 		all = append(all, c.lines...)
@@ -280,11 +280,11 @@ func (r *exerciseResult) classify(timeout time.Duration) {
 	switch {
 	case r.status == "does not compile" || (r.status == "fail" && len(r.build) > 0 && len(r.checks) == 0):
 		r.status = "does not compile"
-		r.reason = firstLines(strings.Join(r.build, "\n"), 1)
+		r.reason = lessonsFirstLines(strings.Join(r.build, "\n"), 1)
 	case crash != "":
 		r.status = "crashed"
 		r.reason = crash
-	case r.status == "pass" && len(r.checks) > 0 && allPassed(r.checks):
+	case r.status == "pass" && len(r.checks) > 0 && lessonsAllPassed(r.checks):
 		r.status = "pass"
 	case len(r.checks) == 0:
 		r.status = "fail"
@@ -300,7 +300,7 @@ func (r *exerciseResult) classify(timeout time.Duration) {
 	}
 }
 
-func allPassed(checks []*checkResult) bool {
+func lessonsAllPassed(checks []*lessonsCheck) bool {
 	for _, c := range checks {
 		if !c.passed {
 			return false
@@ -309,8 +309,8 @@ func allPassed(checks []*checkResult) bool {
 	return true
 }
 
-// firstLines returns the first n non-empty lines of s.
-func firstLines(s string, n int) string {
+// lessonsFirstLines returns the first n non-empty lines of s.
+func lessonsFirstLines(s string, n int) string {
 	var out []string
 	for _, line := range strings.Split(s, "\n") {
 		if strings.TrimSpace(line) != "" && len(out) < n {

@@ -43,13 +43,13 @@ func (env *lessonsEnv) verify(ctx context.Context) error {
 		}
 	}
 	fmt.Fprintf(env.stdout, "mhalab lessons verify: %d exercises on backend %s (stubs, then solutions)\n\n", len(lessons.Exercises), env.backend)
-	stubs := env.runGoTest(ctx, goTestRun{exercises: lessons.Exercises})
-	solutions := env.runGoTest(ctx, goTestRun{exercises: lessons.Exercises, tags: []string{"solution"}})
+	stubs := env.runGoTest(ctx, lessonsGoTest{exercises: lessons.Exercises})
+	solutions := env.runGoTest(ctx, lessonsGoTest{exercises: lessons.Exercises, tags: []string{"solution"}})
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "EXERCISE\tSTUB (must fail)\tSOLUTION (must pass)\t")
 	for i, e := range lessons.Exercises {
 		st, so := stubs[i], solutions[i]
-		stubOK := st.status == "fail" && len(st.checks) > 0 && !allPassed(st.checks)
+		stubOK := st.status == "fail" && len(st.checks) > 0 && !lessonsAllPassed(st.checks)
 		stubCell := "fails: " + st.checksSummary() + " checks pass"
 		if !stubOK {
 			stubCell = "WRONG: " + st.status
@@ -87,14 +87,14 @@ func (env *lessonsEnv) verify(ctx context.Context) error {
 	return nil
 }
 
-// studentGrade is one row of the grade table.
-type studentGrade struct {
+// lessonsStudent is one row of the grade table.
+type lessonsStudent struct {
 	name    string
-	results []*exerciseResult // one per exercise graded, in order
+	results []*lessonsResult // one per exercise graded, in order
 	notes   []string
 }
 
-func (g *studentGrade) total() int {
+func (g *lessonsStudent) total() int {
 	n := 0
 	for _, r := range g.results {
 		if r.passed() {
@@ -108,14 +108,14 @@ func (g *studentGrade) total() int {
 // markdown table and writes a CSV. A submission that does not compile, crashes, hangs or lacks
 // files fails that exercise with the reason; the next one is graded all the same.
 func (env *lessonsEnv) grade(ctx context.Context, dirs []string, exercises []lessons.Exercise, csvPath string) error {
-	notes, err := env.restore(protectedFiles(exercises))
+	notes, err := env.restore(lessonsProtectedFiles(exercises))
 	for _, n := range notes {
 		fmt.Fprintf(env.stderr, "mhalab lessons grade: %s\n", n)
 	}
 	if err != nil {
 		return err
 	}
-	var grades []*studentGrade
+	var grades []*lessonsStudent
 	seen := map[string]int{}
 	for _, dir := range dirs {
 		name := filepath.Base(filepath.Clean(dir))
@@ -130,8 +130,8 @@ func (env *lessonsEnv) grade(ctx context.Context, dirs []string, exercises []les
 			return fmt.Errorf("grading stopped")
 		}
 	}
-	printGradeTable(env.stdout, grades, exercises)
-	if err := writeGradeCSV(csvPath, grades, exercises); err != nil {
+	lessonsGradeTable(env.stdout, grades, exercises)
+	if err := lessonsGradeCSV(csvPath, grades, exercises); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "\nCSV written to %s\n", csvPath)
@@ -142,22 +142,22 @@ func (env *lessonsEnv) grade(ctx context.Context, dirs []string, exercises []les
 // student's .go files (except tests, the solution and the given files) are copied to a
 // temporary folder and overlaid on the exercise packages (go build -overlay); the repository's
 // own stubs are left out; graders, given files and fixtures are the originals.
-func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exercises []lessons.Exercise) *studentGrade {
-	g := &studentGrade{name: name}
+func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exercises []lessons.Exercise) *lessonsStudent {
+	g := &lessonsStudent{name: name}
 	base := dir
-	if isDir(filepath.Join(dir, "lessons")) && !isDir(filepath.Join(dir, exercises[0].Dir)) {
+	if lessonsIsDir(filepath.Join(dir, "lessons")) && !lessonsIsDir(filepath.Join(dir, exercises[0].Dir)) {
 		base = filepath.Join(dir, "lessons") // a copy of the whole repository
 	}
-	results := map[string]*exerciseResult{}
+	results := map[string]*lessonsResult{}
 	missing := func(e lessons.Exercise, why string) {
-		results[e.Dir] = &exerciseResult{exercise: e, status: "missing", reason: why}
+		results[e.Dir] = &lessonsResult{exercise: e, status: "missing", reason: why}
 	}
 	tmp, err := os.MkdirTemp("", "mhalab-grade-*")
 	if err != nil {
 		for _, e := range exercises {
 			missing(e, err.Error())
 		}
-		g.results = ordered(results, exercises)
+		g.results = lessonsOrdered(results, exercises)
 		return g
 	}
 	defer os.RemoveAll(tmp)
@@ -165,7 +165,7 @@ func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exerc
 	var run []lessons.Exercise
 	for _, e := range exercises {
 		sdir := filepath.Join(base, e.Dir)
-		if !isDir(sdir) {
+		if !lessonsIsDir(sdir) {
 			missing(e, fmt.Sprintf("the folder %s is missing", e.Dir))
 			continue
 		}
@@ -191,7 +191,7 @@ func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exerc
 			switch {
 			case fname == e.Grader || slices.Contains(e.Given, fname):
 				sawGrader = sawGrader || fname == e.Grader
-				if orig, err := env.original(e.Path(fname)); err == nil && !sameFile(src, orig) {
+				if orig, err := env.original(e.Path(fname)); err == nil && !lessonsSameFile(src, orig) {
 					g.notes = append(g.notes, fmt.Sprintf("%s/%s differs from the original: graded with the original", e.Dir, fname))
 				}
 			case strings.HasSuffix(fname, "_test.go"):
@@ -202,7 +202,7 @@ func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exerc
 				g.notes = append(g.notes, fmt.Sprintf("%s/%s: skipped (larger than 1 MiB)", e.Dir, fname))
 			default:
 				dst := filepath.Join(tmp, e.Dir, fname)
-				if err := copyFile(src, dst); err != nil {
+				if err := lessonsCopyFile(src, dst); err != nil {
 					g.notes = append(g.notes, fmt.Sprintf("%s/%s: cannot read it (%v)", e.Dir, fname, err))
 					continue
 				}
@@ -224,7 +224,7 @@ func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exerc
 		run = append(run, e)
 	}
 	if len(run) > 0 {
-		for _, r := range env.runGoTest(ctx, goTestRun{exercises: run, overlay: overlay}) {
+		for _, r := range env.runGoTest(ctx, lessonsGoTest{exercises: run, overlay: overlay}) {
 			// Compiler messages name the temporary copies: show the student's paths.
 			r.reason = strings.ReplaceAll(r.reason, tmp+string(filepath.Separator), "")
 			for i := range r.build {
@@ -233,29 +233,29 @@ func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exerc
 			results[r.exercise.Dir] = r
 		}
 	}
-	g.results = ordered(results, exercises)
+	g.results = lessonsOrdered(results, exercises)
 	return g
 }
 
-func ordered(results map[string]*exerciseResult, exercises []lessons.Exercise) []*exerciseResult {
-	out := make([]*exerciseResult, len(exercises))
+func lessonsOrdered(results map[string]*lessonsResult, exercises []lessons.Exercise) []*lessonsResult {
+	out := make([]*lessonsResult, len(exercises))
 	for i, e := range exercises {
 		out[i] = results[e.Dir]
 	}
 	return out
 }
 
-func isDir(p string) bool {
+func lessonsIsDir(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()
 }
 
-func sameFile(path string, want []byte) bool {
+func lessonsSameFile(path string, want []byte) bool {
 	got, err := os.ReadFile(path)
 	return err == nil && bytes.Equal(got, want)
 }
 
-func copyFile(src, dst string) error {
+func lessonsCopyFile(src, dst string) error {
 	data, err := os.ReadFile(src)
 	if err != nil {
 		return err
@@ -266,22 +266,22 @@ func copyFile(src, dst string) error {
 	return os.WriteFile(dst, data, 0o644)
 }
 
-// shortName is the column title of an exercise: its number.
-func shortName(e lessons.Exercise) string { return fmt.Sprintf("%02d", e.Number) }
+// lessonsShortName is the column title of an exercise: its number.
+func lessonsShortName(e lessons.Exercise) string { return fmt.Sprintf("%02d", e.Number) }
 
-// printGradeTable writes the markdown table and, under it, why each failure failed.
-func printGradeTable(w io.Writer, grades []*studentGrade, exercises []lessons.Exercise) {
+// lessonsGradeTable writes the markdown table and, under it, why each failure failed.
+func lessonsGradeTable(w io.Writer, grades []*lessonsStudent, exercises []lessons.Exercise) {
 	header := []string{"student"}
 	align := []string{"---"}
 	for _, e := range exercises {
-		header = append(header, shortName(e))
+		header = append(header, lessonsShortName(e))
 		align = append(align, ":-:")
 	}
 	header = append(header, "total")
 	align = append(align, "--:")
 	fmt.Fprintf(w, "| %s |\n|%s|\n", strings.Join(header, " | "), strings.Join(align, "|"))
 	for _, g := range grades {
-		row := []string{mdEscape(g.name)}
+		row := []string{lessonsMarkdownEscape(g.name)}
 		for _, r := range g.results {
 			if r.passed() {
 				row = append(row, "✓")
@@ -296,14 +296,14 @@ func printGradeTable(w io.Writer, grades []*studentGrade, exercises []lessons.Ex
 	for _, g := range grades {
 		for _, r := range g.results {
 			if !r.passed() {
-				failures = append(failures, fmt.Sprintf("- %s, %s: %s: %s", mdEscape(g.name), r.exercise.Dir, r.status, mdEscape(r.reason)))
+				failures = append(failures, fmt.Sprintf("- %s, %s: %s: %s", lessonsMarkdownEscape(g.name), r.exercise.Dir, r.status, lessonsMarkdownEscape(r.reason)))
 			}
 		}
 		for _, n := range g.notes {
-			notes = append(notes, fmt.Sprintf("- %s: %s", mdEscape(g.name), mdEscape(n)))
+			notes = append(notes, fmt.Sprintf("- %s: %s", lessonsMarkdownEscape(g.name), lessonsMarkdownEscape(n)))
 		}
 	}
-	fmt.Fprintf(w, "\nExercises: %s\n", exerciseLegend(exercises))
+	fmt.Fprintf(w, "\nExercises: %s\n", lessonsLegend(exercises))
 	if len(failures) > 0 {
 		fmt.Fprintf(w, "\nFailures:\n%s\n", strings.Join(failures, "\n"))
 	}
@@ -312,19 +312,19 @@ func printGradeTable(w io.Writer, grades []*studentGrade, exercises []lessons.Ex
 	}
 }
 
-func exerciseLegend(exercises []lessons.Exercise) string {
+func lessonsLegend(exercises []lessons.Exercise) string {
 	var parts []string
 	for _, e := range exercises {
-		parts = append(parts, fmt.Sprintf("%s %s", shortName(e), e.Dir))
+		parts = append(parts, fmt.Sprintf("%s %s", lessonsShortName(e), e.Dir))
 	}
 	return strings.Join(parts, ", ")
 }
 
-// mdEscape keeps text from breaking a markdown table.
-func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+// lessonsMarkdownEscape keeps text from breaking a markdown table.
+func lessonsMarkdownEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
-// writeGradeCSV writes student, one pass/fail column per exercise, total, notes.
-func writeGradeCSV(path string, grades []*studentGrade, exercises []lessons.Exercise) error {
+// lessonsGradeCSV writes student, one pass/fail column per exercise, total, notes.
+func lessonsGradeCSV(path string, grades []*lessonsStudent, exercises []lessons.Exercise) error {
 	var b bytes.Buffer
 	cw := csv.NewWriter(&b)
 	header := []string{"student"}

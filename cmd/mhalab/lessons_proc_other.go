@@ -4,5 +4,5 @@ package main
 
 import "os/exec"
 
-// setProcessGroup: without process groups, cancellation kills go test only (its default).
-func setProcessGroup(cmd *exec.Cmd) {}
+// lessonsProcessGroup: without process groups, cancellation kills go test only (its default).
+func lessonsProcessGroup(cmd *exec.Cmd) {}

@@ -7,9 +7,9 @@ import (
 	"syscall"
 )
 
-// setProcessGroup starts cmd in its own process group and makes its cancellation kill the whole
+// lessonsProcessGroup starts cmd in its own process group and makes its cancellation kill the whole
 // group: `go test` runs the compiled test binary as a child, which must die with it.
-func setProcessGroup(cmd *exec.Cmd) {
+func lessonsProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		if cmd.Process == nil {

@@ -14,12 +14,12 @@ import (
 	"github.com/mhalab/mhalab/lessons"
 )
 
-// copyRepo makes a copy of what the lessons need to build (go.mod, go.sum, lessons/, and the
+// lessonsCopyRepo makes a copy of what the lessons need to build (go.mod, go.sum, lessons/, and the
 // non-test Go files of mhalib and torchio) in a temporary folder and returns its root, so that
 // the tests can break exercises without touching the repository.
-func copyRepo(t *testing.T) string {
+func lessonsCopyRepo(t *testing.T) string {
 	t.Helper()
-	src, err := findRoot("")
+	src, err := lessonsFindRoot("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func copyRepo(t *testing.T) string {
 			if err != nil {
 				return err
 			}
-			return writeFile(filepath.Join(dst, r), string(data))
+			return lessonsWriteFile(filepath.Join(dst, r), string(data))
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -59,16 +59,16 @@ func copyRepo(t *testing.T) string {
 	return dst
 }
 
-func writeFile(path, content string) error {
+func lessonsWriteFile(path, content string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	return os.WriteFile(path, []byte(content), 0o644)
 }
 
-// solved returns the reference solution of e as a student would hand it in: in the stub's file,
+// lessonsSolved returns the reference solution of e as a student would hand it in: in the stub's file,
 // without the build tag.
-func solved(t *testing.T, root string, e lessons.Exercise) string {
+func lessonsSolved(t *testing.T, root string, e lessons.Exercise) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(root, "lessons", e.Dir, e.Solution))
 	if err != nil {
@@ -83,12 +83,12 @@ func lessonsCLI(root string, args ...string) (int, string, string) {
 }
 
 var (
-	ex1, _ = lessons.Lookup(1)
-	ex2, _ = lessons.Lookup(2)
-	ex3, _ = lessons.Lookup(3)
+	lessonsEx1, _ = lessons.Lookup(1)
+	lessonsEx2, _ = lessons.Lookup(2)
+	lessonsEx3, _ = lessons.Lookup(3)
 )
 
-const hangingLinear = `package linear
+const lessonsHangingLinear = `package linear
 
 import . "github.com/gomlx/gomlx/pkg/core/graph"
 
@@ -99,7 +99,7 @@ func Linear(x, weight, bias *Node) *Node {
 `
 
 func TestLessonsListHintAndUsage(t *testing.T) {
-	root := copyRepo(t)
+	root := lessonsCopyRepo(t)
 	code, out, _ := lessonsCLI(root, "list")
 	if code != 0 || !strings.Contains(out, "0 of 10 exercises done") || !strings.Contains(out, "← next") ||
 		!strings.Contains(out, "Next: exercise 1") || !strings.Contains(out, "01_linear") || !strings.Contains(out, "10_statedict") {
@@ -121,9 +121,9 @@ func TestLessonsListHintAndUsage(t *testing.T) {
 // TestLessonsCheckBadInputs: a file that does not compile, that panics or loops forever, and a
 // deleted or edited grader each give a student-facing message, and never a pass.
 func TestLessonsCheckBadInputs(t *testing.T) {
-	root := copyRepo(t)
-	stub := filepath.Join(root, "lessons", ex1.Dir, ex1.File)
-	grader := filepath.Join(root, "lessons", ex1.Dir, ex1.Grader)
+	root := lessonsCopyRepo(t)
+	stub := filepath.Join(root, "lessons", lessonsEx1.Dir, lessonsEx1.File)
+	grader := filepath.Join(root, "lessons", lessonsEx1.Dir, lessonsEx1.Grader)
 	cases := []struct {
 		name, code string
 		prepare    func()
@@ -132,14 +132,14 @@ func TestLessonsCheckBadInputs(t *testing.T) {
 	}{
 		{name: "stub", want: []string{"✗ output shape", "expected shape [2 3 4], got [2 3 5]", "0/6 checks pass", "mhalab lessons hint 1"}},
 		{name: "does not compile", code: "package linear\n\nfunc Linear( {\n", want: []string{"does not compile", "linear.go:3"}},
-		{name: "panics", code: strings.Replace(hangingLinear, "for {\n\t}", `panic("no idea")`, 1), want: []string{"panicked: no idea", "✗ output shape"}},
-		{name: "loops forever", code: hangingLinear, timeout: "3s", want: []string{"time limit (3s)", "infinite loop"}},
+		{name: "panics", code: strings.Replace(lessonsHangingLinear, "for {\n\t}", `panic("no idea")`, 1), want: []string{"panicked: no idea", "✗ output shape"}},
+		{name: "loops forever", code: lessonsHangingLinear, timeout: "3s", want: []string{"time limit (3s)", "infinite loop"}},
 		{name: "deleted grader", prepare: func() { os.Remove(grader) }, want: []string{"linear_test.go was missing: restored it", "0/6 checks pass"}},
 		{name: "edited grader", prepare: func() {
 			_ = os.WriteFile(grader, []byte("package linear\n\nimport \"testing\"\n\nfunc TestLesson(t *testing.T) {}\n"), 0o644)
 		}, want: []string{"linear_test.go was changed: restored it", "0/6 checks pass"}},
 		{name: "extra test file", prepare: func() {
-			_ = writeFile(filepath.Join(root, "lessons", ex1.Dir, "mine_test.go"), "package linear\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) { os.Exit(0) }\n")
+			_ = lessonsWriteFile(filepath.Join(root, "lessons", lessonsEx1.Dir, "mine_test.go"), "package linear\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) { os.Exit(0) }\n")
 		}, want: []string{"ignoring lessons/01_linear/mine_test.go", "0/6 checks pass"}},
 	}
 	original, err := os.ReadFile(stub)
@@ -173,13 +173,13 @@ func TestLessonsCheckBadInputs(t *testing.T) {
 			}
 		})
 	}
-	if data, _ := os.ReadFile(grader); !bytes.Equal(data, mustOriginal(t, ex1.Path(ex1.Grader))) {
+	if data, _ := os.ReadFile(grader); !bytes.Equal(data, lessonsOriginal(t, lessonsEx1.Path(lessonsEx1.Grader))) {
 		t.Errorf("the grader was not restored")
 	}
-	os.Remove(filepath.Join(root, "lessons", ex1.Dir, "mine_test.go"))
+	os.Remove(filepath.Join(root, "lessons", lessonsEx1.Dir, "mine_test.go"))
 }
 
-func mustOriginal(t *testing.T, name string) []byte {
+func lessonsOriginal(t *testing.T, name string) []byte {
 	t.Helper()
 	data, genuine, err := lessons.Original(name)
 	if err != nil || !genuine {
@@ -191,9 +191,9 @@ func mustOriginal(t *testing.T, name string) []byte {
 // TestLessonsProgressAndReset: a solved exercise shows ✓ and the next one becomes current;
 // reset asks, restores the stub, and forgets the progress; deleting the state file starts over.
 func TestLessonsProgressAndReset(t *testing.T) {
-	root := copyRepo(t)
-	stub := filepath.Join(root, "lessons", ex1.Dir, ex1.File)
-	if err := os.WriteFile(stub, []byte(solved(t, root, ex1)), 0o644); err != nil {
+	root := lessonsCopyRepo(t)
+	stub := filepath.Join(root, "lessons", lessonsEx1.Dir, lessonsEx1.File)
+	if err := os.WriteFile(stub, []byte(lessonsSolved(t, root, lessonsEx1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, out, _ := lessonsCLI(root, "check")
@@ -210,14 +210,14 @@ func TestLessonsProgressAndReset(t *testing.T) {
 	if code, out, _ := lessonsCLI(root, "reset", "1"); code != 0 || !strings.Contains(out, "Nothing changed") {
 		t.Errorf("reset answered no: exit %d, output:\n%s", code, out)
 	}
-	if data, _ := os.ReadFile(stub); bytes.Equal(data, mustOriginal(t, ex1.Path(ex1.File))) {
+	if data, _ := os.ReadFile(stub); bytes.Equal(data, lessonsOriginal(t, lessonsEx1.Path(lessonsEx1.File))) {
 		t.Errorf("reset answered no changed the file")
 	}
 	lessonsStdin = strings.NewReader("y\n")
 	if code, out, _ := lessonsCLI(root, "reset", "1"); code != 0 || !strings.Contains(out, "original stub again") {
 		t.Errorf("reset answered yes: exit %d, output:\n%s", code, out)
 	}
-	if data, _ := os.ReadFile(stub); !bytes.Equal(data, mustOriginal(t, ex1.Path(ex1.File))) {
+	if data, _ := os.ReadFile(stub); !bytes.Equal(data, lessonsOriginal(t, lessonsEx1.Path(lessonsEx1.File))) {
 		t.Errorf("reset did not restore the stub")
 	}
 	if _, out, _ := lessonsCLI(root, "list"); !strings.Contains(out, "0 of 10 exercises done") {
@@ -225,7 +225,7 @@ func TestLessonsProgressAndReset(t *testing.T) {
 	}
 
 	// A corrupt state file is a fresh start, and so is a deleted one.
-	state := filepath.Join(root, "lessons", progressFile)
+	state := filepath.Join(root, "lessons", lessonsProgressFile)
 	_ = os.WriteFile(state, []byte("{not json"), 0o644)
 	if code, out, stderr := lessonsCLI(root, "list"); code != 0 || !strings.Contains(out, "0 of 10") || !strings.Contains(stderr, "unreadable") {
 		t.Errorf("list with a corrupt state: exit %d\n%s\n%s", code, out, stderr)
@@ -236,19 +236,19 @@ func TestLessonsProgressAndReset(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
+// lessonsBuffer is a bytes.Buffer safe for one writer and one reader.
+type lessonsBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *lessonsBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *lessonsBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -257,8 +257,8 @@ func (s *syncBuffer) String() string {
 // TestLessonsWatch: watch checks the current exercise, checks it again when its file is saved,
 // moves on when it passes, and stops when its context ends (Ctrl-C).
 func TestLessonsWatch(t *testing.T) {
-	root := copyRepo(t)
-	var out syncBuffer
+	root := lessonsCopyRepo(t)
+	var out lessonsBuffer
 	env := &lessonsEnv{root: root, backend: "go", timeout: time.Minute, compile: 5 * time.Minute, stdout: &out, stderr: &out}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
@@ -275,7 +275,7 @@ func TestLessonsWatch(t *testing.T) {
 		}
 	}
 	waitFor("Watching lessons/01_linear/")
-	if err := os.WriteFile(filepath.Join(root, "lessons", ex1.Dir, ex1.File), []byte(solved(t, root, ex1)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(root, "lessons", lessonsEx1.Dir, lessonsEx1.File), []byte(lessonsSolved(t, root, lessonsEx1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	waitFor("exercise 1 is done")
@@ -298,16 +298,16 @@ func TestLessonsWatch(t *testing.T) {
 // TestLessonsGradeFakeStudents grades four fake students on exercises 1 and 3: one correct, one
 // partial, one whose code does not compile, one whose code hangs (and who deleted a grader).
 func TestLessonsGradeFakeStudents(t *testing.T) {
-	root := copyRepo(t)
+	root := lessonsCopyRepo(t)
 	class := t.TempDir()
 	student := func(name string, files map[string]string) {
-		for _, e := range []lessons.Exercise{ex1, ex2, ex3} {
+		for _, e := range []lessons.Exercise{lessonsEx1, lessonsEx2, lessonsEx3} {
 			for _, f := range []string{e.File, e.Grader, "README.md", "hint.md"} {
 				data, err := os.ReadFile(filepath.Join(root, "lessons", e.Dir, f))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := writeFile(filepath.Join(class, name, e.Dir, f), string(data)); err != nil {
+				if err := lessonsWriteFile(filepath.Join(class, name, e.Dir, f), string(data)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -317,15 +317,15 @@ func TestLessonsGradeFakeStudents(t *testing.T) {
 				_ = os.Remove(filepath.Join(class, name, rel))
 				continue
 			}
-			if err := writeFile(filepath.Join(class, name, rel), content); err != nil {
+			if err := lessonsWriteFile(filepath.Join(class, name, rel), content); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	student("alice", map[string]string{ex1.Path(ex1.File): solved(t, root, ex1), ex3.Path(ex3.File): solved(t, root, ex3)})
-	student("bob", map[string]string{ex1.Path(ex1.File): solved(t, root, ex1)})
-	student("carol", map[string]string{ex1.Path(ex1.File): "package linear\n\nfunc Linear(x {\n", ex3.Path(ex3.File): solved(t, root, ex3)})
-	student("dave", map[string]string{ex1.Path(ex1.File): hangingLinear, ex3.Path(ex3.File): solved(t, root, ex3), ex3.Path(ex3.Grader): ""})
+	student("alice", map[string]string{lessonsEx1.Path(lessonsEx1.File): lessonsSolved(t, root, lessonsEx1), lessonsEx3.Path(lessonsEx3.File): lessonsSolved(t, root, lessonsEx3)})
+	student("bob", map[string]string{lessonsEx1.Path(lessonsEx1.File): lessonsSolved(t, root, lessonsEx1)})
+	student("carol", map[string]string{lessonsEx1.Path(lessonsEx1.File): "package linear\n\nfunc Linear(x {\n", lessonsEx3.Path(lessonsEx3.File): lessonsSolved(t, root, lessonsEx3)})
+	student("dave", map[string]string{lessonsEx1.Path(lessonsEx1.File): lessonsHangingLinear, lessonsEx3.Path(lessonsEx3.File): lessonsSolved(t, root, lessonsEx3), lessonsEx3.Path(lessonsEx3.Grader): ""})
 	csvPath := filepath.Join(t.TempDir(), "grades.csv")
 	args := []string{"grade", "--exercises", "1,3", "--timeout", "4s", "-o", csvPath}
 	for _, s := range []string{"alice", "bob", "carol", "dave"} {
@@ -379,24 +379,24 @@ func TestLessonsGradeFakeStudents(t *testing.T) {
 		t.Errorf("dave's notes: %q", notes)
 	}
 	// Grading changed nothing in the teacher's exercises.
-	if data, _ := os.ReadFile(filepath.Join(root, "lessons", ex1.Dir, ex1.File)); !bytes.Equal(data, mustOriginal(t, ex1.Path(ex1.File))) {
+	if data, _ := os.ReadFile(filepath.Join(root, "lessons", lessonsEx1.Dir, lessonsEx1.File)); !bytes.Equal(data, lessonsOriginal(t, lessonsEx1.Path(lessonsEx1.File))) {
 		t.Errorf("grade modified the repository's stub")
 	}
 }
 
 func TestLessonsCleanOutputAndClassify(t *testing.T) {
-	c := &checkResult{}
+	c := &lessonsCheck{}
 	got := c.cleanOutput("=== RUN   TestLesson/x\n    linear_test.go:42: expected shape [2 3 4], got [2 3 5]\n          The weight is [out, in]\n    grader.go:95: Stuck? Run `mhalab lessons hint 1` (or read lessons/01_linear/hint.md).\n--- FAIL: TestLesson/x (0.00s)\n")
 	want := []string{"expected shape [2 3 4], got [2 3 5]", "  The weight is [out, in]"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("cleanOutput: %q, want %q", got, want)
 	}
-	r := &exerciseResult{exercise: ex1, status: "fail", checks: []*checkResult{{name: "a", passed: true}, {name: "b"}}}
+	r := &lessonsResult{exercise: lessonsEx1, status: "fail", checks: []*lessonsCheck{{name: "a", passed: true}, {name: "b"}}}
 	r.classify(time.Second)
 	if r.status != "fail" || r.reason != "1/2 checks pass; first failing: b" {
 		t.Errorf("classify: %q %q", r.status, r.reason)
 	}
-	r = &exerciseResult{exercise: ex1, status: "pass"}
+	r = &lessonsResult{exercise: lessonsEx1, status: "pass"}
 	r.classify(time.Second)
 	if r.passed() {
 		t.Errorf("a package that ran no check passed")
