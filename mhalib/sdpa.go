@@ -162,6 +162,8 @@ func (d dropoutSpec) apply(w *Node) *Node {
 //
 // scales holds one factor for all heads, or one per head (uneven heads padded to a common size).
 func attend(q, k, v *Node, scales []float64, ms *maskSet, drop dropoutSpec) (output, weights *Node) {
+	// Refuse up front a graph whose scores cannot fit in memory (memory.go).
+	checkPlainAttentionMemory(q.Shape().Dim(0), q.Shape().Dim(1), q.Shape().Dim(2), k.Shape().Dim(2), q.DType())
 	// 1) Scores: every query against every key, in every (batch, head), scaled.
 	logits := DotGeneral(q, []int{3}, []int{0, 1}, k, []int{3}, []int{0, 1}) // [B, h, Lq, Lk]
 	if len(scales) == 1 {

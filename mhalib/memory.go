@@ -1,0 +1,137 @@
+package mhalib
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+)
+
+// Memory of plain attention, and a refusal up front.
+//
+// Plain attention materialises the scores [B, h, Lq, Lk], in several copies at once: the logits,
+// their exponentials and the weights (XLA CPU keeps about that many alive). At B = 1, h = 8,
+// L = 32768 in float32 one copy is 32 GiB. Handing such a graph to a backend fails late and
+// badly — an allocation failure deep inside XLA, the kernel's out-of-memory killer, or hours of
+// swapping — so mhalib refuses it when the graph is built, with an error that gives the
+// shapes, the estimate and the limit, and points to FlashAttention, whose memory is
+// O(Lq·BlockK).
+//
+// The limit defaults to the memory the machine has available when it is first needed
+// (MemAvailable in /proc/meminfo; no limit where that cannot be read). On a GPU backend the
+// device's memory is what counts: set the limit with SetMaxAttentionBytes.
+
+// ScoresCopies is how many [B, h, Lq, Lk] tensors plain attention is assumed to hold at once.
+const ScoresCopies = 3
+
+// PlainAttentionBytes estimates the memory plain attention needs for its scores:
+// ScoresCopies · B · h · Lq · Lk · (bytes per element of dtype).
+func PlainAttentionBytes(batch, heads, lq, lk int, dtype dtypes.DType) int64 {
+	return int64(ScoresCopies) * int64(batch) * int64(heads) * int64(lq) * int64(lk) * int64(dtype.Size())
+}
+
+// ErrAttentionTooLarge is wrapped by the error plain attention reports when its estimated
+// memory (PlainAttentionBytes) exceeds the limit (MaxAttentionBytes).
+var ErrAttentionTooLarge = fmt.Errorf("mhalib: attention scores too large")
+
+// MemoryError is the error of plain attention refused for its memory.
+type MemoryError struct {
+	Scores shapes.Shape // [B, h, Lq, Lk]
+	Need   int64        // PlainAttentionBytes
+	Limit  int64        // MaxAttentionBytes at the time
+	Source string       // where the limit comes from
+}
+
+// Error implements error.
+func (e *MemoryError) Error() string {
+	return fmt.Sprintf("%v: plain attention would hold %d copies of the scores %s = %s, more than the limit %s (%s); "+
+		"use FlashAttention (memory O(Lq·BlockK)), or raise the limit with mhalib.SetMaxAttentionBytes",
+		ErrAttentionTooLarge, ScoresCopies, e.Scores, FormatBytes(e.Need), FormatBytes(e.Limit), e.Source)
+}
+
+// Unwrap makes errors.Is(err, ErrAttentionTooLarge) true.
+func (e *MemoryError) Unwrap() error { return ErrAttentionTooLarge }
+
+var (
+	maxAttentionBytes atomic.Int64 // 0: default; < 0: no limit
+	defaultLimit      = sync.OnceValues(memAvailable)
+)
+
+// SetMaxAttentionBytes sets the most memory plain attention may need (see PlainAttentionBytes):
+// n > 0 sets the limit, 0 restores the default (the machine's available memory), n < 0 removes
+// the limit. It affects graphs built afterwards.
+func SetMaxAttentionBytes(n int64) { maxAttentionBytes.Store(n) }
+
+// MaxAttentionBytes returns the limit in effect (≤ 0: none) and where it comes from.
+func MaxAttentionBytes() (limit int64, source string) {
+	switch n := maxAttentionBytes.Load(); {
+	case n > 0:
+		return n, "set with SetMaxAttentionBytes"
+	case n < 0:
+		return -1, "no limit (SetMaxAttentionBytes)"
+	}
+	if avail, err := defaultLimit(); err == nil {
+		return avail, "MemAvailable of /proc/meminfo"
+	}
+	return -1, "no limit: /proc/meminfo unreadable"
+}
+
+// CheckPlainAttentionMemory returns a *MemoryError if plain attention over scores
+// [batch, heads, lq, lk] of dtype needs more memory than MaxAttentionBytes, else nil.
+func CheckPlainAttentionMemory(batch, heads, lq, lk int, dtype dtypes.DType) error {
+	limit, source := MaxAttentionBytes()
+	need := PlainAttentionBytes(batch, heads, lq, lk, dtype)
+	if limit > 0 && need > limit {
+		return &MemoryError{Scores: shapes.Make(dtype, batch, heads, lq, lk), Need: need, Limit: limit, Source: source}
+	}
+	return nil
+}
+
+// checkPlainAttentionMemory panics with the *MemoryError of CheckPlainAttentionMemory (graph
+// building; Exec returns it as an error).
+func checkPlainAttentionMemory(batch, heads, lq, lk int, dtype dtypes.DType) {
+	if err := CheckPlainAttentionMemory(batch, heads, lq, lk, dtype); err != nil {
+		panic(err)
+	}
+}
+
+// memAvailable reads MemAvailable from /proc/meminfo, in bytes.
+func memAvailable() (int64, error) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemAvailable:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				return 0, err
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("mhalib: no MemAvailable in /proc/meminfo")
+}
+
+// FormatBytes writes n bytes in binary units: "512 B", "1.5 KiB", "32.0 GiB".
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	value, exp := float64(n)/unit, 0
+	for value >= unit && exp < 4 {
+		value /= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", value, "KMGTP"[exp])
+}
