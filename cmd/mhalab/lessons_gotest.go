@@ -294,6 +294,13 @@ func (r *lessonsResult) classify(timeout time.Duration) {
 		for _, c := range r.checks {
 			if !c.passed {
 				r.reason = fmt.Sprintf("%s checks pass; first failing: %s", r.checksSummary(), c.name)
+				if len(c.lines) > 0 {
+					msg := c.lines[0]
+					if len([]rune(msg)) > 160 {
+						msg = string([]rune(msg)[:160]) + "…"
+					}
+					r.reason += " (" + msg + ")"
+				}
 				break
 			}
 		}

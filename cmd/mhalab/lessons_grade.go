@@ -226,15 +226,25 @@ func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exerc
 	if len(run) > 0 {
 		for _, r := range env.runGoTest(ctx, lessonsGoTest{exercises: run, overlay: overlay}) {
 			// Compiler messages name the temporary copies: show the student's paths.
-			r.reason = strings.ReplaceAll(r.reason, tmp+string(filepath.Separator), "")
+			r.reason = lessonsStudentPaths(r.reason, env.root, tmp)
 			for i := range r.build {
-				r.build[i] = strings.ReplaceAll(r.build[i], tmp+string(filepath.Separator), "")
+				r.build[i] = lessonsStudentPaths(r.build[i], env.root, tmp)
 			}
 			results[r.exercise.Dir] = r
 		}
 	}
 	g.results = lessonsOrdered(results, exercises)
 	return g
+}
+
+// lessonsStudentPaths rewrites the paths of the temporary copies in a compiler message (go
+// prints them absolute, or relative to the repository) as paths in the student's folder:
+// "01_linear/linear.go:7:1: ...".
+func lessonsStudentPaths(msg, root, tmp string) string {
+	if rel, err := filepath.Rel(root, tmp); err == nil {
+		msg = strings.ReplaceAll(msg, rel+string(filepath.Separator), "")
+	}
+	return strings.ReplaceAll(msg, tmp+string(filepath.Separator), "")
 }
 
 func lessonsOrdered(results map[string]*lessonsResult, exercises []lessons.Exercise) []*lessonsResult {
