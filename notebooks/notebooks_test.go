@@ -17,7 +17,6 @@ type cell struct {
 	Source         json.RawMessage `json:"source"` // a string or a list of strings
 	Outputs        []any           `json:"outputs"`
 	ExecutionCount *int            `json:"execution_count"`
-	Metadata       map[string]any  `json:"metadata"`
 }
 
 type notebook struct {
@@ -93,9 +92,6 @@ func TestNotebooksHaveNoOutputs(t *testing.T) {
 			}
 			if len(c.Outputs) > 0 || c.ExecutionCount != nil {
 				t.Errorf("%s: cell %d has outputs or an execution count: clear them before committing (Jupyter: Edit → Clear All Outputs; or jupyter nbconvert --clear-output --inplace %s)", name, i+1, name)
-			}
-			if _, ok := c.Metadata["execution"]; ok {
-				t.Errorf("%s: cell %d has execution timing metadata: clear it", name, i+1)
 			}
 		}
 	}
