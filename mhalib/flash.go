@@ -184,40 +184,51 @@ func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
 	if b.scaleSet {
 		scale = b.scale
 	}
-	g := b.q.Graph()
-	dtype := b.q.DType()
-	dv := b.v.Shape().Dim(-1)
+	return flashAttend(b.q, b.k, b.v, scale, ms, b.blockQ, b.blockK, withLSE)
+}
+
+// flashAttend is FlashAttention on validated inputs q [B, h, Lq, dk], k [B, h, Lk, dk],
+// v [B, h, Lk, dv], with masks ms (whose keys beyond ms.causalLk, added by add_bias_kv or
+// add_zero_attn, are visible to every query): output [B, h, Lq, dv] and, if withLSE,
+// lse [B, h, Lq].
+func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int, withLSE bool) (output, lse *Node) {
+	batch, heads, lq, lk := ms.batch, ms.heads, ms.lq, ms.lk
+	g := qIn.Graph()
+	dtype := qIn.DType()
+	dv := v.Shape().Dim(-1)
 	cut := rowCutter(g)
 
 	// q is scaled once (cheaper than scaling every tile of scores). v gets a column of ones, so
 	// that p·[v | 1] gives Σ p·v and the row sums l = Σ p from one matrix product.
-	q := MulScalar(b.q, scale)                                                  // [B, h, Lq, dk]
-	ones := Ones(g, shapes.Make(dtype, batch, heads, lk, 1))                    // [B, h, Lk, 1]
-	v1 := joinAxis(g, []*Node{b.v, ones}, 3)                                    // [B, h, Lk, dv+1]
-	st := &flashRows{dv: dv, withL: withLSE}                                    //
+	q := MulScalar(qIn, scale)                               // [B, h, Lq, dk]
+	ones := Ones(g, shapes.Make(dtype, batch, heads, lk, 1)) // [B, h, Lk, 1]
+	v1 := joinAxis(g, []*Node{v, ones}, 3)                   // [B, h, Lk, dv+1]
+	st := &flashRows{dv: dv, withL: withLSE}
 	st.m = BroadcastToDims(Scalar(g, dtype, math.Inf(-1)), batch, heads, lq, 1) // [B, h, Lq, 1]
 	st.acc = Zeros(g, shapes.Make(dtype, batch, heads, lq, dv+1))               // [B, h, Lq, dv+1]
 
-	// Causal shift: query i sees key j iff j ≤ i + shift.
+	// Causal shift: query i sees key j < ms.causalLk iff j ≤ i + shift (keys from ms.causalLk
+	// on, added by add_bias_kv / add_zero_attn, are visible to all).
+	causal := ms.causal
 	shift := 0
-	if b.causal == CausalBottomRight {
-		shift = lk - lq
+	if causal == CausalBottomRight {
+		shift = ms.causalLk - lq
 	}
 	// needs reports whether any row of query block qb sees any key at or after column c.
 	needs := func(qb, c int) bool {
-		lastRow := min((qb+1)*b.blockQ, lq) - 1
-		return b.causal == NoCausal || c <= lastRow+shift
+		lastRow := min((qb+1)*blockQ, lq) - 1
+		return causal == NoCausal || c <= lastRow+shift || lk > ms.causalLk
 	}
-	numQBlocks := (lq + b.blockQ - 1) / b.blockQ
+	numQBlocks := (lq + blockQ - 1) / blockQ
 
-	for c0 := 0; c0 < lk; c0 += b.blockK {
-		cols := min(b.blockK, lk-c0)
+	for c0 := 0; c0 < lk; c0 += blockK {
+		cols := min(blockK, lk-c0)
 		// Finish the query blocks that see no key from c0 on (a prefix of the remaining rows).
-		firstBlock := st.first / b.blockQ
+		firstBlock := st.first / blockQ
 		for firstBlock < numQBlocks && !needs(firstBlock, c0) {
 			firstBlock++
 		}
-		if first := min(firstBlock*b.blockQ, lq); first > st.first {
+		if first := min(firstBlock*blockQ, lq); first > st.first {
 			st.finish(cut, first-st.first)
 		}
 		if st.first == lq {
@@ -225,14 +236,14 @@ func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
 		}
 		rows := lq - st.first
 
-		qa := cut(q, 2, st.first, rows)       // [B, h, rows, dk]
-		kb := st.after(cut(b.k, 2, c0, cols)) // [B, h, cols, dk]
-		vb := cut(v1, 2, c0, cols)            // [B, h, cols, dv+1]
+		qa := cut(q, 2, st.first, rows)     // [B, h, rows, dk]
+		kb := st.after(cut(k, 2, c0, cols)) // [B, h, cols, dk]
+		vb := cut(v1, 2, c0, cols)          // [B, h, cols, dv+1]
 
 		// 1) Scores of the tile, masked.
 		s := DotGeneral(qa, []int{3}, []int{0, 1}, kb, []int{3}, []int{0, 1}) // [B, h, rows, cols]
 		tileMasks := ms
-		if b.causal != NoCausal && c0+cols-1 <= st.first+shift {
+		if causal != NoCausal && c0+cols-1 <= st.first+shift && c0+cols <= ms.causalLk {
 			// The whole tile is on or below the diagonal: no causal mask needed.
 			noCausal := *ms
 			noCausal.causal = NoCausal
@@ -323,4 +334,22 @@ func joinAxis(g *Graph, parts []*Node, axis int) *Node {
 		return Concatenate(parts, axis)
 	}
 	return concatAxis(parts, axis)
+}
+
+// flashHeads is MultiHeadAttention's Flash formulation: attention of the projected
+// q [B, Lq, E], k, v [B, Lk', E] (Lk' with the bias_kv / zero_attn rows) computed by
+// flashAttend in every head, merged back to [B, Lq, E].
+func (b *MHABuilder) flashHeads(q, k, v *Node, d mhaDims, ms *maskSet, withWeights bool) *Node {
+	switch {
+	case withWeights:
+		panicArg("Formulation", "Flash never forms the attention weights: use Done, or HeadParallel for DoneWithWeights")
+	case !d.even:
+		panicArg("Formulation", "Flash needs heads of equal size, got HeadSizes %v", d.sizes)
+	case b.dropout > 0:
+		panicArg("Formulation", "Flash does not support attention dropout (rate %g)", b.dropout)
+	}
+	h := b.numHeads
+	qh, kh, vh := SplitHeads(q, h), SplitHeads(k, h), SplitHeads(v, h) // [B, h, Lq, dk], [B, h, Lk', dk] ×2
+	out, _ := flashAttend(qh, kh, vh, b.headScale(d.sizes[0]), ms, DefaultFlashBlockQ, DefaultFlashBlockK, false)
+	return MergeHeads(out) // [B, Lq, E]
 }

@@ -11,6 +11,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/mhalab/mhalab/internal/backendtest"
 	"github.com/mhalab/mhalab/mhalib"
@@ -438,6 +439,72 @@ func TestFlashAttentionSkipsTilesAboveTheDiagonal(t *testing.T) {
 			if got != tc.want {
 				t.Errorf("L=%d blocks %d×%d %s: %d score elements per head, want %d", tc.L, tc.blockQ, tc.blockK, tc.causal, got, tc.want)
 			}
+		}
+	})
+}
+
+// TestMultiHeadAttentionFlashFormulation runs MultiHeadAttention's cases (masks, causal,
+// add_bias_kv, add_zero_attn, kdim/vdim, …) with Formulation(Flash) against the reference.
+func TestMultiHeadAttentionFlashFormulation(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		ran := 0
+		for _, c := range mhaCases() {
+			if c.sizes != nil || c.strategy != nil || c.formulation != mhalib.HeadParallel {
+				continue // Flash needs equal heads and is a formulation itself
+			}
+			t.Run(c.name, func(t *testing.T) {
+				r := prepare(t, c)
+				ctx := newCtx(t, r.p, !r.c.separate, r.c.dtype)
+				exec, err := context.NewExec(backend, ctx, func(ctx *context.Context, in []*Node) *Node {
+					q, k, v := in[0], in[0], in[0]
+					if !r.c.self {
+						k, v = in[1], in[2]
+					}
+					return r.build(ctx, q, k, v).Formulation(mhalib.Flash).Done()
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer exec.Finalize()
+				inputs := r.inputs()
+				out, err := exec.Exec(inputs[:len(inputs)-1]...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				assertClose(t, backend, "Flash formulation vs reference", out[0], r.want, tolFor(r.c.dtype))
+			})
+			ran++
+		}
+		if ran < 20 {
+			t.Fatalf("only %d cases ran", ran)
+		}
+	})
+}
+
+func TestMultiHeadAttentionFlashErrors(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		x := tensors.FromShape(shapes.Make(dtypes.Float32, 1, 3, 10))
+		for _, tc := range []struct {
+			name  string
+			heads int
+			fn    func(b *mhalib.MHABuilder) *Node
+			want  string
+		}{
+			{"weights", 2, func(b *mhalib.MHABuilder) *Node { o, _ := b.DoneWithWeights(false); return o },
+				"mhalib: Formulation: Flash never forms the attention weights"},
+			{"uneven", 3, func(b *mhalib.MHABuilder) *Node { return b.HeadSizes(4, 4, 2).Done() },
+				"mhalib: Formulation: Flash needs heads of equal size, got HeadSizes [4 4 2]"},
+			{"dropout", 2, func(b *mhalib.MHABuilder) *Node { return b.Dropout(0.1).Done() },
+				"mhalib: Formulation: Flash does not support attention dropout (rate 0.1)"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				_, err := context.ExecOnce(backend, context.New(), func(ctx *context.Context, x *Node) *Node {
+					return tc.fn(mhalib.MultiHeadAttention(ctx, x, x, x, tc.heads).Formulation(mhalib.Flash))
+				}, x)
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("err = %v, want %q", err, tc.want)
+				}
+			})
 		}
 	})
 }

@@ -19,7 +19,7 @@ import (
 // same output, including bias on/off, kdim/vdim ≠ embed dim, add_bias_kv, add_zero_attn, and
 // the way attn_mask / key_padding_mask are extended for the extra key columns.
 
-// Formulation selects how the heads are computed. Both give the same result.
+// Formulation selects how the heads are computed. All give the same result (up to rounding).
 type Formulation int
 
 const (
@@ -27,6 +27,9 @@ const (
 	HeadParallel Formulation = iota
 	// PerHeadLoop computes one head at a time and concatenates the head outputs.
 	PerHeadLoop
+	// Flash computes all heads block by block with FlashAttention (flash.go), never forming the
+	// weights: Done only, equal heads, no dropout.
+	Flash
 )
 
 // String names the formulation.
@@ -36,6 +39,8 @@ func (f Formulation) String() string {
 		return "HeadParallel"
 	case PerHeadLoop:
 		return "PerHeadLoop"
+	case Flash:
+		return "Flash"
 	}
 	return fmt.Sprintf("Formulation(%d)", int(f))
 }
@@ -164,7 +169,7 @@ func (b *MHABuilder) Dropout(rate float64) *MHABuilder {
 	return b
 }
 
-// Formulation selects HeadParallel (default) or PerHeadLoop.
+// Formulation selects HeadParallel (default), PerHeadLoop or Flash.
 func (b *MHABuilder) Formulation(f Formulation) *MHABuilder {
 	b.formulation = f
 	return b
@@ -266,7 +271,7 @@ func (b *MHABuilder) check() mhaDims {
 	if b.dropout < 0 || b.dropout > 1 {
 		panicArg("Dropout", "rate %g: must be in [0, 1]", b.dropout)
 	}
-	if b.formulation != HeadParallel && b.formulation != PerHeadLoop {
+	if b.formulation != HeadParallel && b.formulation != PerHeadLoop && b.formulation != Flash {
 		panicArg("Formulation", "unknown value %d", int(b.formulation))
 	}
 	return d
@@ -352,7 +357,9 @@ func (b *MHABuilder) build(withWeights, average bool) (output, weights *Node) {
 
 	// 4) Attention in every head, 5) heads merged back to [B, Lq, E].
 	var merged *Node
-	if b.formulation == HeadParallel && d.even && !b.strategySet {
+	if b.formulation == Flash {
+		merged = b.flashHeads(q, k, v, d, ms, withWeights) // [B, Lq, E]
+	} else if b.formulation == HeadParallel && d.even && !b.strategySet {
 		qh, kh, vh := SplitHeads(q, h), SplitHeads(k, h), SplitHeads(v, h) // [B, h, Lq, dk], [B, h, Lk', dk] ×2
 		out, w := attend(qh, kh, vh, []float64{b.headScale(d.sizes[0])}, ms, drop)
 		merged, weights = MergeHeads(out), w // [B, Lq, E], [B, h, Lq, Lk']
