@@ -151,7 +151,7 @@ func MaxAbsDiffFloats(a, b []float64) float64 {
 // CheckClose checks that got and want agree within tol (max absolute difference) and prints it.
 func CheckClose(what string, got, want *tensors.Tensor, tol float64) {
 	d := MaxAbsDiff(got, want)
-	Check(d <= tol, "%s: max |Δ| = %.2g ≤ %g", what, d, tol)
+	Check(d <= tol, "%s: max |Δ| = %.2g (tolerance %g)", what, d, tol)
 }
 
 // Median runs fn runs times and returns the median duration (fn's first call is not timed if
