@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""PyTorch side of `mhalab bench`: times nn.MultiheadAttention forward passes.
+
+Reads a JSON request on stdin and writes a JSON answer on stdout (nothing else on stdout):
+
+  request: {"threads": 2,
+            "cases": [{"key": "long/causal", "batch": 1, "seq": 4096, "embed": 512, "heads": 8,
+                       "causal": true, "warmup": 2, "runs": 20, "budget_s": 20}]}
+  answer:  {"torch": "2.15.0", "blas": "mkl", "threads": 2, "cpu_capability": "AVX512",
+            "results": [{"key": ..., "times_ms": [...], "median_ms": ..., "min_ms": ..., "runs": ...}]}
+
+Each case is self-attention x → nn.MultiheadAttention(E, h, batch_first=True)(x, x, x) in eval mode
+under torch.inference_mode(), float32, need_weights=False (the output only, as mhalib's Done),
+with is_causal=True and PyTorch's causal mask for causal cases. x is uniform in [-1, 1); the
+weights are PyTorch's default initialisation (seed 0). After `warmup` untimed passes, passes are
+timed one by one until `runs` are done or `budget_s` seconds have passed (at least 3).
+
+Run by hand:  echo '{"threads":2,"cases":[...]}' | python parity/bench_torch.py
+"""
+import json
+import sys
+import time
+
+
+def blas_of(torch):
+    cfg = torch.__config__.show()
+    for name in ("mkl", "openblas", "blis", "accelerate"):
+        if "BLAS_INFO=" + name in cfg or "BLAS_INFO=" + name.upper() in cfg:
+            return name
+    return "unknown"
+
+
+def run_case(torch, case):
+    torch.manual_seed(0)
+    B, L, E, h = case["batch"], case["seq"], case["embed"], case["heads"]
+    mha = torch.nn.MultiheadAttention(E, h, batch_first=True).eval()
+    x = torch.rand(B, L, E) * 2 - 1
+    mask = None
+    if case.get("causal"):
+        mask = torch.nn.Transformer.generate_square_subsequent_mask(L)
+
+    def forward():
+        if mask is None:
+            return mha(x, x, x, need_weights=False)[0]
+        return mha(x, x, x, need_weights=False, attn_mask=mask, is_causal=True)[0]
+
+    times = []
+    with torch.inference_mode():
+        for _ in range(case["warmup"]):
+            forward()
+        start = time.perf_counter()
+        while len(times) < case["runs"]:
+            t0 = time.perf_counter()
+            forward()
+            times.append((time.perf_counter() - t0) * 1000)
+            if len(times) >= 3 and time.perf_counter() - start > case["budget_s"]:
+                break
+    ordered = sorted(times)
+    n = len(ordered)
+    median = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    return {"key": case["key"], "times_ms": times, "median_ms": median, "min_ms": ordered[0], "runs": n}
+
+
+def main():
+    request = json.load(sys.stdin)
+    try:
+        import torch
+    except ImportError as e:
+        json.dump({"error": "PyTorch not installed: %s" % e}, sys.stdout)
+        return 0
+    torch.set_num_threads(int(request["threads"]))
+    answer = {
+        "torch": torch.__version__,
+        "blas": blas_of(torch),
+        "threads": torch.get_num_threads(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "results": [],
+    }
+    for case in request["cases"]:
+        answer["results"].append(run_case(torch, case))
+        print("torch: %s done" % case["key"], file=sys.stderr, flush=True)
+    json.dump(answer, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
