@@ -5,7 +5,8 @@
 #      package ran on (the "=== pkg: tests run on backends [...]" lines), skips, failures,
 #      and one "ok"/"FAIL" line per package
 #   3. mhalab lessons verify       every exercise stub fails its grader, every solution passes
-#   4. scripts/setup_test.sh       setup.sh on bad input (hash mismatch, no network, ...)
+#   4. mhalab bench --quick        the benchmark's smoke test (small shapes, all suites)
+#   5. scripts/setup_test.sh       setup.sh on bad input (hash mismatch, no network, ...)
 # GOMLX_NO_AUTO_INSTALL=1 keeps GoMLX from downloading plugins. Set CI=true to make a
 # missing XLA CPU plugin a failure instead of a skip.
 set -euo pipefail
@@ -43,6 +44,10 @@ fi
 
 echo "==> mhalab lessons verify   (every exercise: the stub fails its grader, the solution passes)"
 go run ./cmd/mhalab lessons verify
+
+echo "==> mhalab bench --quick   (smoke test of the benchmark, every suite, both backends; build/bench-quick.json)"
+go build -o build/mhalab ./cmd/mhalab
+build/mhalab bench --quick --no-progress --json build/bench-quick.json
 
 echo "==> scripts/setup_test.sh"
 scripts/setup_test.sh

@@ -336,9 +336,23 @@ func runBench(stdout, stderr io.Writer, cfg benchConfig) error {
 		}
 		fmt.Fprintf(stdout, "\nJSON: %s\n", cfg.jsonPath)
 	}
+	// Failures of what must work are errors; a memory measurement that fails (plain attention
+	// refused or killed at large L) is a result — except in --quick, where everything fits.
 	for _, r := range rep.MHA {
 		if r.Error != "" {
 			return fmt.Errorf("%s %s on %s failed: %s", r.key(), r.Impl, r.Backend, r.Error)
+		}
+	}
+	for _, r := range rep.Decode {
+		if r.Error != "" {
+			return fmt.Errorf("decoding on %s failed: %s", r.Backend, r.Error)
+		}
+	}
+	if cfg.quick {
+		for _, r := range append(slices.Clone(rep.Memory), rep.Checkpoint...) {
+			if r.Error != "" {
+				return fmt.Errorf("%s failed: %s", r.label(), r.Error)
+			}
 		}
 	}
 	return nil
