@@ -81,3 +81,41 @@ lessons-fixtures:
 	scripts/setup.sh --only torch
 	$(PARITY_PYTHON) lessons/testdata/gen.py
 	$(GO) generate ./lessons
+
+# ---- Notebooks (README, section Notebooks) ---------------------------------------------------
+#   make lab [LAB_BACKEND=go|xla:cpu] [LAB_PORT=8888]  Jupyter on localhost with the notebooks (GoNB)
+#   make notebooks [NOTEBOOKS_BACKEND=go|xla:cpu]     run every notebook headless; fails on a failing
+#       cell (also the ones GoNB reports as OK) and names it; executed copies and HTML go to
+#       build/notebooks/<backend>/
+#   make notebooks-selftest    the runner fails on panics, exit codes, signals, failing shell cells,
+#       compile errors and a planted mhalib error (in a temporary copy of the tree)
+#   make lab-check [LAB_SCREENSHOT=build/lab/01_qkv_projection.png]   start make lab on a free port,
+#       list and open a notebook over HTTP, run it in the server's GoNB kernel, screenshot it (Chromium)
+#   make notebooks-ci          what CI runs: the notebooks on go and on xla:cpu, the self-test, lab-check
+NOTEBOOKS_BACKEND ?= go
+NOTEBOOKS_SETUP := go,cc,gomod,jupyter,gonb
+comma := ,
+
+LAB_SCREENSHOT ?= build/lab/01_qkv_projection.png
+
+.PHONY: lab lab-check notebooks notebooks-selftest notebooks-ci
+
+lab:
+	scripts/lab.sh
+
+lab-check:
+	/usr/bin/python3 scripts/lab_check.py $(if $(LAB_SCREENSHOT),--screenshot $(LAB_SCREENSHOT))
+
+notebooks:
+	scripts/setup.sh --only $(NOTEBOOKS_SETUP)$(if $(filter xla:cpu,$(NOTEBOOKS_BACKEND)),$(comma)xla-cpu)
+	/usr/bin/python3 scripts/notebooks.py --backend $(NOTEBOOKS_BACKEND)
+
+notebooks-selftest:
+	scripts/setup.sh --only $(NOTEBOOKS_SETUP)
+	scripts/notebooks_selftest.sh
+
+notebooks-ci:
+	$(MAKE) notebooks NOTEBOOKS_BACKEND=go
+	$(MAKE) notebooks NOTEBOOKS_BACKEND=xla:cpu
+	$(MAKE) notebooks-selftest
+	$(MAKE) lab-check LAB_SCREENSHOT=

@@ -45,13 +45,15 @@ PLUGIN_DIR="${MHALAB_PLUGIN_DIR:-$HOME/.local/lib/go-xla}"
 # STEPS lists the steps in the order they run; step NAME is the function step_NAME (with
 # "-" as "_") and its one-line description is STEP_INFO[NAME]. A later step (PyTorch for the
 # parity checks, Jupyter, GoNB) is added by appending its name here and defining its function.
-STEPS=(go cc gomod xla-cpu torch)
+STEPS=(go cc gomod xla-cpu torch jupyter gonb)
 declare -A STEP_INFO=(
 	[go]="Go >= $GO_MIN_VERSION with cgo"
 	[cc]="C compiler for cgo"
 	[gomod]="Go modules (go mod download)"
 	[xla-cpu]="XLA CPU PJRT plugin ($XLA_CPU_WHEEL_PACKAGE $XLA_CPU_WHEEL_VERSION from PyPI)"
 	[torch]="PyTorch for make parity (parity/requirements.txt from PyPI, in a venv)"
+	[jupyter]="Jupyter for the notebooks (Debian packages: notebook, nbconvert, nbclient)"
+	[gonb]="GoNB $GONB_VERSION (tools/go.mod), goimports $GOIMPORTS_VERSION, gopls $GOPLS_VERSION, GoNB kernel spec"
 )
 
 # ---------------------------------------------------------------------------------------
@@ -383,6 +385,112 @@ step_torch() {
 	info "ok: torch $want ($("$TORCH_VENV/bin/python" -c 'import torch; print(torch.__version__)')) in $TORCH_VENV"
 }
 # ---- end of step torch ------------------------------------------------------------------
+
+# ---- steps jupyter, gonb (notebooks: README, section Notebooks) ------------------------
+# Jupyter comes from Debian's packages: make notebooks (scripts/notebooks.py) and make lab run
+# /usr/bin/python3 and /usr/bin/jupyter, not whatever python3 is first on PATH. GoNB, the Go
+# kernel, is built from the tools module tools/go.mod, which pins it: the Go module proxy
+# refuses GoNB's version list, so `go install github.com/janpfeifer/gonb@VERSION` fails.
+# goimports and gopls, which GoNB runs, are installed one by one (together in one module gopls
+# does not compile). All three go to $(go env GOBIN), default $(go env GOPATH)/bin; GoNB's
+# kernel spec goes to Jupyter's user data folder ($JUPYTER_DATA_DIR or `jupyter --data-dir`).
+# A plain setup (which make test runs too) only warns when Jupyter cannot be installed (not
+# root); --only jupyter / --only gonb (make notebooks, make lab) stops instead.
+JUPYTER_PACKAGES=(jupyter-notebook jupyter-nbconvert python3-nbclient jupyter-client)
+
+# explicit STEP: was STEP named with --only?
+explicit() {
+	local s
+	for s in "${ONLY[@]}"; do [[ "$s" == "$1" ]] && return 0; done
+	return 1
+}
+
+jupyter_ok() {
+	[[ -x /usr/bin/jupyter ]] && /usr/bin/python3 -c 'import nbclient, nbconvert, nbformat, notebook, jupyter_client' >/dev/null 2>&1
+}
+
+step_jupyter() {
+	if ! jupyter_ok; then
+		if ! is_root && ! explicit jupyter; then
+			warn "Jupyter is missing (the notebooks need it): sudo apt-get install ${JUPYTER_PACKAGES[*]}"
+			return 0
+		fi
+		need_packages "Jupyter for the notebooks" "${JUPYTER_PACKAGES[@]}"
+		jupyter_ok || die "Jupyter was installed but /usr/bin/python3 cannot import nbclient, nbconvert, nbformat, notebook:" \
+			"$(/usr/bin/python3 -c 'import nbclient, nbconvert, nbformat, notebook' 2>&1 | tail -n 2)"
+	fi
+	info "ok: $(/usr/bin/python3 -c 'import notebook, nbconvert, nbclient; print(f"Jupyter notebook {notebook.__version__}, nbconvert {nbconvert.__version__}, nbclient {nbclient.__version__}")') (/usr/bin/jupyter)"
+}
+
+# go_bin: where go install puts programs.
+go_bin() {
+	local d
+	d="$(cd "$REPO_ROOT" && go env GOBIN)"
+	[[ -n "$d" ]] || d="$(cd "$REPO_ROOT" && go env GOPATH)/bin"
+	printf '%s' "$d"
+}
+
+# built_from BIN MODULE: the version of MODULE the program BIN was built from ("" if none).
+built_from() {
+	[[ -x "$1" ]] || return 0
+	go version -m "$1" 2>/dev/null | awk -v m="$2" '$1 == "mod" && $2 == m {print $3}'
+}
+
+# go_tool NAME MODULE VERSION INSTALL...: install program NAME unless $(go_bin)/NAME was built
+# from MODULE at VERSION; INSTALL is the command that installs it.
+go_tool() {
+	local name="$1" module="$2" version="$3" bin have
+	shift 3
+	bin="$(go_bin)"
+	have="$(built_from "$bin/$name" "$module")"
+	if [[ "$have" == "$version" ]]; then
+		info "ok: $name $version ($bin/$name)"
+		return 0
+	fi
+	info "installing $name $version into $bin${have:+ (replacing $have)}"
+	"$@" >"$CACHE_DIR/go-install-$name.log" 2>&1 ||
+		die "installing $name $version failed (log $CACHE_DIR/go-install-$name.log):" "$(tail -n 5 "$CACHE_DIR/go-install-$name.log")" \
+			"it needs the Go module proxy (GOPROXY=$(go env GOPROXY))"
+	have="$(built_from "$bin/$name" "$module")"
+	[[ "$have" == "$version" ]] || die "$bin/$name reports $module ${have:-no version} after installing $version"
+	info "ok: $name $version ($bin/$name)"
+}
+
+step_gonb() {
+	mkdir -p "$CACHE_DIR"
+	local bin want
+	bin="$(go_bin)"
+	want="$(cd "$REPO_ROOT/tools" && go list -m -f '{{.Version}}' github.com/janpfeifer/gonb)" ||
+		die "cannot read GoNB's version from tools/go.mod"
+	[[ "$want" == "$GONB_VERSION" ]] || die "tools/go.mod pins GoNB $want but scripts/pins.env says $GONB_VERSION: make them agree"
+	go_tool gonb github.com/janpfeifer/gonb "$want" bash -c "cd '$REPO_ROOT/tools' && go install github.com/janpfeifer/gonb"
+	go_tool goimports golang.org/x/tools "$GOIMPORTS_VERSION" go install "golang.org/x/tools/cmd/goimports@$GOIMPORTS_VERSION"
+	go_tool gopls golang.org/x/tools/gopls "$GOPLS_VERSION" go install "golang.org/x/tools/gopls@$GOPLS_VERSION"
+
+	# The kernel spec, for Jupyter (make lab). make notebooks writes its own.
+	if ! jupyter_ok; then
+		explicit gonb && die "Jupyter is missing: run scripts/setup.sh --only jupyter first"
+		warn "Jupyter is missing: GoNB's kernel spec not installed (scripts/setup.sh --only jupyter,gonb)"
+		return 0
+	fi
+	local data spec kernel
+	data="${JUPYTER_DATA_DIR:-$(/usr/bin/jupyter --data-dir)}"
+	spec="$data/kernels/gonb/kernel.json"
+	# The program the spec runs (gonb --install copies a binary that lives under /tmp).
+	kernel_program() { /usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["argv"][0])' "$spec" 2>/dev/null || true; }
+	kernel="$(kernel_program)"
+	if [[ -n "$kernel" && "$(built_from "$kernel" github.com/janpfeifer/gonb)" == "$want" ]]; then
+		info "ok: kernel spec $spec runs $kernel (GoNB $want)"
+		return 0
+	fi
+	PATH="$bin:$PATH" JUPYTER_DATA_DIR="$data" "$bin/gonb" --install --logtostderr >"$CACHE_DIR/gonb-install.log" 2>&1 ||
+		die "gonb --install failed (log $CACHE_DIR/gonb-install.log):" "$(tail -n 5 "$CACHE_DIR/gonb-install.log")"
+	kernel="$(kernel_program)"
+	[[ -n "$kernel" && "$(built_from "$kernel" github.com/janpfeifer/gonb)" == "$want" ]] ||
+		die "gonb --install did not write a kernel spec running GoNB $want: $spec"
+	info "ok: installed the GoNB kernel spec $spec (runs $kernel)"
+}
+# ---- end of steps jupyter, gonb --------------------------------------------------------
 
 # ---------------------------------------------------------------------------------------
 # Command line.
