@@ -3,10 +3,10 @@
 
 Reads a JSON request on stdin and writes a JSON answer on stdout (nothing else on stdout):
 
-  request: {"threads": 2,
+  request: {"threads": 2, "device": "cpu",
             "cases": [{"key": "long/causal", "batch": 1, "seq": 4096, "embed": 512, "heads": 8,
                        "causal": true, "warmup": 2, "runs": 20, "budget_s": 20}]}
-  answer:  {"torch": "2.15.0", "blas": "mkl", "threads": 2, "cpu_capability": "AVX512",
+  answer:  {"torch": "2.15.0", "blas": "mkl", "threads": 2, "cpu_capability": "AVX512", "device": "cpu",
             "results": [{"key": ..., "times_ms": [...], "median_ms": ..., "min_ms": ..., "runs": ...}]}
 
 Each case is self-attention x → nn.MultiheadAttention(E, h, batch_first=True)(x, x, x) in eval mode
@@ -14,6 +14,8 @@ under torch.inference_mode(), float32, need_weights=False (the output only, as m
 with is_causal=True and PyTorch's causal mask for causal cases. x is uniform in [-1, 1); the
 weights are PyTorch's default initialisation (seed 0). After `warmup` untimed passes, passes are
 timed one by one until `runs` are done or `budget_s` seconds have passed (at least 3).
+With "device": "cuda" the module and x live on the GPU and each pass ends with
+torch.cuda.synchronize(); TF32 stays off (PyTorch's default for matmuls).
 
 Run by hand:  echo '{"threads":2,"cases":[...]}' | python parity/bench_torch.py
 """
@@ -30,19 +32,23 @@ def blas_of(torch):
     return "unknown"
 
 
-def run_case(torch, case):
+def run_case(torch, case, device):
     torch.manual_seed(0)
     B, L, E, h = case["batch"], case["seq"], case["embed"], case["heads"]
-    mha = torch.nn.MultiheadAttention(E, h, batch_first=True).eval()
-    x = torch.rand(B, L, E) * 2 - 1
+    mha = torch.nn.MultiheadAttention(E, h, batch_first=True).eval().to(device)
+    x = (torch.rand(B, L, E) * 2 - 1).to(device)
     mask = None
     if case.get("causal"):
-        mask = torch.nn.Transformer.generate_square_subsequent_mask(L)
+        mask = torch.nn.Transformer.generate_square_subsequent_mask(L).to(device)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
 
     def forward():
         if mask is None:
-            return mha(x, x, x, need_weights=False)[0]
-        return mha(x, x, x, need_weights=False, attn_mask=mask, is_causal=True)[0]
+            out = mha(x, x, x, need_weights=False)[0]
+        else:
+            out = mha(x, x, x, need_weights=False, attn_mask=mask, is_causal=True)[0]
+        sync()
+        return out
 
     times = []
     with torch.inference_mode():
@@ -69,15 +75,20 @@ def main():
         json.dump({"error": "PyTorch not installed: %s" % e}, sys.stdout)
         return 0
     torch.set_num_threads(int(request["threads"]))
+    device = request.get("device", "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        json.dump({"error": "PyTorch %s sees no CUDA device" % torch.__version__}, sys.stdout)
+        return 0
     answer = {
         "torch": torch.__version__,
         "blas": blas_of(torch),
         "threads": torch.get_num_threads(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "device": device if device == "cpu" else "cuda: " + torch.cuda.get_device_name(0),
         "results": [],
     }
     for case in request["cases"]:
-        answer["results"].append(run_case(torch, case))
+        answer["results"].append(run_case(torch, case, device))
         print("torch: %s done" % case["key"], file=sys.stderr, flush=True)
     json.dump(answer, sys.stdout)
     return 0

@@ -39,7 +39,7 @@ import (
 
 var benchCmd = command{
 	name: "bench",
-	args: "[--quick] [--backends LIST] [--suites LIST] [--json FILE] [--python PATH] [--threads N] [--budget D]",
+	args: "[--quick] [--backends LIST] [--suites LIST] [--json FILE] [--python PATH] [--torch-device cpu|cuda] [--threads N] [--budget D]",
 	summary: "time MHA on every backend and PyTorch side by side (markdown + JSON); KV-cache decoding; " +
 		"peak memory of flash vs plain attention and of checkpointing",
 }
@@ -59,6 +59,7 @@ type benchConfig struct {
 	jsonPath   string
 	python     string
 	script     string
+	torchDev   string
 	threads    int
 	budget     time.Duration
 	memTimeout time.Duration
@@ -73,6 +74,7 @@ func runBenchCmd(args []string, stdout, stderr io.Writer) error {
 	suiteList := fs.String("suites", strings.Join(benchSuites, ","), "comma-separated suites: "+strings.Join(benchSuites, ", "))
 	fs.StringVar(&cfg.jsonPath, "json", filepath.Join("build", "bench", "bench.json"), "write the results as JSON to this file")
 	fs.StringVar(&cfg.python, "python", "", "Python with PyTorch (default: $MHALAB_TORCH_VENV/bin/python, the venv of scripts/setup.sh, python3)")
+	fs.StringVar(&cfg.torchDev, "torch-device", "cpu", "device PyTorch runs on: cpu, or cuda (next to xla:cuda)")
 	fs.StringVar(&cfg.script, "torch-script", "", "path of parity/bench_torch.py (default: found from the working directory)")
 	fs.IntVar(&cfg.threads, "threads", runtime.NumCPU(), "PyTorch threads (Go and XLA use every core; keep equal to the core count for a fair comparison)")
 	fs.DurationVar(&cfg.budget, "budget", 0, "time budget per case and backend for the timed runs (default 30s, --quick 3s); at least 3 runs")
@@ -97,6 +99,9 @@ func runBenchCmd(args []string, stdout, stderr io.Writer) error {
 			return &usageError{fmt.Sprintf("--backends: %v", err)}
 		}
 		cfg.backends = append(cfg.backends, b)
+	}
+	if cfg.torchDev != "cpu" && cfg.torchDev != "cuda" {
+		return &usageError{fmt.Sprintf("--torch-device %q: want cpu or cuda", cfg.torchDev)}
 	}
 	if cfg.threads < 1 {
 		return &usageError{fmt.Sprintf("--threads %d: want at least 1", cfg.threads)}
@@ -165,6 +170,7 @@ type torchInfo struct {
 	BLAS          string `json:"blas"`
 	Threads       int    `json:"threads"`
 	CPUCapability string `json:"cpu_capability"`
+	Device        string `json:"device"`
 	Python        string `json:"python"`
 }
 
@@ -524,8 +530,9 @@ func benchTorch(cfg benchConfig, cases []mhaCase, stderr io.Writer) (*torchInfo,
 	}
 	req := struct {
 		Threads int         `json:"threads"`
+		Device  string      `json:"device"`
 		Cases   []torchCase `json:"cases"`
-	}{Threads: cfg.threads}
+	}{Threads: cfg.threads, Device: cfg.torchDev}
 	byKey := map[string]mhaCase{}
 	for _, c := range cases {
 		if _, dup := byKey[c.key()]; dup {
@@ -552,6 +559,7 @@ func benchTorch(cfg benchConfig, cases []mhaCase, stderr io.Writer) (*torchInfo,
 		BLAS          string `json:"blas"`
 		Threads       int    `json:"threads"`
 		CPUCapability string `json:"cpu_capability"`
+		Device        string `json:"device"`
 		Results       []struct {
 			Key      string    `json:"key"`
 			TimesMS  []float64 `json:"times_ms"`
@@ -562,15 +570,19 @@ func benchTorch(cfg benchConfig, cases []mhaCase, stderr io.Writer) (*torchInfo,
 	if err := json.Unmarshal(out.Bytes(), &ans); err != nil {
 		return nil, nil, fmt.Sprintf("PyTorch: unreadable answer from %s: %v", script, err)
 	}
-	if ans.Error != "" {
-		return nil, nil, torchNotInstalled + " — " + ans.Error
+	switch {
+	case strings.HasPrefix(ans.Error, "PyTorch not installed"):
+		return nil, nil, torchNotInstalled + " — " + python + ": " + ans.Error
+	case ans.Error != "":
+		return nil, nil, "PyTorch: " + ans.Error
 	}
-	info := &torchInfo{Version: ans.Torch, BLAS: ans.BLAS, Threads: ans.Threads, CPUCapability: ans.CPUCapability, Python: python}
+	info := &torchInfo{Version: ans.Torch, BLAS: ans.BLAS, Threads: ans.Threads, CPUCapability: ans.CPUCapability,
+		Device: ans.Device, Python: python}
 	var results []mhaResult
 	for _, r := range ans.Results {
 		c := byKey[r.Key]
 		c.Flash = false
-		res := mhaResult{mhaCase: c, Backend: "torch cpu", Impl: "PyTorch " + ans.Torch + " nn.MHA",
+		res := mhaResult{mhaCase: c, Backend: "torch " + cfg.torchDev, Impl: "PyTorch " + ans.Torch + " nn.MHA",
 			TimesMS: r.TimesMS, MedianMS: r.MedianMS, MinMS: r.MinMS, GFLOPS: c.flops() / (r.MedianMS * 1e6)}
 		results = append(results, res)
 	}
@@ -765,8 +777,8 @@ func printReport(w io.Writer, rep *benchReport) {
 		}
 	}
 	if rep.Torch != nil {
-		fmt.Fprintf(w, "PyTorch %s (%s, BLAS %s, CPU capability %s), %d threads.\n",
-			rep.Torch.Version, rep.Torch.Python, rep.Torch.BLAS, rep.Torch.CPUCapability, rep.Torch.Threads)
+		fmt.Fprintf(w, "PyTorch %s (%s, BLAS %s, CPU capability %s), %d threads, device %s.\n",
+			rep.Torch.Version, rep.Torch.Python, rep.Torch.BLAS, rep.Torch.CPUCapability, rep.Torch.Threads, rep.Torch.Device)
 	} else if rep.TorchNote != "" {
 		fmt.Fprintln(w, rep.TorchNote)
 	}

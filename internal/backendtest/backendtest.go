@@ -18,8 +18,18 @@ import (
 	"github.com/mhalab/mhalab/xla"
 )
 
-// Names of the backends tested, in order.
-var Names = []string{"go", "xla:cpu"}
+// Names of the backends tested, in order: "go", "xla:cpu", and "xla:cuda" when
+// MHALAB_TEST_BACKENDS names it (scripts/gpu-check.sh does, on a GPU machine).
+var Names = withRequestedCUDA([]string{"go", "xla:cpu"})
+
+func withRequestedCUDA(names []string) []string {
+	for _, w := range strings.Split(os.Getenv("MHALAB_TEST_BACKENDS"), ",") {
+		if strings.TrimSpace(w) == "xla:cuda" {
+			return append(names, "xla:cuda")
+		}
+	}
+	return names
+}
 
 var (
 	mu      sync.Mutex
