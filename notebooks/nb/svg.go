@@ -74,7 +74,7 @@ func Heatmap(title string, m [][]float64, opt HeatmapOptions) string {
 	if opt.RowLabel != "" {
 		left += 14
 	}
-	width, height := left+cols*cell+70, top+rows*cell+24
+	width, height := max(left+cols*cell+70, left+titleWidth(title)), top+rows*cell+24
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" %s>`, width, height, fontStyle)
 	fmt.Fprintf(&b, `<text x="%d" y="14" font-weight="bold">%s</text>`, left, esc(title))
@@ -104,8 +104,14 @@ func Heatmap(title string, m [][]float64, opt HeatmapOptions) string {
 		}
 	}
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#444"/>`, left, top, cols*cell, rows*cell)
-	// Axis labels: every row/column when there is room, else every k-th.
-	step := max(1, 14/max(cell, 1))
+	// Axis labels: every row/column when there is room (18 px), else every 2nd, 4th, 5th, … .
+	step := 1
+	for _, k := range []int{1, 2, 4, 5, 8, 10, 16, 20, 25, 50, 100} {
+		step = k
+		if k*cell >= 18 {
+			break
+		}
+	}
 	for i := 0; i < rows; i += step {
 		label := fmt.Sprint(i)
 		if i < len(opt.Rows) {
@@ -138,6 +144,9 @@ func Heatmap(title string, m [][]float64, opt HeatmapOptions) string {
 	b.WriteString(`</svg>`)
 	return b.String()
 }
+
+// titleWidth estimates the width in pixels of a bold 11 px title.
+func titleWidth(title string) int { return 7*len([]rune(title)) + 10 }
 
 // shortNum formats v in at most ~5 characters.
 func shortNum(v float64) string {
@@ -348,7 +357,7 @@ type Tile struct {
 // labels and a legend (colour → meaning). tile(i, j) gives each tile.
 func BlockGrid(title, rowLabel, colLabel string, rows, cols, cellW, cellH int, tile func(i, j int) Tile, legend map[string]string) string {
 	left, top := 40, 34
-	w := left + cols*cellW + 170
+	w := max(left+cols*cellW+170, left+titleWidth(title))
 	h := max(top+rows*cellH+26, top+len(legend)*18+10)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" %s>`, w, h, fontStyle)
