@@ -171,10 +171,14 @@ func Median(runs int, warmup bool, fn func()) time.Duration {
 }
 
 // AllocBytes returns the bytes the Go heap allocated while fn ran, with the garbage collector
-// off meanwhile so that nothing is freed and reused. On the pure-Go backend this counts every
+// off and one OS thread running Go code (GOMAXPROCS 1) meanwhile, so that nothing is freed and
+// the result is repeatable. On the pure-Go backend this counts every
 // buffer the backend allocated (buffers it freed and took again from its pools count once);
 // XLA allocates in C++, invisible here: use xla.OptimizedHLO's TempBytes there.
 func AllocBytes(fn func()) uint64 {
+	// One P: the backend's buffer pools (sync.Pool, one per P) then reuse buffers the same way
+	// every time, so the figure does not depend on which thread ran which op.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	runtime.GC()
 	old := debug.SetGCPercent(-1)
 	defer debug.SetGCPercent(old)
