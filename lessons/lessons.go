@@ -12,7 +12,7 @@
 //	<name>_solution.go the reference solution (build tag solution)
 //	<name>_test.go     the grader
 //
-// so that `go test ./lessons/01_linear` grades the stub and `go test -tags solution
+// so that `go test -tags lessons ./lessons/01_linear` grades the stub and `go test -tags solution
 // ./lessons/01_linear` the solution. Manifest holds the git blob hash of every embedded file;
 // `go generate ./lessons` rewrites it after a maintainer changes one (TestManifest checks).
 package lessons

@@ -19,12 +19,11 @@ start=$SECONDS
 echo "==> go vet ./..."
 go vet ./...
 
-# The exercises of lessons/ (lessons/NN_name) are graded by `mhalab lessons verify` below: their
-# stubs are meant to fail their graders, so plain `go test` leaves them out.
-PKGS=$(go list ./... | grep -vE '/lessons/[0-9]{2}_')
-echo "==> go test -count=1 -v ./... except lessons/NN_*   (CI=${CI:-unset}; full log: $LOG)"
+# The graders of lessons/NN_name need the build tag "lessons" (their stubs are meant to fail),
+# so go test finds no tests there; `mhalab lessons verify` below grades them.
+echo "==> go test -count=1 -v ./...   (CI=${CI:-unset}; full log: $LOG)"
 set +e
-go test -count=1 -v $PKGS 2>&1 | tee "$LOG" |
+go test -count=1 -v ./... 2>&1 | tee "$LOG" |
 	grep --line-buffered -E '^(=== [^ ]+: |--- (FAIL|SKIP)|FAIL|ok |panic:|# |\?|(vet: )?[^ ]+\.go:[0-9]+:[0-9]+: )'
 rc=${PIPESTATUS[0]}
 set -e

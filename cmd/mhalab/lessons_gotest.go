@@ -92,7 +92,9 @@ func (env *lessonsEnv) runGoTest(ctx context.Context, run lessonsGoTest) []*less
 	// -trimpath: the compiled packages do not depend on where the repository is, so copies of
 	// it (a teacher's, a test's) share the build cache.
 	args := []string{"test", "-json", "-count=1", "-trimpath", "-timeout", env.timeout.String()}
-	tags := append([]string{}, run.tags...)
+	// The graders are built only with the tag "lessons" (or "solution"), so that a plain
+	// `go test ./...` of the repository does not grade the unsolved stubs.
+	tags := append([]string{"lessons"}, run.tags...)
 	if strings.HasPrefix(env.backend, "xla:") {
 		tags = append(tags, "lessons_xla")
 	}

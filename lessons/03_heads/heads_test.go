@@ -1,3 +1,5 @@
+//go:build lessons || solution
+
 package heads
 
 // The grader of lesson 3. `mhalab lessons check 3` restores this file from the original before

@@ -1,3 +1,5 @@
+//go:build lessons || solution
+
 package uneven
 
 // The grader of lesson 4. `mhalab lessons check 4` restores this file from the original before

@@ -1,3 +1,5 @@
+//go:build lessons || solution
+
 package sdpa
 
 // The grader of lesson 5. `mhalab lessons check 5` restores this file from the original before

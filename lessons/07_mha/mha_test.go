@@ -1,3 +1,5 @@
+//go:build lessons || solution
+
 package mha
 
 // The grader of lesson 7. `mhalab lessons check 7` restores this file from the original before

@@ -1,3 +1,5 @@
+//go:build lessons || solution
+
 package flash
 
 // The grader of lesson 8. `mhalab lessons check 8` restores this file from the original before
