@@ -144,12 +144,16 @@ func setVariable(ctx *context.Context, name string, t *tensors.Tensor, key strin
 		return &ArgumentError{Arg: "state_dict key " + key,
 			Msg: fmt.Sprintf("shape %s: expected %s, the shape of existing variable %s/%s", t.Shape(), v.Shape(), ctx.Scope(), name)}
 	}
+	if cur, err := v.Value(); err == nil && cur == t {
+		return nil // already this variable's value: SetValue would free it
+	}
 	return v.SetValue(t)
 }
 
 // StateDict returns the variables of the multi-head attention in ctx.In(scope) (scope "" means
 // ctx's current scope) under PyTorch's state_dict keys (see LoadStateDict). Only variables that
-// exist and hold a value are returned.
+// exist and hold a value are returned. The tensors are copies: loading them into another (or the
+// same) context, or training on, leaves each side's values intact.
 func StateDict(ctx *context.Context, scope string) (map[string]*tensors.Tensor, error) {
 	if ctx == nil {
 		return nil, &ArgumentError{Arg: "StateDict", Msg: "ctx is nil"}
@@ -171,7 +175,9 @@ func StateDict(ctx *context.Context, scope string) (map[string]*tensors.Tensor, 
 		if err != nil {
 			return nil, err
 		}
-		sd[key] = t
+		if sd[key], err = t.LocalClone(); err != nil {
+			return nil, err
+		}
 	}
 	if len(sd) == 0 {
 		return nil, &ArgumentError{Arg: "StateDict", Msg: fmt.Sprintf("no attention variables with values in scope %q", ctx.Scope())}

@@ -1,6 +1,7 @@
 package mhalib_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -127,3 +128,38 @@ func TestBuilderRejectsOptionsAgainstLoadedWeights(t *testing.T) {
 		}
 	})
 }
+
+// A state_dict taken from a context and loaded back into it (or into another one) must leave the
+// variables readable: StateDict returns copies, and loading a variable's own tensor is a no-op.
+func TestStateDictRoundTripSameContext(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	p := randParams(rng, 4, 2, 4, 4, nil, true, false, false)
+	ctx := context.New()
+	if err := mhalib.LoadStateDict(ctx, "mha", stateDict(p, true, dtypes.Float64)); err != nil {
+		t.Fatal(err)
+	}
+	sd, err := mhalib.StateDict(ctx, "mha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 2; round++ {
+		if err := mhalib.LoadStateDict(ctx, "mha", sd); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		back, err := mhalib.StateDict(ctx, "mha")
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		for k, want := range sd {
+			got := back[k]
+			if got == nil || got.DType() != dtypes.Float64 || !got.Shape().Equal(want.Shape()) {
+				t.Fatalf("round %d: %s reads back as %v, want %s", round, k, got, want.Shape())
+			}
+			if !reflectEqual(got.Value(), want.Value()) {
+				t.Fatalf("round %d: %s changed: %v vs %v", round, k, got.Value(), want.Value())
+			}
+		}
+	}
+}
+
+func reflectEqual(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
