@@ -82,6 +82,26 @@ lessons-fixtures:
 	$(PARITY_PYTHON) lessons/testdata/gen.py
 	$(GO) generate ./lessons
 
+# ---- Classroom images (docker/README.md) -----------------------------------------------------
+#   make docker-cpu [DOCKER_BASE=auto|registry|local|IMAGE]   build localhost/mhalab:cpu
+#   make docker-cuda [DOCKER_BASE=...]                          build localhost/mhalab:cuda
+#   make docker-verify                                          build the CPU image, then run in it:
+#       mhalab backends, Jupyter with its token, make notebooks, the JupyterHub test (both modes)
+# With podman (root) or docker; DOCKER_BASE=auto pulls the digest-pinned base and falls back to
+# a Debian base made here with debootstrap (docker/make-base.sh). Images hold the committed tree.
+DOCKER_BASE ?= auto
+
+.PHONY: docker-cpu docker-cuda docker-verify
+
+docker-cpu:
+	docker/build.sh cpu --base $(DOCKER_BASE)
+
+docker-cuda:
+	docker/build.sh cuda --base $(DOCKER_BASE)
+
+docker-verify:
+	docker/verify.sh
+
 # ---- Notebooks (README, section Notebooks) ---------------------------------------------------
 #   make lab [LAB_BACKEND=go|xla:cpu] [LAB_PORT=8888]  Jupyter on localhost with the notebooks (GoNB)
 #   make notebooks [NOTEBOOKS_BACKEND=go|xla:cpu]     run every notebook headless; fails on a failing

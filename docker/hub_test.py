@@ -9,7 +9,8 @@ form, like a browser), lets the hub start the student's notebook server, and che
   1. the student's server answers (/user/NAME/api/status) after the login redirects;
   2. the student has a copy of the repository with lessons/ and notebooks/ in their home;
   3. the GoNB kernel is offered (/user/NAME/api/kernelspecs);
-  4. a GoNB kernel started through the student's server runs a Go cell that imports mhalab
+  4. a GoNB kernel started through the student's server (a notebook session in their
+     mhalab/notebooks/) runs a Go cell that imports mhalab
      (github.com/mhalab/mhalab/xla from the student's copy) and lists the backends: the shared
      module cache works offline and the XLA CPU plugin is found (unless --no-kernel).
 
@@ -62,14 +63,14 @@ class Browser:
                 return c.value
         return None
 
-    def request(self, method, path, data=None, headers=None, timeout=30):
-        headers = dict(headers or {})
+    def request(self, method, path, form=None, json_body=None, headers=None, timeout=30):
+        headers = {"Accept": "text/html,application/json;q=0.9,*/*;q=0.8", **(headers or {})}
         body = None
-        if isinstance(data, dict):
-            body = urllib.parse.urlencode(data).encode()
+        if form is not None:
+            body = urllib.parse.urlencode(form).encode()
             headers["Content-Type"] = "application/x-www-form-urlencoded"
-        elif data is not None:
-            body = json.dumps(data).encode() if not isinstance(data, bytes) else data
+        elif json_body is not None:
+            body = json.dumps(json_body).encode()
             headers["Content-Type"] = "application/json"
         req = urllib.request.Request(self.base + path, data=body, method=method, headers=headers)
         try:
@@ -109,7 +110,10 @@ def run_cell(connection_file, code, timeout):
             if kind == "stream":
                 out.append(content["text"])
             elif kind in ("execute_result", "display_data"):
-                out.append(content["data"].get("text/plain", ""))
+                data = content["data"]
+                html = re.sub(r"(?s)<style.*?</style>", "", data.get("text/html", ""))
+                text = data.get("text/plain") or re.sub(r"<[^>]+>", "", html)
+                out.append(text if text.endswith("\n") else text + "\n")
             elif kind == "error":
                 out.append("\n".join(content.get("traceback", [])))
 
@@ -168,7 +172,7 @@ def main():
             if hub.poll() is not None:
                 raise AssertionError(f"the hub exited with status {hub.returncode}")
             status, _, body = b.request("GET", "/hub/api", timeout=5)
-            return status == 200 and '"version"' in body, f"{status} {body[:200]}"
+            return status == 200 and '"version"' in body, body if status == 200 else f"{status} {body[:200]}"
 
         version = json.loads(wait_for("the hub's API", hub_up, 60))["version"]
         print(f"hub_test: hub {version} up after {time.time() - t0:.1f} s", flush=True)
@@ -180,7 +184,7 @@ def main():
         m = re.search(r'name="_xsrf"\s+value="([^"]+)"', page)
         if m:
             form["_xsrf"] = m.group(1)
-        status, url, _ = b.request("POST", "/hub/login?next=", data=form, timeout=args.timeout)
+        status, url, _ = b.request("POST", "/hub/login?next=", form=form, timeout=args.timeout)
         assert b.cookie("jupyterhub-session-id") or b.cookie("jupyterhub-hub-login"), \
             f"no hub login cookie after POST /hub/login ({status} {url}); wrong password?"
         print(f"hub_test: logged in as {user} ({status} {urllib.parse.urlparse(url).path})", flush=True)
@@ -188,11 +192,15 @@ def main():
         # 1. The student's server: the hub spawns it (a redirect may already have done so).
         b.request("GET", "/hub/spawn", timeout=args.timeout)
 
+        # A page, as a browser opens it: the hub's OAuth redirects give the server's own cookie
+        # (the API alone answers 403 without it).
         def server_up():
-            status, url, body = b.request("GET", f"/user/{user}/api/status", timeout=30)
-            return status == 200 and "started" in body, f"{status} {url} {body[:200]}"
+            status, url, body = b.request("GET", f"/user/{user}/tree", timeout=30)
+            return status == 200 and urllib.parse.urlparse(url).path.startswith(f"/user/{user}/tree"), f"{status} {url}"
 
         wait_for(f"{user}'s notebook server", server_up, args.timeout, interval=2)
+        status, _, body = b.request("GET", f"/user/{user}/api/status")
+        assert status == 200 and "started" in body, f"GET /user/{user}/api/status: {status} {body[:200]}"
         print(f"hub_test: 1. {user}'s server answers /user/{user}/api/status ({time.time() - t0:.1f} s)", flush=True)
 
         # 2. The copy of the repository in the student's home.
@@ -227,10 +235,14 @@ def main():
                 b.request("GET", f"/user/{user}/tree")
                 xsrf = b.cookie("_xsrf")
                 headers = {"X-XSRFToken": xsrf} if xsrf else {}
-            status, _, body = b.request("POST", f"/user/{user}/api/kernels", data={"name": "gonb", "path": "mhalab/notebooks"},
-                                        headers=headers)
-            assert status in (200, 201), f"POST kernels: {status} {body[:300]}"
-            kernel_id = json.loads(body)["id"]
+            # A session, as opening a notebook creates one: its kernel runs in the notebook's
+            # folder, which GoNB calls GONB_DIR (a bare POST /api/kernels would run it in ~).
+            session = {"path": "mhalab/notebooks/hub_test.ipynb", "type": "notebook", "name": "hub_test.ipynb",
+                       "kernel": {"name": "gonb"}}
+            status, _, body = b.request("POST", f"/user/{user}/api/sessions", json_body=session, headers=headers)
+            assert status in (200, 201), f"POST sessions: {status} {body[:300]}"
+            session_id = json.loads(body)["id"]
+            kernel_id = json.loads(body)["kernel"]["id"]
             connection = home / ".local" / "share" / "jupyter" / "runtime" / f"kernel-{kernel_id}.json"
             wait_for(f"connection file {connection}", lambda: (connection.exists(), str(connection)), 30)
             cell = "\n".join([
@@ -252,7 +264,7 @@ def main():
             assert re.search(r"^backend xla:cpu: available", out, re.M), "xla:cpu is not available to the student"
             assert not re.search(r"^(exit status|panic:)", out, re.M), "the cell's program failed"
             print(f"hub_test: 4. GoNB cell importing mhalab ran in {time.time() - t1:.1f} s as {user}", flush=True)
-            b.request("DELETE", f"/user/{user}/api/kernels/{kernel_id}", headers=headers)
+            b.request("DELETE", f"/user/{user}/api/sessions/{session_id}", headers=headers)
         ok = True
         print(f"hub_test: PASS ({args.mode}, {time.time() - t0:.1f} s)", flush=True)
     except AssertionError as e:

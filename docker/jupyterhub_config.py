@@ -126,6 +126,10 @@ c.Spawner.environment = {
                                                  "/usr/local/lib/go-xla", "/usr/local/lib/go-xla/nvidia"]),
     "JUPYTER_PATH": os.path.join(TOOLS, ".local", "share", "jupyter"),
 }
+# PyTorch from the setup's venv, for the parity notebook (it falls back to committed fixtures).
+torch_venv = env("MHALAB_TORCH_VENV", os.path.join(TOOLS, ".cache", "mhalab", "torch-venv"))
+if os.path.isdir(torch_venv):
+    c.Spawner.environment["MHALAB_TORCH_VENV"] = torch_venv
 for name in ("GOMLX_BACKEND", "XLA_FLAGS", "NVIDIA_VISIBLE_DEVICES", "LANG"):
     if env(name):
         c.Spawner.environment[name] = os.environ[name]

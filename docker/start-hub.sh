@@ -5,7 +5,9 @@
 #
 # As root (docker run --user root …): PAM logins, one Linux account per student. The students
 # are read from $MHALAB_HUB_STUDENTS (default /etc/mhalab/students): "name:password" lines (# for
-# comments); missing accounts are created with private (0700) homes, passwords are (re)set.
+# comments); missing accounts are created with private (0700) homes under
+# $MHALAB_HUB_HOME_BASE (default /home/students: mount a volume there to keep the students' work),
+# passwords are (re)set.
 # As any other user: one shared password for all, $MHALAB_HUB_USERS and $MHALAB_HUB_PASSWORD.
 # The hub listens on ${MHALAB_HUB_PORT:-8000}; its state is in $MHALAB_HUB_STATE (default
 # /srv/mhalab-hub as root, ~/mhalab-hub otherwise). Extra arguments go to jupyterhub.
@@ -18,6 +20,7 @@ if [[ "$(id -u)" == 0 ]]; then
 	students="${MHALAB_HUB_STUDENTS:-/etc/mhalab/students}"
 	[[ -r "$students" ]] || die "no students file $students (lines name:password); mount one, e.g. -v \$PWD/students:/etc/mhalab/students:ro"
 	tools_user="$(stat -c %U "$MHALAB_DIR")"
+	home_base="${MHALAB_HUB_HOME_BASE:-/home/students}"
 	names=()
 	while IFS= read -r line || [[ -n "$line" ]]; do
 		[[ -z "${line// /}" || "$line" == \#* ]] && continue
@@ -29,7 +32,8 @@ if [[ "$(id -u)" == 0 ]]; then
 			uid="$(id -u "$name")"
 			((uid >= 1000)) && [[ "$name" != "$tools_user" ]] || die "$students: '$name' is a system account or the image's own user; choose another name"
 		else
-			useradd --create-home --shell /bin/bash -K HOME_MODE=0700 "$name"
+			mkdir -p "$home_base"
+			useradd --create-home --base-dir "$home_base" --shell /bin/bash -K HOME_MODE=0700 "$name"
 			echo "mhalab-hub: created account $name"
 		fi
 		printf '%s:%s\n' "$name" "$password" | chpasswd
