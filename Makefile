@@ -1,8 +1,9 @@
-# mhalab — `make run` and `make test` do all the setup they need (scripts/setup.sh is
-# idempotent: on a machine that has everything it takes about a second).
+# mhalab — `make lab` and `make test` do all the setup they need (scripts/setup.sh is
+# idempotent: on a machine that has everything it takes a few seconds).
 #
+#   make lab                                   Jupyter on localhost with the notebooks (GoNB)
 #   make run [ARGS="--backend go --runs 5"]   the MHA demo (mhalab demo)
-#   make test                                  go vet, go test on every backend, setup tests
+#   make test                                  the whole suite (CI): go tests on every backend, lessons, parity, notebooks
 #   make setup                                 only the setup (Go check, modules, XLA CPU plugin)
 #   make build                                 bin/mhalab
 SHELL := /bin/bash
@@ -13,7 +14,7 @@ export GOMLX_NO_AUTO_INSTALL := 1
 .PHONY: help setup run test build clean
 
 help:
-	@sed -n '1,8s/^# \{0,1\}//p' Makefile
+	@sed -n '1,9s/^# \{0,1\}//p' Makefile
 
 setup:
 	scripts/setup.sh
@@ -21,8 +22,14 @@ setup:
 run: setup
 	$(GO) run ./cmd/mhalab demo $(ARGS)
 
+# The whole suite, as CI runs it (.ci/run): vet + go test on every backend + lessons verify +
+# bench --quick + setup tests (scripts/test.sh), PyTorch parity live (make parity), and the
+# notebooks on both backends with the runner's self-test and the make lab check (make notebooks-ci).
 test: setup
 	scripts/test.sh
+	$(MAKE) --no-print-directory parity
+	$(MAKE) --no-print-directory notebooks-ci
+	@echo "==> make test: everything passed"
 
 build:
 	$(GO) build -o bin/mhalab ./cmd/mhalab
