@@ -94,11 +94,16 @@ sys.exit(0 if "gonb" in specs else 1)'
 }
 
 check_notebooks() {
-	local dest="$PWD/$out/notebooks"
-	rm -rf "$dest" && mkdir -p "$dest" && chmod 0777 "$dest"
+	local dest="$PWD/$out/notebooks" name="mhalab-verify-nb-$$" rc
 	# Offline: everything a notebook needs must be in the image. The results (executed notebooks,
-	# HTML, timings) go to build/docker-verify/notebooks.
-	run_in --network none -v "$dest:/home/mha/mhalab/build/notebooks" "$image" make notebooks
+	# HTML, timings) are copied to build/docker-verify/notebooks.
+	rm -rf "$dest"
+	"$engine" rm -f "$name" >/dev/null 2>&1
+	"$engine" run --name "$name" --network none "$image" make notebooks
+	rc=$?
+	"$engine" cp "$name:/home/mha/mhalab/build/notebooks" "$dest" && echo "results in $dest"
+	"$engine" rm -f "$name" >/dev/null
+	return "$rc"
 }
 
 check_hub() {
