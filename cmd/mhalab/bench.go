@@ -286,31 +286,44 @@ func runBench(stdout, stderr io.Writer, cfg benchConfig) error {
 	decodeCfg := decodeConfig(cfg.quick)
 	memCfgs := memoryConfigs(cfg.quick, order, cfg.suites["memory"], cfg.suites["checkpoint"])
 	bar := &progressBar{w: stderr, enabled: cfg.progress}
+	// Cases grouped by the (shape, causal) pair PyTorch is timed on; PyTorch runs right before
+	// mhalib on each group, so that both see the same machine load.
+	var keys []string
+	byKey := map[string][]mhaCase{}
+	for _, c := range cases {
+		if byKey[c.key()] == nil {
+			keys = append(keys, c.key())
+		}
+		byKey[c.key()] = append(byKey[c.key()], c)
+	}
 	if cfg.suites["mha"] {
 		bar.total += len(order) * len(cases)
 	}
 	if cfg.suites["torch"] {
-		bar.total++
+		bar.total += len(keys)
 	}
 	if cfg.suites["decode"] {
 		bar.total += len(order)
 	}
 	bar.total += len(memCfgs)
 
-	if cfg.suites["mha"] {
+	for _, key := range keys {
+		if cfg.suites["torch"] && (rep.Torch != nil || rep.TorchNote == "") {
+			bar.start("PyTorch nn.MultiheadAttention " + key)
+			info, results, note := benchTorch(cfg, byKey[key][:1])
+			rep.Torch, rep.TorchNote = info, note
+			rep.MHA = append(rep.MHA, results...)
+		} else if cfg.suites["torch"] {
+			bar.start("PyTorch: skipped")
+		}
+		if !cfg.suites["mha"] {
+			continue
+		}
 		for _, spec := range order {
-			for _, c := range cases {
+			for _, c := range byKey[key] {
 				bar.start(fmt.Sprintf("%s %s %s%s", spec, c.Group, c.impl(), causalSuffix(c.Causal)))
 				rep.MHA = append(rep.MHA, benchMHA(live[spec], spec, c, cfg.budget))
 			}
-		}
-	}
-	if cfg.suites["torch"] {
-		bar.start("PyTorch nn.MultiheadAttention")
-		info, results, note := benchTorch(cfg, cases, stderr)
-		rep.Torch, rep.TorchNote = info, note
-		if info != nil {
-			rep.MHA = append(rep.MHA, results...)
 		}
 	}
 	if cfg.suites["decode"] {
@@ -505,7 +518,7 @@ const torchNotInstalled = "PyTorch: not installed (run scripts/setup.sh)"
 
 // benchTorch times the distinct (shape, causal) pairs of cases with parity/bench_torch.py.
 // It returns nil info and a note when PyTorch cannot be run.
-func benchTorch(cfg benchConfig, cases []mhaCase, stderr io.Writer) (*torchInfo, []mhaResult, string) {
+func benchTorch(cfg benchConfig, cases []mhaCase) (*torchInfo, []mhaResult, string) {
 	python := findPython(cfg.python)
 	script := cfg.script
 	if script == "" {
