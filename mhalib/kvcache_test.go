@@ -2,6 +2,7 @@ package mhalib_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -70,7 +71,13 @@ func TestKVCacheAppendAndAttend(t *testing.T) {
 		}
 		defer exec.Finalize()
 		all := mhatest.Rand(rng, -1, 1, B, h, maxLen, d) // the keys (and, negated, values) of every position
-		for _, n := range []int{3, 1, 2, 1} {
+		// A first sequence fills the cache; after Reset, a second one must not see its entries.
+		for step, n := range []int{3, 1, 2, 1, -1, 2, 3} {
+			if n < 0 {
+				c.Reset()
+				all = mhatest.Rand(rng, -1, 1, B, h, maxLen, d)
+				continue
+			}
 			pos, err := c.Advance(n)
 			if err != nil {
 				t.Fatal(err)
@@ -91,7 +98,7 @@ func TestKVCacheAppendAndAttend(t *testing.T) {
 				t.Fatal(err)
 			}
 			want, _ := mhatest.SDPA(q, rowsOf(all, 0, filled), negated(rowsOf(all, 0, filled)), bias, 0.5)
-			assertClose(t, backend, "attention over the cache", outs[2], want, 1e-12)
+			assertClose(t, backend, fmt.Sprintf("step %d: attention over the cache", step), outs[2], want, 1e-12)
 		}
 	})
 }
