@@ -13,6 +13,7 @@
 #   jupyter    `docker run -p …` the default command: 403 without the token, 200 with the token
 #              from the log, the GoNB kernel offered
 #   notebooks  `make notebooks` in the image, offline; results copied to build/docker-verify/
+#   notebooks-xla  the same on the XLA CPU backend
 #   hub        docker/hub_test.py in the image: shared password as the image user, and PAM with
 #              a throw-away student account as root (each logs in, gets a server, runs a Go cell)
 set -uo pipefail
@@ -93,15 +94,17 @@ print("kernels offered:", ", ".join(sorted(specs)))
 sys.exit(0 if "gonb" in specs else 1)'
 }
 
+# check_notebooks BACKEND: make notebooks in the image, offline (everything a notebook needs must
+# be in the image); the results (executed notebooks, HTML, timings) are copied to
+# build/docker-verify/notebooks/BACKEND.
 check_notebooks() {
-	local dest="$PWD/$out/notebooks" name="mhalab-verify-nb-$$" rc
-	# Offline: everything a notebook needs must be in the image. The results (executed notebooks,
-	# HTML, timings) are copied to build/docker-verify/notebooks.
-	rm -rf "$dest"
+	local backend="$1" dest="$PWD/$out/notebooks" name="mhalab-verify-nb-$$" rc
+	mkdir -p "$dest"
+	rm -rf "${dest:?}/$backend"
 	"$engine" rm -f "$name" >/dev/null 2>&1
-	"$engine" run --name "$name" --network none "$image" make notebooks
+	"$engine" run --name "$name" --network none "$image" make notebooks NOTEBOOKS_BACKEND="$backend"
 	rc=$?
-	"$engine" cp "$name:/home/mha/mhalab/build/notebooks" "$dest" && echo "results in $dest"
+	"$engine" cp "$name:/home/mha/mhalab/build/notebooks/$backend" "$dest/$backend" && echo "results in $dest/$backend"
 	"$engine" rm -f "$name" >/dev/null
 	return "$rc"
 }
@@ -119,7 +122,8 @@ if "$engine" image inspect "$image" >/dev/null 2>&1; then
 	check user check_user
 	check backends check_backends
 	check jupyter check_jupyter
-	check notebooks check_notebooks
+	check notebooks check_notebooks go
+	check notebooks-xla check_notebooks xla:cpu
 	check hub check_hub
 else
 	results+=("FAIL image $image not found (build it: make docker-cpu)")
