@@ -96,15 +96,16 @@ sys.exit(0 if "gonb" in specs else 1)'
 
 # check_notebooks BACKEND: make notebooks in the image, offline (everything a notebook needs must
 # be in the image); the results (executed notebooks, HTML, timings) are copied to
-# build/docker-verify/notebooks/BACKEND.
+# build/docker-verify/notebooks/BACKEND (":" as "-"); a missing result fails the check.
 check_notebooks() {
-	local backend="$1" dest="$PWD/$out/notebooks" name="mhalab-verify-nb-$$" rc
+	local backend="$1" dest="$PWD/$out/notebooks" name="mhalab-verify-nb-$$" rc dir
+	dir="${backend//:/-}" # scripts/notebooks.py writes xla:cpu's results to xla-cpu
 	mkdir -p "$dest"
-	rm -rf "${dest:?}/$backend"
+	rm -rf "${dest:?}/$dir"
 	"$engine" rm -f "$name" >/dev/null 2>&1
 	"$engine" run --name "$name" --network none "$image" make notebooks NOTEBOOKS_BACKEND="$backend"
 	rc=$?
-	"$engine" cp "$name:/home/mha/mhalab/build/notebooks/$backend" "$dest/$backend" && echo "results in $dest/$backend"
+	"$engine" cp "$name:/home/mha/mhalab/build/notebooks/$dir" "$dest/$dir" && echo "results in $dest/$dir" || rc=1
 	"$engine" rm -f "$name" >/dev/null
 	return "$rc"
 }
