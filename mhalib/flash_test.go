@@ -65,15 +65,7 @@ func flashBool(kind mhatest.MaskKind, shape func(c *flashCase) []int) func(c *fl
 }
 
 func flashAdditive(shape func(c *flashCase) []int) func(c *flashCase, rng *rand.Rand) mhatest.Mask {
-	return func(c *flashCase, rng *rand.Rand) mhatest.Mask {
-		t := mhatest.Rand(rng, -1, 1, shape(c)...)
-		for i := range t.Data {
-			if rng.Float64() < 0.2 {
-				t.Data[i] = math.Inf(-1)
-			}
-		}
-		return mhatest.NewAdditiveMask(t)
-	}
+	return func(c *flashCase, rng *rand.Rand) mhatest.Mask { return randAdditiveMask(rng, 0.2, shape(c)...) }
 }
 
 // flashPad pads the last b+1 keys of batch element b, and every key of batch element 1 when

@@ -161,3 +161,15 @@ func newCtx(t *testing.T, p mhatest.MHAParams, fused bool, dtype dtypes.DType) *
 	}
 	return ctx
 }
+
+// randAdditiveMask returns a float mask of the given shape with values in [-1, 1), each blocked
+// (−inf) with probability pInf.
+func randAdditiveMask(rng *rand.Rand, pInf float64, shape ...int) mhatest.Mask {
+	t := mhatest.Rand(rng, -1, 1, shape...)
+	for i := range t.Data {
+		if rng.Float64() < pInf {
+			t.Data[i] = math.Inf(-1)
+		}
+	}
+	return mhatest.NewAdditiveMask(t)
+}

@@ -83,15 +83,7 @@ func attnShape(kind mhatest.MaskKind, shape func(c *mhaCase) []int) func(c *mhaC
 }
 
 func additive(shape func(c *mhaCase) []int) func(c *mhaCase, rng *rand.Rand) mhatest.Mask {
-	return func(c *mhaCase, rng *rand.Rand) mhatest.Mask {
-		t := mhatest.Rand(rng, -1, 1, shape(c)...)
-		for i := range t.Data {
-			if rng.Float64() < 0.25 {
-				t.Data[i] = math.Inf(-1)
-			}
-		}
-		return mhatest.NewAdditiveMask(t)
-	}
+	return func(c *mhaCase, rng *rand.Rand) mhatest.Mask { return randAdditiveMask(rng, 0.25, shape(c)...) }
 }
 
 func padMask(kind mhatest.MaskKind) func(c *mhaCase, rng *rand.Rand) mhatest.Mask {
