@@ -1,0 +1,118 @@
+package mhalib
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/mhalab/mhalab/internal/backendtest"
+)
+
+// dotCase is one DotGeneral configuration.
+type dotCase struct {
+	lhs, rhs                                     []int
+	lhsContract, lhsBatch, rhsContract, rhsBatch []int
+}
+
+var dotCases = []dotCase{
+	{[]int{2, 3, 4}, []int{5, 4}, []int{2}, nil, []int{1}, nil},                          // Linear: x·Wᵀ
+	{[]int{2, 3, 4, 5}, []int{2, 3, 6, 5}, []int{3}, []int{0, 1}, []int{3}, []int{0, 1}}, // q·kᵀ
+	{[]int{2, 3, 4, 6}, []int{2, 3, 6, 5}, []int{3}, []int{0, 1}, []int{2}, []int{0, 1}}, // p·v
+	{[]int{3, 2, 4, 5}, []int{5, 2, 3, 6}, []int{3, 0}, []int{1}, []int{0, 2}, []int{1}}, // batch not first, two contractions in another order
+	{[]int{4}, []int{4}, []int{0}, nil, []int{0}, nil},                                   // dot product
+	{[]int{2, 3}, []int{2, 4}, nil, []int{0}, nil, []int{0}},                             // batched outer product
+	{[]int{6, 2}, []int{2, 6, 3}, []int{0}, []int{1}, []int{1}, []int{0}},                // transposed operands
+}
+
+func randomTensor(rng *rand.Rand, dims []int) *tensors.Tensor {
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	data := make([]float64, n)
+	for i := range data {
+		data[i] = 2*rng.Float64() - 1
+	}
+	return tensors.FromFlatDataAndDimensions(data, dims...)
+}
+
+// TestDotGeneralVJPEqualsGoMLX compares mhalib's DotGeneral gradient with GoMLX's own rule.
+func TestDotGeneralVJPEqualsGoMLX(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		for i, c := range dotCases {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(uint64(i), 1))
+				outShape := func() []int { // computed by GoMLX from a throw-away graph
+					g := NewGraph(backend, "shape")
+					defer g.Finalize()
+					l := Parameter(g, "l", shapes.Make(dtypes.Float64, c.lhs...))
+					r := Parameter(g, "r", shapes.Make(dtypes.Float64, c.rhs...))
+					return DotGeneral(l, c.lhsContract, c.lhsBatch, r, c.rhsContract, c.rhsBatch).Shape().Dimensions
+				}()
+				lhs, rhs, cot := randomTensor(rng, c.lhs), randomTensor(rng, c.rhs), randomTensor(rng, outShape)
+				exec, err := NewExec(backend, func(l, r, cot *Node) []*Node {
+					loss := ReduceAllSum(Mul(DotGeneral(l, c.lhsContract, c.lhsBatch, r, c.rhsContract, c.rhsBatch), cot))
+					ours := Gradient(loss, l, r)
+					VJPRegistration[NodeTypeDotGeneral] = goMLXDotGeneralVJP
+					defer func() { VJPRegistration[NodeTypeDotGeneral] = dotGeneralVJP }()
+					theirs := Gradient(loss, l, r)
+					return append(ours, theirs...)
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer exec.Finalize()
+				out, err := exec.Exec(lhs, rhs, cot)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k, name := range []string{"lhs", "rhs"} {
+					got, want := tensors.MustCopyFlatData[float64](out[k]), tensors.MustCopyFlatData[float64](out[k+2])
+					if !out[k].Shape().Equal(out[k+2].Shape()) {
+						t.Fatalf("d/d%s shape %s, GoMLX's %s", name, out[k].Shape(), out[k+2].Shape())
+					}
+					for j := range got {
+						if math.Abs(got[j]-want[j]) > 1e-12 {
+							t.Fatalf("d/d%s[%d] = %g, GoMLX's rule gives %g", name, j, got[j], want[j])
+						}
+					}
+				}
+			})
+		}
+	})
+}
+
+// TestDotGeneralVJPNoOuterProduct checks what the rule is for: the gradient of a Linear layer's
+// weight builds no tensor of the size of the outer product [B, L, O, E].
+func TestDotGeneralVJPNoOuterProduct(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		const B, L, E, O = 2, 64, 32, 48
+		for _, rule := range []struct {
+			name     string
+			vjp      VJP
+			outerish bool
+		}{{"mhalib", dotGeneralVJP, false}, {"GoMLX", goMLXDotGeneralVJP, true}} {
+			g := NewGraph(backend, "linear-grad")
+			x := Parameter(g, "x", shapes.Make(dtypes.Float32, B, L, E))
+			w := Parameter(g, "w", shapes.Make(dtypes.Float32, O, E))
+			VJPRegistration[NodeTypeDotGeneral] = rule.vjp
+			_ = Gradient(ReduceAllSum(DotGeneral(x, []int{2}, nil, w, []int{1}, nil)), w)
+			VJPRegistration[NodeTypeDotGeneral] = dotGeneralVJP
+			largest := 0
+			for _, n := range g.Nodes() {
+				largest = max(largest, n.Shape().Size())
+			}
+			g.Finalize()
+			if got := largest >= B*L*E*O; got != rule.outerish {
+				t.Errorf("%s rule: largest node has %d elements (outer product %d)", rule.name, largest, B*L*E*O)
+			}
+		}
+	})
+}
