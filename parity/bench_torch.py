@@ -20,15 +20,37 @@ torch.cuda.synchronize(); TF32 stays off (PyTorch's default for matmuls).
 Run by hand:  echo '{"threads":2,"cases":[...]}' | python parity/bench_torch.py
 """
 import json
+import os
 import sys
 import time
 
 
 def blas_of(torch):
+    """BLAS_INFO of the build; for a "generic" build (Debian's), the BLAS library loaded."""
     cfg = torch.__config__.show()
-    for name in ("mkl", "openblas", "blis", "accelerate"):
-        if "BLAS_INFO=" + name in cfg or "BLAS_INFO=" + name.upper() in cfg:
-            return name
+    info = "unknown"
+    for part in cfg.replace(",", " ").split():
+        if part.startswith("BLAS_INFO="):
+            info = part[len("BLAS_INFO="):]
+    if info == "generic":
+        torch.ones(2, 2) @ torch.ones(2, 2)  # make sure the BLAS is loaded
+        try:
+            with open("/proc/self/maps") as f:
+                libs = sorted({line.split()[-1] for line in f if "blas" in line.lower() and ".so" in line})
+            if libs:
+                info = "generic: " + " ".join(os.path.realpath(lib) for lib in libs)
+        except OSError:
+            pass
+    return info
+
+
+def cpu_capability(torch):
+    try:
+        return torch.backends.cpu.get_cpu_capability()
+    except AttributeError:  # torch < 2.0
+        for line in torch.__config__.show().splitlines():
+            if "CPU capability usage:" in line:
+                return line.split(":", 1)[1].strip()
     return "unknown"
 
 
@@ -37,16 +59,18 @@ def run_case(torch, case, device):
     B, L, E, h = case["batch"], case["seq"], case["embed"], case["heads"]
     mha = torch.nn.MultiheadAttention(E, h, batch_first=True).eval().to(device)
     x = (torch.rand(B, L, E) * 2 - 1).to(device)
-    mask = None
+    mask, causal_kw = None, {}
     if case.get("causal"):
-        mask = torch.nn.Transformer.generate_square_subsequent_mask(L).to(device)
+        mask = torch.triu(torch.full((L, L), float("-inf")), diagonal=1).to(device)
+        if "is_causal" in mha.forward.__code__.co_varnames:  # torch >= 2.0
+            causal_kw = {"is_causal": True}
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
 
     def forward():
         if mask is None:
             out = mha(x, x, x, need_weights=False)[0]
         else:
-            out = mha(x, x, x, need_weights=False, attn_mask=mask, is_causal=True)[0]
+            out = mha(x, x, x, need_weights=False, attn_mask=mask, **causal_kw)[0]
         sync()
         return out
 
@@ -83,7 +107,7 @@ def main():
         "torch": torch.__version__,
         "blas": blas_of(torch),
         "threads": torch.get_num_threads(),
-        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "cpu_capability": cpu_capability(torch),
         "device": device if device == "cpu" else "cuda: " + torch.cuda.get_device_name(0),
         "results": [],
     }
