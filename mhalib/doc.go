@@ -22,6 +22,15 @@
 //   - block.go: PreLNBlock, x + Dropout(MHA(LayerNorm(x))).
 //   - statedict.go: LoadStateDict / StateDict, PyTorch state_dict ↔ variables.
 //   - diagnostics.go: CheckRowsSumToOne, HeadDiversity, GradientReport, FirstNonFinite.
+//   - flash.go: FlashAttention, the FlashAttention-2 forward pass block by block (online softmax,
+//     causal tiles skipped, log-sum-exp), and MultiHeadAttention's Formulation(Flash).
+//   - memory.go: what plain attention's scores cost, and its refusal up front
+//     (PlainAttentionBytes, SetMaxAttentionBytes, MemoryError).
+//   - kvcache.go: KVCache and CachedSelfAttention for decoding; decoder.go: a small GPT-style
+//     Decoder and DecodeSession, greedy decoding with the cache.
+//   - checkpoint.go: CheckpointStack, gradient checkpointing of a stack of blocks.
+//   - dotgrad.go: the gradient of DotGeneral as two DotGenerals (GoMLX v0.26's rule builds
+//     outer products), registered for every graph.
 //
 // # Fully masked rows
 //
@@ -43,5 +52,6 @@
 // The pure-Go backend cannot differentiate Slice or Concatenate. mhalib never uses them on a
 // differentiable path: it selects with Gather (whose gradient, ScatterSum, every backend has)
 // and joins with Gather + Where. So gradients of every option work on the pure-Go backend and
-// on XLA.
+// on XLA. (FlashAttention uses Slice and Concatenate where the backend can differentiate them,
+// and Gather elsewhere.)
 package mhalib
