@@ -1,9 +1,11 @@
-package main
+package lessonrun
 
 import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,14 +14,15 @@ import (
 	"time"
 
 	"github.com/mhalab/mhalab/lessons"
+	"github.com/mhalab/mhalab/lessons/solutions"
 )
 
-// lessonsCopyRepo makes a copy of what the lessons need to build (go.mod, go.sum, lessons/, and the
+// copyRepo makes a copy of what the lessons need to build (go.mod, go.sum, lessons/, and the
 // non-test Go files of mhalib and torchio) in a temporary folder and returns its root, so that
 // the tests can break exercises without touching the repository.
-func lessonsCopyRepo(t *testing.T) string {
+func copyRepo(t *testing.T) string {
 	t.Helper()
-	src, err := lessonsFindRoot("")
+	src, err := FindRoot("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +47,7 @@ func lessonsCopyRepo(t *testing.T) string {
 			if err != nil {
 				return err
 			}
-			return lessonsWriteFile(filepath.Join(dst, r), string(data))
+			return writeTestFile(filepath.Join(dst, r), string(data))
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -59,36 +62,80 @@ func lessonsCopyRepo(t *testing.T) string {
 	return dst
 }
 
-func lessonsWriteFile(path, content string) error {
+func writeTestFile(path, content string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	return os.WriteFile(path, []byte(content), 0o644)
 }
 
-// lessonsSolved returns the reference solution of e as a student would hand it in: in the stub's file,
-// without the build tag.
-func lessonsSolved(t *testing.T, root string, e lessons.Exercise) string {
+// solved returns the reference solution of e as a student would hand it in: in the stub's file,
+// without the build constraint.
+func solved(t *testing.T, e lessons.Exercise) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, "lessons", e.Dir, e.Solution))
+	src, err := solutions.Source(e.Dir, e.Solution)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.Replace(string(data), "//go:build solution\n", "", 1)
+	return string(solutions.AsStudentFile(src))
 }
 
-// lessonsCLI runs `mhalab lessons ARGS --root root` in-process.
-func lessonsCLI(root string, args ...string) (int, string, string) {
-	return runCLI(append(append([]string{"lessons"}, args...), "--root", root)...)
+// testStdin is reset's confirmation in cli.
+var testStdin io.Reader = strings.NewReader("")
+
+// cli runs `mhalab lessons ARGS --root root` in-process, with the flags of mhalab lessons that
+// the tests use, and returns the exit status mhalab would give (2 for a usage error), stdout and
+// stderr.
+func cli(root string, args ...string) (int, string, string) {
+	o := Options{Root: root, Stdin: testStdin}
+	var stdout, stderr bytes.Buffer
+	o.Stdout, o.Stderr = &stdout, &stderr
+	sub, args := args[0], args[1:]
+	var pos []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; a {
+		case "--timeout", "--exercises", "-o", "--backend":
+			v := args[i+1]
+			i++
+			switch a {
+			case "--timeout":
+				d, err := time.ParseDuration(v)
+				if err != nil {
+					panic(err)
+				}
+				o.Timeout = d
+			case "--exercises":
+				o.Exercises = v
+			case "-o":
+				o.Output = v
+			case "--backend":
+				o.Backend = v
+			}
+		case "-y":
+			o.Yes = true
+		default:
+			pos = append(pos, a)
+		}
+	}
+	err := Run(context.Background(), sub, pos, o)
+	var ue *UsageError
+	switch {
+	case err == nil:
+		return 0, stdout.String(), stderr.String()
+	case errors.As(err, &ue):
+		return 2, stdout.String(), stderr.String() + err.Error()
+	default:
+		return 1, stdout.String(), stderr.String() + err.Error()
+	}
 }
 
 var (
-	lessonsEx1, _ = lessons.Lookup(1)
-	lessonsEx2, _ = lessons.Lookup(2)
-	lessonsEx3, _ = lessons.Lookup(3)
+	ex1, _ = lessons.Lookup(1)
+	ex2, _ = lessons.Lookup(2)
+	ex3, _ = lessons.Lookup(3)
 )
 
-const lessonsHangingLinear = `package linear
+const hangingLinear = `package linear
 
 import . "github.com/gomlx/gomlx/pkg/core/graph"
 
@@ -98,32 +145,32 @@ func Linear(x, weight, bias *Node) *Node {
 }
 `
 
-func TestLessonsListHintAndUsage(t *testing.T) {
-	root := lessonsCopyRepo(t)
-	code, out, _ := lessonsCLI(root, "list")
+func TestListHintAndUsage(t *testing.T) {
+	root := copyRepo(t)
+	code, out, _ := cli(root, "list")
 	if code != 0 || !strings.Contains(out, "0 of 10 exercises done") || !strings.Contains(out, "← next") ||
 		!strings.Contains(out, "Next: exercise 1") || !strings.Contains(out, "01_linear") || !strings.Contains(out, "10_statedict") {
 		t.Errorf("lessons list: exit %d, output:\n%s", code, out)
 	}
-	if code, out, _ := lessonsCLI(root, "hint", "3"); code != 0 || !strings.Contains(out, "TransposeAllDims") || !strings.Contains(out, "03_heads/README.md") {
+	if code, out, _ := cli(root, "hint", "3"); code != 0 || !strings.Contains(out, "TransposeAllDims") || !strings.Contains(out, "03_heads/README.md") {
 		t.Errorf("lessons hint 3: exit %d, output:\n%s", code, out)
 	}
 	for _, args := range [][]string{{"hint"}, {"hint", "11"}, {"check", "1", "2"}, {"bogus"}, {"check", "--backend", "tpu"}, {"grade"}} {
-		if code, _, stderr := lessonsCLI(root, args...); code != 2 {
+		if code, _, stderr := cli(root, args...); code != 2 {
 			t.Errorf("lessons %q: exit %d (stderr %q), want 2", args, code, stderr)
 		}
 	}
-	if code, _, stderr := runCLI("lessons", "list", "--root", t.TempDir()); code != 1 || !strings.Contains(stderr, "not the mhalab repository") {
+	if code, _, stderr := cli(t.TempDir(), "list"); code != 1 || !strings.Contains(stderr, "not the mhalab repository") {
 		t.Errorf("lessons --root elsewhere: exit %d, stderr %q", code, stderr)
 	}
 }
 
 // TestLessonsCheckBadInputs: a file that does not compile, that panics or loops forever, and a
 // deleted or edited grader each give a student-facing message, and never a pass.
-func TestLessonsCheckBadInputs(t *testing.T) {
-	root := lessonsCopyRepo(t)
-	stub := filepath.Join(root, "lessons", lessonsEx1.Dir, lessonsEx1.File)
-	grader := filepath.Join(root, "lessons", lessonsEx1.Dir, lessonsEx1.Grader)
+func TestCheckBadInputs(t *testing.T) {
+	root := copyRepo(t)
+	stub := filepath.Join(root, "lessons", ex1.Dir, ex1.File)
+	grader := filepath.Join(root, "lessons", ex1.Dir, ex1.Grader)
 	cases := []struct {
 		name, code string
 		prepare    func()
@@ -132,14 +179,14 @@ func TestLessonsCheckBadInputs(t *testing.T) {
 	}{
 		{name: "stub", want: []string{"✗ output shape", "expected shape [2 3 4], got [2 3 5]", "0/6 checks pass", "mhalab lessons hint 1"}},
 		{name: "does not compile", code: "package linear\n\nfunc Linear( {\n", want: []string{"does not compile", "linear.go:3"}},
-		{name: "panics", code: strings.Replace(lessonsHangingLinear, "for {\n\t}", `panic("no idea")`, 1), want: []string{"panicked: no idea", "✗ output shape"}},
-		{name: "loops forever", code: lessonsHangingLinear, timeout: "3s", want: []string{"time limit (3s)", "infinite loop"}},
+		{name: "panics", code: strings.Replace(hangingLinear, "for {\n\t}", `panic("no idea")`, 1), want: []string{"panicked: no idea", "✗ output shape"}},
+		{name: "loops forever", code: hangingLinear, timeout: "3s", want: []string{"time limit (3s)", "infinite loop"}},
 		{name: "deleted grader", prepare: func() { os.Remove(grader) }, want: []string{"linear_test.go was missing: restored it", "0/6 checks pass"}},
 		{name: "edited grader", prepare: func() {
 			_ = os.WriteFile(grader, []byte("package linear\n\nimport \"testing\"\n\nfunc TestLesson(t *testing.T) {}\n"), 0o644)
 		}, want: []string{"linear_test.go was changed: restored it", "0/6 checks pass"}},
 		{name: "extra test file", prepare: func() {
-			_ = lessonsWriteFile(filepath.Join(root, "lessons", lessonsEx1.Dir, "mine_test.go"), "package linear\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) { os.Exit(0) }\n")
+			_ = writeTestFile(filepath.Join(root, "lessons", ex1.Dir, "mine_test.go"), "package linear\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) { os.Exit(0) }\n")
 		}, want: []string{"ignoring lessons/01_linear/mine_test.go", "0/6 checks pass"}},
 	}
 	original, err := os.ReadFile(stub)
@@ -162,7 +209,7 @@ func TestLessonsCheckBadInputs(t *testing.T) {
 			if c.timeout != "" {
 				args = append(args, "--timeout", c.timeout)
 			}
-			exit, out, stderr := lessonsCLI(root, args...)
+			exit, out, stderr := cli(root, args...)
 			if exit != 1 || !strings.Contains(stderr, "exercise 1 is not done yet") {
 				t.Errorf("exit %d, stderr %q; want 1 and 'not done yet'", exit, stderr)
 			}
@@ -173,13 +220,13 @@ func TestLessonsCheckBadInputs(t *testing.T) {
 			}
 		})
 	}
-	if data, _ := os.ReadFile(grader); !bytes.Equal(data, lessonsOriginal(t, lessonsEx1.Path(lessonsEx1.Grader))) {
+	if data, _ := os.ReadFile(grader); !bytes.Equal(data, pristine(t, ex1.Path(ex1.Grader))) {
 		t.Errorf("the grader was not restored")
 	}
-	os.Remove(filepath.Join(root, "lessons", lessonsEx1.Dir, "mine_test.go"))
+	os.Remove(filepath.Join(root, "lessons", ex1.Dir, "mine_test.go"))
 }
 
-func lessonsOriginal(t *testing.T, name string) []byte {
+func pristine(t *testing.T, name string) []byte {
 	t.Helper()
 	data, genuine, err := lessons.Original(name)
 	if err != nil || !genuine {
@@ -190,65 +237,65 @@ func lessonsOriginal(t *testing.T, name string) []byte {
 
 // TestLessonsProgressAndReset: a solved exercise shows ✓ and the next one becomes current;
 // reset asks, restores the stub, and forgets the progress; deleting the state file starts over.
-func TestLessonsProgressAndReset(t *testing.T) {
-	root := lessonsCopyRepo(t)
-	stub := filepath.Join(root, "lessons", lessonsEx1.Dir, lessonsEx1.File)
-	if err := os.WriteFile(stub, []byte(lessonsSolved(t, root, lessonsEx1)), 0o644); err != nil {
+func TestProgressAndReset(t *testing.T) {
+	root := copyRepo(t)
+	stub := filepath.Join(root, "lessons", ex1.Dir, ex1.File)
+	if err := os.WriteFile(stub, []byte(solved(t, ex1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ := lessonsCLI(root, "check")
+	code, out, _ := cli(root, "check")
 	if code != 0 || !strings.Contains(out, "All 6 checks pass: exercise 1 is done") || !strings.Contains(out, "Next: exercise 2") {
 		t.Fatalf("check of a solved exercise 1: exit %d, output:\n%s", code, out)
 	}
-	_, out, _ = lessonsCLI(root, "list")
+	_, out, _ = cli(root, "list")
 	if !strings.Contains(out, "1 of 10 exercises done") || !strings.Contains(out, "Next: exercise 2") {
 		t.Errorf("list after solving 1:\n%s", out)
 	}
 
-	lessonsStdin = strings.NewReader("n\n")
-	defer func() { lessonsStdin = os.Stdin }()
-	if code, out, _ := lessonsCLI(root, "reset", "1"); code != 0 || !strings.Contains(out, "Nothing changed") {
+	testStdin = strings.NewReader("n\n")
+	defer func() { testStdin = strings.NewReader("") }()
+	if code, out, _ := cli(root, "reset", "1"); code != 0 || !strings.Contains(out, "Nothing changed") {
 		t.Errorf("reset answered no: exit %d, output:\n%s", code, out)
 	}
-	if data, _ := os.ReadFile(stub); bytes.Equal(data, lessonsOriginal(t, lessonsEx1.Path(lessonsEx1.File))) {
+	if data, _ := os.ReadFile(stub); bytes.Equal(data, pristine(t, ex1.Path(ex1.File))) {
 		t.Errorf("reset answered no changed the file")
 	}
-	lessonsStdin = strings.NewReader("y\n")
-	if code, out, _ := lessonsCLI(root, "reset", "1"); code != 0 || !strings.Contains(out, "original stub again") {
+	testStdin = strings.NewReader("y\n")
+	if code, out, _ := cli(root, "reset", "1"); code != 0 || !strings.Contains(out, "original stub again") {
 		t.Errorf("reset answered yes: exit %d, output:\n%s", code, out)
 	}
-	if data, _ := os.ReadFile(stub); !bytes.Equal(data, lessonsOriginal(t, lessonsEx1.Path(lessonsEx1.File))) {
+	if data, _ := os.ReadFile(stub); !bytes.Equal(data, pristine(t, ex1.Path(ex1.File))) {
 		t.Errorf("reset did not restore the stub")
 	}
-	if _, out, _ := lessonsCLI(root, "list"); !strings.Contains(out, "0 of 10 exercises done") {
+	if _, out, _ := cli(root, "list"); !strings.Contains(out, "0 of 10 exercises done") {
 		t.Errorf("list after reset:\n%s", out)
 	}
 
 	// A corrupt state file is a fresh start, and so is a deleted one.
-	state := filepath.Join(root, "lessons", lessonsProgressFile)
+	state := filepath.Join(root, "lessons", ProgressFile)
 	_ = os.WriteFile(state, []byte("{not json"), 0o644)
-	if code, out, stderr := lessonsCLI(root, "list"); code != 0 || !strings.Contains(out, "0 of 10") || !strings.Contains(stderr, "unreadable") {
+	if code, out, stderr := cli(root, "list"); code != 0 || !strings.Contains(out, "0 of 10") || !strings.Contains(stderr, "unreadable") {
 		t.Errorf("list with a corrupt state: exit %d\n%s\n%s", code, out, stderr)
 	}
 	_ = os.Remove(state)
-	if code, out, _ := lessonsCLI(root, "list"); code != 0 || !strings.Contains(out, "0 of 10") {
+	if code, out, _ := cli(root, "list"); code != 0 || !strings.Contains(out, "0 of 10") {
 		t.Errorf("list without a state file: exit %d\n%s", code, out)
 	}
 }
 
-// lessonsBuffer is a bytes.Buffer safe for one writer and one reader.
-type lessonsBuffer struct {
+// buffer is a bytes.Buffer safe for one writer and one reader.
+type buffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *lessonsBuffer) Write(p []byte) (int, error) {
+func (s *buffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *lessonsBuffer) String() string {
+func (s *buffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -256,10 +303,10 @@ func (s *lessonsBuffer) String() string {
 
 // TestLessonsWatch: watch checks the current exercise, checks it again when its file is saved,
 // moves on when it passes, and stops when its context ends (Ctrl-C).
-func TestLessonsWatch(t *testing.T) {
-	root := lessonsCopyRepo(t)
-	var out lessonsBuffer
-	env := &lessonsEnv{root: root, backend: "go", timeout: time.Minute, compile: 5 * time.Minute, stdout: &out, stderr: &out}
+func TestWatch(t *testing.T) {
+	root := copyRepo(t)
+	var out buffer
+	env := &runner{root: root, backend: "go", timeout: time.Minute, compile: 5 * time.Minute, stdout: &out, stderr: &out}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- env.watch(ctx, 100*time.Millisecond) }()
@@ -275,7 +322,7 @@ func TestLessonsWatch(t *testing.T) {
 		}
 	}
 	waitFor("Watching lessons/01_linear/")
-	if err := os.WriteFile(filepath.Join(root, "lessons", lessonsEx1.Dir, lessonsEx1.File), []byte(lessonsSolved(t, root, lessonsEx1)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(root, "lessons", ex1.Dir, ex1.File), []byte(solved(t, ex1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	waitFor("exercise 1 is done")
@@ -297,17 +344,17 @@ func TestLessonsWatch(t *testing.T) {
 
 // TestLessonsGradeFakeStudents grades four fake students on exercises 1 and 3: one correct, one
 // partial, one whose code does not compile, one whose code hangs (and who deleted a grader).
-func TestLessonsGradeFakeStudents(t *testing.T) {
-	root := lessonsCopyRepo(t)
+func TestGradeFakeStudents(t *testing.T) {
+	root := copyRepo(t)
 	class := t.TempDir()
 	student := func(name string, files map[string]string) {
-		for _, e := range []lessons.Exercise{lessonsEx1, lessonsEx2, lessonsEx3} {
+		for _, e := range []lessons.Exercise{ex1, ex2, ex3} {
 			for _, f := range []string{e.File, e.Grader, "README.md", "hint.md"} {
 				data, err := os.ReadFile(filepath.Join(root, "lessons", e.Dir, f))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := lessonsWriteFile(filepath.Join(class, name, e.Dir, f), string(data)); err != nil {
+				if err := writeTestFile(filepath.Join(class, name, e.Dir, f), string(data)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -317,21 +364,21 @@ func TestLessonsGradeFakeStudents(t *testing.T) {
 				_ = os.Remove(filepath.Join(class, name, rel))
 				continue
 			}
-			if err := lessonsWriteFile(filepath.Join(class, name, rel), content); err != nil {
+			if err := writeTestFile(filepath.Join(class, name, rel), content); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	student("alice", map[string]string{lessonsEx1.Path(lessonsEx1.File): lessonsSolved(t, root, lessonsEx1), lessonsEx3.Path(lessonsEx3.File): lessonsSolved(t, root, lessonsEx3)})
-	student("bob", map[string]string{lessonsEx1.Path(lessonsEx1.File): lessonsSolved(t, root, lessonsEx1)})
-	student("carol", map[string]string{lessonsEx1.Path(lessonsEx1.File): "package linear\n\nfunc Linear(x {\n", lessonsEx3.Path(lessonsEx3.File): lessonsSolved(t, root, lessonsEx3)})
-	student("dave", map[string]string{lessonsEx1.Path(lessonsEx1.File): lessonsHangingLinear, lessonsEx3.Path(lessonsEx3.File): lessonsSolved(t, root, lessonsEx3), lessonsEx3.Path(lessonsEx3.Grader): ""})
+	student("alice", map[string]string{ex1.Path(ex1.File): solved(t, ex1), ex3.Path(ex3.File): solved(t, ex3)})
+	student("bob", map[string]string{ex1.Path(ex1.File): solved(t, ex1)})
+	student("carol", map[string]string{ex1.Path(ex1.File): "package linear\n\nfunc Linear(x {\n", ex3.Path(ex3.File): solved(t, ex3)})
+	student("dave", map[string]string{ex1.Path(ex1.File): hangingLinear, ex3.Path(ex3.File): solved(t, ex3), ex3.Path(ex3.Grader): ""})
 	csvPath := filepath.Join(t.TempDir(), "grades.csv")
 	args := []string{"grade", "--exercises", "1,3", "--timeout", "4s", "-o", csvPath}
 	for _, s := range []string{"alice", "bob", "carol", "dave"} {
 		args = append(args, filepath.Join(class, s))
 	}
-	code, out, stderr := lessonsCLI(root, args...)
+	code, out, stderr := cli(root, args...)
 	t.Logf("mhalab lessons grade:\n%s\n%s", out, stderr)
 	if code != 0 {
 		t.Fatalf("grade: exit %d", code)
@@ -379,24 +426,24 @@ func TestLessonsGradeFakeStudents(t *testing.T) {
 		t.Errorf("dave's notes: %q", notes)
 	}
 	// Grading changed nothing in the teacher's exercises.
-	if data, _ := os.ReadFile(filepath.Join(root, "lessons", lessonsEx1.Dir, lessonsEx1.File)); !bytes.Equal(data, lessonsOriginal(t, lessonsEx1.Path(lessonsEx1.File))) {
+	if data, _ := os.ReadFile(filepath.Join(root, "lessons", ex1.Dir, ex1.File)); !bytes.Equal(data, pristine(t, ex1.Path(ex1.File))) {
 		t.Errorf("grade modified the repository's stub")
 	}
 }
 
-func TestLessonsCleanOutputAndClassify(t *testing.T) {
-	c := &lessonsCheck{}
+func TestCleanOutputAndClassify(t *testing.T) {
+	c := &checkResult{}
 	got := c.cleanOutput("=== RUN   TestLesson/x\n    linear_test.go:42: expected shape [2 3 4], got [2 3 5]\n          The weight is [out, in]\n    grader.go:95: Stuck? Run `mhalab lessons hint 1` (or read lessons/01_linear/hint.md).\n--- FAIL: TestLesson/x (0.00s)\n")
 	want := []string{"expected shape [2 3 4], got [2 3 5]", "  The weight is [out, in]"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("cleanOutput: %q, want %q", got, want)
 	}
-	r := &lessonsResult{exercise: lessonsEx1, status: "fail", checks: []*lessonsCheck{{name: "a", passed: true}, {name: "b"}}}
+	r := &result{exercise: ex1, status: "fail", checks: []*checkResult{{name: "a", passed: true}, {name: "b"}}}
 	r.classify(time.Second)
 	if r.status != "fail" || r.reason != "1/2 checks pass; first failing: b" {
 		t.Errorf("classify: %q %q", r.status, r.reason)
 	}
-	r = &lessonsResult{exercise: lessonsEx1, status: "pass"}
+	r = &result{exercise: ex1, status: "pass"}
 	r.classify(time.Second)
 	if r.passed() {
 		t.Errorf("a package that ran no check passed")

@@ -1,4 +1,4 @@
-package main
+package lessonrun
 
 // mhalab lessons verify (maintainers, CI) and grade (teachers).
 
@@ -16,11 +16,12 @@ import (
 	"time"
 
 	"github.com/mhalab/mhalab/lessons"
+	"github.com/mhalab/mhalab/lessons/solutions"
 )
 
 // verify checks the exercises themselves: every file matches the manifest, every stub compiles
 // and fails its grader, and every solution passes it.
-func (env *lessonsEnv) verify(ctx context.Context) error {
+func (env *runner) verify(ctx context.Context) error {
 	start := time.Now()
 	var problems []string
 	names := make([]string, 0, len(lessons.Manifest))
@@ -29,7 +30,7 @@ func (env *lessonsEnv) verify(ctx context.Context) error {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		data, err := os.ReadFile(env.lessonsPath(name))
+		data, err := os.ReadFile(env.inLessons(name))
 		switch {
 		case err != nil:
 			problems = append(problems, fmt.Sprintf("lessons/%s: %v", name, err))
@@ -37,19 +38,41 @@ func (env *lessonsEnv) verify(ctx context.Context) error {
 			problems = append(problems, fmt.Sprintf("lessons/%s differs from lessons/manifest.go: after changing it on purpose, run `go generate ./lessons`", name))
 		}
 	}
+	if !solutions.Available() {
+		return fmt.Errorf("verify: this mhalab carries no reference solutions (built from a student's copy): build it from the full repository (go run ./cmd/mhalab lessons verify)")
+	}
+	// The solutions are embedded in this binary (lessons/solutions): each one goes into its
+	// exercise's package in place of the stub, through go build -overlay.
+	tmp, err := os.MkdirTemp("", "mhalab-verify-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	overlay := map[string]string{}
 	for _, e := range lessons.Exercises {
-		if _, err := os.Stat(env.lessonsPath(e.Path(e.Solution))); err != nil {
-			problems = append(problems, fmt.Sprintf("lessons/%s: the reference solution is missing", e.Path(e.Solution)))
+		src, err := solutions.Source(e.Dir, e.Solution)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("lessons/solutions/files/%s: %v", e.Path(e.Solution), err))
+			continue
 		}
+		for _, p := range checkImports(e, map[string][]byte{e.Solution: src}) {
+			problems = append(problems, fmt.Sprintf("%s solution: %s", e.Dir, p))
+		}
+		copyPath := filepath.Join(tmp, e.Dir, e.Solution)
+		if err := writeFile(copyPath, src); err != nil {
+			return err
+		}
+		overlay[env.inLessons(e.Path(e.File))] = ""
+		overlay[env.inLessons(e.Path(e.Solution))] = copyPath
 	}
 	fmt.Fprintf(env.stdout, "mhalab lessons verify: %d exercises on backend %s (stubs, then solutions)\n\n", len(lessons.Exercises), env.backend)
-	stubs := env.runGoTest(ctx, lessonsGoTest{exercises: lessons.Exercises})
-	solutions := env.runGoTest(ctx, lessonsGoTest{exercises: lessons.Exercises, tags: []string{"solution"}})
+	stubs := env.runGoTest(ctx, goTestRun{exercises: lessons.Exercises})
+	solved := env.runGoTest(ctx, goTestRun{exercises: lessons.Exercises, tags: []string{"solution"}, overlay: overlay})
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "EXERCISE\tSTUB (must fail)\tSOLUTION (must pass)\t")
 	for i, e := range lessons.Exercises {
-		st, so := stubs[i], solutions[i]
-		stubOK := st.status == "fail" && len(st.checks) > 0 && !lessonsAllPassed(st.checks)
+		st, so := stubs[i], solved[i]
+		stubOK := st.status == "fail" && len(st.checks) > 0 && !allPassed(st.checks)
 		stubCell := "fails: " + st.checksSummary() + " checks pass"
 		if !stubOK {
 			stubCell = "WRONG: " + st.status
@@ -87,14 +110,14 @@ func (env *lessonsEnv) verify(ctx context.Context) error {
 	return nil
 }
 
-// lessonsStudent is one row of the grade table.
-type lessonsStudent struct {
+// studentGrade is one row of the grade table.
+type studentGrade struct {
 	name    string
-	results []*lessonsResult // one per exercise graded, in order
+	results []*result // one per exercise graded, in order
 	notes   []string
 }
 
-func (g *lessonsStudent) total() int {
+func (g *studentGrade) total() int {
 	n := 0
 	for _, r := range g.results {
 		if r.passed() {
@@ -107,15 +130,15 @@ func (g *lessonsStudent) total() int {
 // grade grades each student folder (a copy of lessons/) on the given exercises, prints a
 // markdown table and writes a CSV. A submission that does not compile, crashes, hangs or lacks
 // files fails that exercise with the reason; the next one is graded all the same.
-func (env *lessonsEnv) grade(ctx context.Context, dirs []string, exercises []lessons.Exercise, csvPath string) error {
-	notes, err := env.restore(lessonsProtectedFiles(exercises))
+func (env *runner) grade(ctx context.Context, dirs []string, exercises []lessons.Exercise, csvPath string) error {
+	notes, err := env.restore(protectedFiles(exercises))
 	for _, n := range notes {
 		fmt.Fprintf(env.stderr, "mhalab lessons grade: %s\n", n)
 	}
 	if err != nil {
 		return err
 	}
-	var grades []*lessonsStudent
+	var grades []*studentGrade
 	seen := map[string]int{}
 	for _, dir := range dirs {
 		name := filepath.Base(filepath.Clean(dir))
@@ -130,8 +153,8 @@ func (env *lessonsEnv) grade(ctx context.Context, dirs []string, exercises []les
 			return fmt.Errorf("grading stopped")
 		}
 	}
-	lessonsGradeTable(env.stdout, grades, exercises)
-	if err := lessonsGradeCSV(csvPath, grades, exercises); err != nil {
+	gradeTable(env.stdout, grades, exercises)
+	if err := gradeCSV(csvPath, grades, exercises); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "\nCSV written to %s\n", csvPath)
@@ -142,22 +165,22 @@ func (env *lessonsEnv) grade(ctx context.Context, dirs []string, exercises []les
 // student's .go files (except tests, the solution and the given files) are copied to a
 // temporary folder and overlaid on the exercise packages (go build -overlay); the repository's
 // own stubs are left out; graders, given files and fixtures are the originals.
-func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exercises []lessons.Exercise) *lessonsStudent {
-	g := &lessonsStudent{name: name}
+func (env *runner) gradeStudent(ctx context.Context, name, dir string, exercises []lessons.Exercise) *studentGrade {
+	g := &studentGrade{name: name}
 	base := dir
-	if lessonsIsDir(filepath.Join(dir, "lessons")) && !lessonsIsDir(filepath.Join(dir, exercises[0].Dir)) {
+	if isDir(filepath.Join(dir, "lessons")) && !isDir(filepath.Join(dir, exercises[0].Dir)) {
 		base = filepath.Join(dir, "lessons") // a copy of the whole repository
 	}
-	results := map[string]*lessonsResult{}
+	results := map[string]*result{}
 	missing := func(e lessons.Exercise, why string) {
-		results[e.Dir] = &lessonsResult{exercise: e, status: "missing", reason: why}
+		results[e.Dir] = &result{exercise: e, status: "missing", reason: why}
 	}
 	tmp, err := os.MkdirTemp("", "mhalab-grade-*")
 	if err != nil {
 		for _, e := range exercises {
 			missing(e, err.Error())
 		}
-		g.results = lessonsOrdered(results, exercises)
+		g.results = ordered(results, exercises)
 		return g
 	}
 	defer os.RemoveAll(tmp)
@@ -165,11 +188,11 @@ func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exerc
 	var run []lessons.Exercise
 	for _, e := range exercises {
 		sdir := filepath.Join(base, e.Dir)
-		if !lessonsIsDir(sdir) {
+		if !isDir(sdir) {
 			missing(e, fmt.Sprintf("the folder %s is missing", e.Dir))
 			continue
 		}
-		repoDir := env.lessonsPath(e.Dir)
+		repoDir := env.inLessons(e.Dir)
 		provided := map[string]bool{}
 		entries, err := os.ReadDir(sdir)
 		if err != nil {
@@ -191,7 +214,7 @@ func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exerc
 			switch {
 			case fname == e.Grader || slices.Contains(e.Given, fname):
 				sawGrader = sawGrader || fname == e.Grader
-				if orig, err := env.original(e.Path(fname)); err == nil && !lessonsSameFile(src, orig) {
+				if orig, err := env.original(e.Path(fname)); err == nil && !sameFile(src, orig) {
 					g.notes = append(g.notes, fmt.Sprintf("%s/%s differs from the original: graded with the original", e.Dir, fname))
 				}
 			case strings.HasSuffix(fname, "_test.go"):
@@ -202,7 +225,7 @@ func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exerc
 				g.notes = append(g.notes, fmt.Sprintf("%s/%s: skipped (larger than 1 MiB)", e.Dir, fname))
 			default:
 				dst := filepath.Join(tmp, e.Dir, fname)
-				if err := lessonsCopyFile(src, dst); err != nil {
+				if err := copyFile(src, dst); err != nil {
 					g.notes = append(g.notes, fmt.Sprintf("%s/%s: cannot read it (%v)", e.Dir, fname, err))
 					continue
 				}
@@ -224,74 +247,79 @@ func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exerc
 		run = append(run, e)
 	}
 	if len(run) > 0 {
-		for _, r := range env.runGoTest(ctx, lessonsGoTest{exercises: run, overlay: overlay}) {
+		for _, r := range env.runGoTest(ctx, goTestRun{exercises: run, overlay: overlay}) {
 			// Compiler messages name the temporary copies: show the student's paths.
-			r.reason = lessonsStudentPaths(r.reason, env.root, tmp)
+			r.reason = studentPaths(r.reason, env.root, tmp)
 			for i := range r.build {
-				r.build[i] = lessonsStudentPaths(r.build[i], env.root, tmp)
+				r.build[i] = studentPaths(r.build[i], env.root, tmp)
 			}
 			results[r.exercise.Dir] = r
 		}
 	}
-	g.results = lessonsOrdered(results, exercises)
+	g.results = ordered(results, exercises)
 	return g
 }
 
-// lessonsStudentPaths rewrites the paths of the temporary copies in a compiler message (go
+// studentPaths rewrites the paths of the temporary copies in a compiler message (go
 // prints them absolute, or relative to the repository) as paths in the student's folder:
 // "01_linear/linear.go:7:1: ...".
-func lessonsStudentPaths(msg, root, tmp string) string {
+func studentPaths(msg, root, tmp string) string {
 	if rel, err := filepath.Rel(root, tmp); err == nil {
 		msg = strings.ReplaceAll(msg, rel+string(filepath.Separator), "")
 	}
 	return strings.ReplaceAll(msg, tmp+string(filepath.Separator), "")
 }
 
-func lessonsOrdered(results map[string]*lessonsResult, exercises []lessons.Exercise) []*lessonsResult {
-	out := make([]*lessonsResult, len(exercises))
+func ordered(results map[string]*result, exercises []lessons.Exercise) []*result {
+	out := make([]*result, len(exercises))
 	for i, e := range exercises {
 		out[i] = results[e.Dir]
 	}
 	return out
 }
 
-func lessonsIsDir(p string) bool {
+func isDir(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()
 }
 
-func lessonsSameFile(path string, want []byte) bool {
+func sameFile(path string, want []byte) bool {
 	got, err := os.ReadFile(path)
 	return err == nil && bytes.Equal(got, want)
 }
 
-func lessonsCopyFile(src, dst string) error {
+func copyFile(src, dst string) error {
 	data, err := os.ReadFile(src)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(dst, data, 0o644)
+	return writeFile(dst, data)
 }
 
-// lessonsShortName is the column title of an exercise: its number.
-func lessonsShortName(e lessons.Exercise) string { return fmt.Sprintf("%02d", e.Number) }
+// writeFile writes data to path, making its folder first.
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
 
-// lessonsGradeTable writes the markdown table and, under it, why each failure failed.
-func lessonsGradeTable(w io.Writer, grades []*lessonsStudent, exercises []lessons.Exercise) {
+// shortName is the column title of an exercise: its number.
+func shortName(e lessons.Exercise) string { return fmt.Sprintf("%02d", e.Number) }
+
+// gradeTable writes the markdown table and, under it, why each failure failed.
+func gradeTable(w io.Writer, grades []*studentGrade, exercises []lessons.Exercise) {
 	header := []string{"student"}
 	align := []string{"---"}
 	for _, e := range exercises {
-		header = append(header, lessonsShortName(e))
+		header = append(header, shortName(e))
 		align = append(align, ":-:")
 	}
 	header = append(header, "total")
 	align = append(align, "--:")
 	fmt.Fprintf(w, "| %s |\n|%s|\n", strings.Join(header, " | "), strings.Join(align, "|"))
 	for _, g := range grades {
-		row := []string{lessonsMarkdownEscape(g.name)}
+		row := []string{markdownEscape(g.name)}
 		for _, r := range g.results {
 			if r.passed() {
 				row = append(row, "✓")
@@ -306,14 +334,14 @@ func lessonsGradeTable(w io.Writer, grades []*lessonsStudent, exercises []lesson
 	for _, g := range grades {
 		for _, r := range g.results {
 			if !r.passed() {
-				failures = append(failures, fmt.Sprintf("- %s, %s: %s: %s", lessonsMarkdownEscape(g.name), r.exercise.Dir, r.status, lessonsMarkdownEscape(r.reason)))
+				failures = append(failures, fmt.Sprintf("- %s, %s: %s: %s", markdownEscape(g.name), r.exercise.Dir, r.status, markdownEscape(r.reason)))
 			}
 		}
 		for _, n := range g.notes {
-			notes = append(notes, fmt.Sprintf("- %s: %s", lessonsMarkdownEscape(g.name), lessonsMarkdownEscape(n)))
+			notes = append(notes, fmt.Sprintf("- %s: %s", markdownEscape(g.name), markdownEscape(n)))
 		}
 	}
-	fmt.Fprintf(w, "\nExercises: %s\n", lessonsLegend(exercises))
+	fmt.Fprintf(w, "\nExercises: %s\n", legend(exercises))
 	if len(failures) > 0 {
 		fmt.Fprintf(w, "\nFailures:\n%s\n", strings.Join(failures, "\n"))
 	}
@@ -322,19 +350,19 @@ func lessonsGradeTable(w io.Writer, grades []*lessonsStudent, exercises []lesson
 	}
 }
 
-func lessonsLegend(exercises []lessons.Exercise) string {
+func legend(exercises []lessons.Exercise) string {
 	var parts []string
 	for _, e := range exercises {
-		parts = append(parts, fmt.Sprintf("%s %s", lessonsShortName(e), e.Dir))
+		parts = append(parts, fmt.Sprintf("%s %s", shortName(e), e.Dir))
 	}
 	return strings.Join(parts, ", ")
 }
 
-// lessonsMarkdownEscape keeps text from breaking a markdown table.
-func lessonsMarkdownEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+// markdownEscape keeps text from breaking a markdown table.
+func markdownEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
-// lessonsGradeCSV writes student, one pass/fail column per exercise, total, notes.
-func lessonsGradeCSV(path string, grades []*lessonsStudent, exercises []lessons.Exercise) error {
+// gradeCSV writes student, one pass/fail column per exercise, total, notes.
+func gradeCSV(path string, grades []*studentGrade, exercises []lessons.Exercise) error {
 	var b bytes.Buffer
 	cw := csv.NewWriter(&b)
 	header := []string{"student"}
