@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,13 +34,35 @@ func (env *runner) check(ctx context.Context, e lessons.Exercise) *result {
 			notes = append(notes, fmt.Sprintf("ignoring lessons/%s: only the grader (%s) runs.", e.Path(filepath.Base(f)), e.Grader))
 		}
 	}
-	res := env.runGoTest(ctx, goTestRun{exercises: []lessons.Exercise{e}, overlay: overlay})[0]
+	// The graded files: the folder's .go files but the tests and the given files.
+	graded := map[string][]byte{}
+	sources, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	for _, f := range sources {
+		name := filepath.Base(f)
+		if strings.HasSuffix(name, "_test.go") || slices.Contains(e.Given, name) {
+			continue
+		}
+		if data, err := os.ReadFile(f); err == nil {
+			graded["lessons/"+e.Path(name)] = data
+		}
+	}
+	var res *result
+	if refused := checkImports(e, graded); len(refused) > 0 {
+		res = refusedResult(e, refused)
+	} else {
+		res = env.runGoTest(ctx, goTestRun{exercises: []lessons.Exercise{e}, overlay: overlay})[0]
+	}
 	res.notes = append(notes, res.notes...)
 	env.report(res)
 	if res.status != "stopped" {
 		env.record(e, res)
 	}
 	return res
+}
+
+// refusedResult is the result of an exercise whose graded files use what it forbids: not run.
+func refusedResult(e lessons.Exercise, refused []string) *result {
+	return &result{exercise: e, status: "refused", reason: refused[0], refused: refused}
 }
 
 // report prints the result of one exercise for its student.
@@ -63,6 +86,13 @@ func (env *runner) report(r *result) {
 			fmt.Fprintf(w, "  Errors in %s mean that a name or a signature differs from the stub's: keep them as given.\n", e.Grader)
 		}
 		fmt.Fprintf(w, "  Fix the first error, save, and check again.\n")
+		return
+	case "refused":
+		fmt.Fprintf(w, "  ✗ not graded: your code uses what this exercise asks you to write:\n")
+		for _, line := range r.refused {
+			fmt.Fprintf(w, "      %s\n", line)
+		}
+		fmt.Fprintf(w, "  Remove those uses, write the code with GoMLX's graph operations, save, and check again. Stuck? `mhalab lessons hint %d`\n", e.Number)
 		return
 	case "error", "stopped":
 		fmt.Fprintf(w, "  ✗ %s\n", r.reason)

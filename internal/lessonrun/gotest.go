@@ -38,12 +38,13 @@ type checkResult struct {
 // result is the outcome of grading one exercise.
 type result struct {
 	exercise lessons.Exercise
-	status   string // "pass", "fail", "does not compile", "time limit", "crashed", "missing", "error"
+	status   string // "pass", "fail", "does not compile", "refused", "time limit", "crashed", "missing", "error"
 	reason   string // one line for tables: why it failed
 	checks   []*checkResult
 	build    []string // compiler messages
 	output   []string // package output outside the checks (crash dumps, …)
 	notes    []string // restored or ignored files
+	refused  []string // uses of what the exercise forbids (checkImports), when status is "refused"
 	elapsed  time.Duration
 	ended    bool // go test reported the package's end
 }

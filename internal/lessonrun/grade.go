@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -131,6 +132,13 @@ func (g *studentGrade) total() int {
 // markdown table and writes a CSV. A submission that does not compile, crashes, hangs or lacks
 // files fails that exercise with the reason; the next one is graded all the same.
 func (env *runner) grade(ctx context.Context, dirs []string, exercises []lessons.Exercise, csvPath string) error {
+	// Every folder is checked before anything is graded or written: a typo in a path is an
+	// error, not a student with 0 points.
+	for _, dir := range dirs {
+		if err := checkStudentDir(dir, exercises); err != nil {
+			return err
+		}
+	}
 	notes, err := env.restore(protectedFiles(exercises))
 	for _, n := range notes {
 		fmt.Fprintf(env.stderr, "mhalab lessons grade: %s\n", n)
@@ -159,6 +167,26 @@ func (env *runner) grade(ctx context.Context, dirs []string, exercises []lessons
 	}
 	fmt.Fprintf(env.stdout, "\nCSV written to %s\n", csvPath)
 	return nil
+}
+
+// checkStudentDir returns an error unless dir is a folder holding at least one of the
+// exercises' folders, directly (a copy of lessons/) or in lessons/ (a copy of the repository).
+func checkStudentDir(dir string, exercises []lessons.Exercise) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("grade: student folder %s does not exist", dir)
+	case err != nil:
+		return fmt.Errorf("grade: student folder %s: %w", dir, err)
+	case !st.IsDir():
+		return fmt.Errorf("grade: %s is not a folder: give each student's copy of lessons/ (or of the repository)", dir)
+	}
+	for _, e := range exercises {
+		if isDir(filepath.Join(dir, e.Dir)) || isDir(filepath.Join(dir, "lessons", e.Dir)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("grade: %s holds none of the exercise folders (%s, …) nor lessons/: give each student's copy of lessons/ (or of the repository)", dir, exercises[0].Dir)
 }
 
 // gradeStudent runs the graders of the teacher's repository against one student's files. The
@@ -220,7 +248,8 @@ func (env *runner) gradeStudent(ctx context.Context, name, dir string, exercises
 			case strings.HasSuffix(fname, "_test.go"):
 				g.notes = append(g.notes, fmt.Sprintf("%s/%s: ignored (only the grader runs)", e.Dir, fname))
 			case fname == e.Solution:
-				// The reference solution is the repository's business, not the student's.
+				// A copy made before the solutions moved out of the exercises' folders.
+				g.notes = append(g.notes, fmt.Sprintf("%s/%s: ignored (the reference solution's name; it does not belong in a student's copy)", e.Dir, fname))
 			case info.Size() > 1<<20:
 				g.notes = append(g.notes, fmt.Sprintf("%s/%s: skipped (larger than 1 MiB)", e.Dir, fname))
 			default:
@@ -232,6 +261,16 @@ func (env *runner) gradeStudent(ctx context.Context, name, dir string, exercises
 				overlay[filepath.Join(repoDir, fname)] = dst
 				provided[fname] = true
 			}
+		}
+		graded := map[string][]byte{}
+		for fname := range provided {
+			if data, err := os.ReadFile(filepath.Join(tmp, e.Dir, fname)); err == nil {
+				graded[e.Path(fname)] = data
+			}
+		}
+		if refused := checkImports(e, graded); len(refused) > 0 {
+			results[e.Dir] = refusedResult(e, refused)
+			continue
 		}
 		if !sawGrader {
 			g.notes = append(g.notes, fmt.Sprintf("%s/%s was missing: graded with the original", e.Dir, e.Grader))
@@ -330,24 +369,61 @@ func gradeTable(w io.Writer, grades []*studentGrade, exercises []lessons.Exercis
 		row = append(row, fmt.Sprintf("%d/%d", g.total(), len(exercises)))
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
-	var failures, notes []string
+	fmt.Fprintf(w, "\nExercises: %s\n", legend(exercises))
+	// Per student: every exercise that did not pass, why, and which checks failed.
 	for _, g := range grades {
+		fmt.Fprintf(w, "\n### %s: %d/%d\n\n", markdownEscape(g.name), g.total(), len(exercises))
+		if g.total() == len(exercises) {
+			fmt.Fprintf(w, "Every graded exercise passes.\n")
+		}
 		for _, r := range g.results {
-			if !r.passed() {
-				failures = append(failures, fmt.Sprintf("- %s, %s: %s: %s", markdownEscape(g.name), r.exercise.Dir, r.status, markdownEscape(r.reason)))
+			if r.passed() {
+				continue
+			}
+			failed := failedChecks(r)
+			switch {
+			case r.status == "fail" && len(failed) > 0:
+				fmt.Fprintf(w, "- %s: fail, %s checks pass; failed checks:\n", r.exercise.Dir, r.checksSummary())
+			default:
+				fmt.Fprintf(w, "- %s: %s: %s\n", r.exercise.Dir, r.status, markdownEscape(r.reason))
+				if len(failed) > 0 {
+					fmt.Fprintf(w, "  failed checks:\n")
+				}
+			}
+			for _, c := range failed {
+				msg := ""
+				if len(c.lines) > 0 {
+					msg = ": " + markdownEscape(shorten(strings.TrimSpace(c.lines[0]), 160))
+				}
+				fmt.Fprintf(w, "  - %s%s\n", c.name, msg)
+			}
+			for _, line := range r.refused[min(1, len(r.refused)):] {
+				fmt.Fprintf(w, "  - %s\n", markdownEscape(line))
 			}
 		}
 		for _, n := range g.notes {
-			notes = append(notes, fmt.Sprintf("- %s: %s", markdownEscape(g.name), markdownEscape(n)))
+			fmt.Fprintf(w, "- note: %s\n", markdownEscape(n))
 		}
 	}
-	fmt.Fprintf(w, "\nExercises: %s\n", legend(exercises))
-	if len(failures) > 0 {
-		fmt.Fprintf(w, "\nFailures:\n%s\n", strings.Join(failures, "\n"))
+}
+
+// failedChecks returns the checks of r that ran and failed.
+func failedChecks(r *result) []*checkResult {
+	var out []*checkResult
+	for _, c := range r.checks {
+		if !c.passed {
+			out = append(out, c)
+		}
 	}
-	if len(notes) > 0 {
-		fmt.Fprintf(w, "\nNotes:\n%s\n", strings.Join(notes, "\n"))
+	return out
+}
+
+// shorten cuts s to n characters, with an ellipsis.
+func shorten(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
 	}
+	return string([]rune(s)[:n]) + "…"
 }
 
 func legend(exercises []lessons.Exercise) string {
@@ -361,7 +437,8 @@ func legend(exercises []lessons.Exercise) string {
 // markdownEscape keeps text from breaking a markdown table.
 func markdownEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
-// gradeCSV writes student, one pass/fail column per exercise, total, notes.
+// gradeCSV writes student, one pass/fail column per exercise, total, notes (why each failure
+// failed), failed checks (exercise: check, check; ...).
 func gradeCSV(path string, grades []*studentGrade, exercises []lessons.Exercise) error {
 	var b bytes.Buffer
 	cw := csv.NewWriter(&b)
@@ -369,7 +446,7 @@ func gradeCSV(path string, grades []*studentGrade, exercises []lessons.Exercise)
 	for _, e := range exercises {
 		header = append(header, e.Dir)
 	}
-	_ = cw.Write(append(header, "total", "notes"))
+	_ = cw.Write(append(header, "total", "notes", "failed checks"))
 	for _, g := range grades {
 		row := []string{g.name}
 		var why []string
@@ -382,7 +459,21 @@ func gradeCSV(path string, grades []*studentGrade, exercises []lessons.Exercise)
 			why = append(why, fmt.Sprintf("%s: %s: %s", r.exercise.Dir, r.status, r.reason))
 		}
 		why = append(why, g.notes...)
-		_ = cw.Write(append(row, fmt.Sprint(g.total()), strings.Join(why, "; ")))
+		var failed []string
+		for _, r := range g.results {
+			if r.passed() {
+				continue
+			}
+			var names []string
+			for _, c := range failedChecks(r) {
+				names = append(names, c.name)
+			}
+			if len(names) == 0 {
+				names = []string{"(" + r.status + ")"}
+			}
+			failed = append(failed, r.exercise.Dir+": "+strings.Join(names, ", "))
+		}
+		_ = cw.Write(append(row, fmt.Sprint(g.total()), strings.Join(why, "; "), strings.Join(failed, "; ")))
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {

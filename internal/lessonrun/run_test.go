@@ -389,10 +389,14 @@ func TestGradeFakeStudents(t *testing.T) {
 		"| bob | ✓ | ✗ | 1/2 |",
 		"| carol | ✗ | ✓ | 1/2 |",
 		"| dave | ✗ | ✓ | 1/2 |",
-		"bob, 03_heads: fail:",
-		"carol, 01_linear: does not compile: 01_linear/linear.go:3:",
-		"dave, 01_linear: time limit:",
-		"dave: 03_heads/heads_test.go was missing: graded with the original",
+		"- 01_linear: does not compile: 01_linear/linear.go:3:",
+		"- 01_linear: time limit:",
+		"- note: 03_heads/heads_test.go was missing: graded with the original",
+		// Per student, which checks failed.
+		"### bob: 1/2",
+		"- 03_heads: fail, 1/6 checks pass; failed checks:",
+		"heads match PyTorch",
+		"### alice: 2/2",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("grade output lacks %q", want)
@@ -424,6 +428,9 @@ func TestGradeFakeStudents(t *testing.T) {
 	}
 	if notes := rows[4][4]; !strings.Contains(notes, "time limit") || !strings.Contains(notes, "heads_test.go was missing") {
 		t.Errorf("dave's notes: %q", notes)
+	}
+	if rows[0][5] != "failed checks" || !strings.Contains(rows[2][5], "03_heads: ") || !strings.Contains(rows[2][5], "heads match PyTorch") || rows[1][5] != "" {
+		t.Errorf("CSV failed checks: header %q, alice %q, bob %q", rows[0][5], rows[1][5], rows[2][5])
 	}
 	// Grading changed nothing in the teacher's exercises.
 	if data, _ := os.ReadFile(filepath.Join(root, "lessons", ex1.Dir, ex1.File)); !bytes.Equal(data, pristine(t, ex1.Path(ex1.File))) {
