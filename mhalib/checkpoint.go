@@ -55,7 +55,7 @@ type CheckpointStack struct {
 
 	forward, backward []*context.Exec // per block
 	lossExec, full    *context.Exec
-	add               *Exec // sums two gradients of a variable used by several blocks
+	add               *Exec      // sums two gradients of a variable used by several blocks
 	backwardNames     [][]string // variable names of each backward graph's gradients
 	lossNames         []string
 	fullNames         []string

@@ -71,7 +71,7 @@ func TestCheckpointSharedVariableGradientsSum(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
 		block := func(ctx *context.Context, x *Node) *Node {
 			w := ctx.InAbsPath("/shared").Checked(false).VariableWithValue("w", 2.0).ValueGraph(x.Graph()) // scalar
-			return Mul(x, w)                                                                  // [1, 1]
+			return Mul(x, w)                                                                               // [1, 1]
 		}
 		loss := func(ctx *context.Context, y *Node) *Node { return ReduceAllSum(y) }
 		stack, err := mhalib.NewCheckpointStack(backend, context.New(), 2, block, loss)
