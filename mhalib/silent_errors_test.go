@@ -3,6 +3,7 @@ package mhalib_test
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
@@ -129,4 +130,13 @@ func TestForwardFlashRuns(t *testing.T) {
 		}
 		assertClose(t, backend, "Flash vs HeadParallel output", got, fromTensor(t, want), 1e-12)
 	})
+}
+
+// TestImportLeavesGoMLXDotGeneralGradient: importing mhalib changes no global state of GoMLX's —
+// GoMLX's own DotGeneral gradient is the one registered when the tests start (issue 11 §3; it
+// used to be replaced by an init function). InstallDotGeneralGradient is the explicit switch.
+func TestImportLeavesGoMLXDotGeneralGradient(t *testing.T) {
+	if dotGeneralRuleAtStart != reflect.ValueOf(mhalib.GoMLXDotGeneralVJPForTest).Pointer() {
+		t.Fatal("importing mhalib replaced GoMLX's DotGeneral gradient (graph.VJPRegistration)")
+	}
 }
