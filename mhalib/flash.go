@@ -175,12 +175,22 @@ type flashRows struct {
 // term computed from the current accumulator: the accumulator must then be materialised
 // before the next block's scores, and at most about two score tiles are alive. The term is
 // exact (the token is finite) and costs one multiply-add per key of the block.
+//
+// The token must be finite: 0·NaN and 0·Inf are NaN, so a NaN or Inf in one batch element or
+// head would otherwise spread to every other one (flashToken replaces it by 0).
 func (st *flashRows) after(x *Node) *Node {
 	if st.token == nil {
 		return x
 	}
 	zero := MulScalar(BroadcastToDims(st.token, x.Shape().Dimensions...), 0)
 	return Add(x, zero)
+}
+
+// flashToken is the dependency token of the next step: acc[0, 0, 0, 0] as a scalar, replaced
+// by 0 when it is not finite (so that 0·token is exactly 0), without gradient.
+func flashToken(cut func(x *Node, axis, from, n int) *Node, acc *Node) *Node {
+	t := Reshape(cut(cut(cut(cut(acc, 0, 0, 1), 1, 0, 1), 2, 0, 1), 3, 0, 1)) // acc[0,0,0,0], scalar
+	return StopGradient(Where(IsFinite(t), t, ZerosLike(t)))
 }
 
 func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
@@ -271,7 +281,7 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 		pv := DotGeneral(p, []int{3}, []int{0, 1}, vb, []int{2}, []int{0, 1})           // [B, h, rows, dv+1]
 		st.acc = Add(Mul(BroadcastToDims(alpha, batch, heads, rows, dv+1), st.acc), pv) // [B, h, rows, dv+1]
 		st.m = mNew
-		st.token = StopGradient(Reshape(cut(cut(cut(cut(st.acc, 0, 0, 1), 1, 0, 1), 2, 0, 1), 3, 0, 1))) // acc[0,0,0,0]
+		st.token = flashToken(cut, st.acc)
 	}
 	if st.first < lq {
 		st.finish(cut, lq-st.first)
