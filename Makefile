@@ -147,7 +147,7 @@ notebooks-ci:
 	$(MAKE) notebooks-selftest
 	$(MAKE) lab-check LAB_SCREENSHOT=
 
-# ---- Real models (models/, scripts/models.sh) ------------------------------------------------
+# ---- Real models (models/, scripts/minilm.sh) ------------------------------------------------
 #   make minilm-fixtures   rewrite models/minilm/testdata with Hugging Face tokenizers and transformers
 .PHONY: minilm-fixtures
 minilm-fixtures:

