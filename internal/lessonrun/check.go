@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mhalab/mhalab/lessons"
+	"github.com/mhalab/mhalab/lessons/solutions"
 )
 
 // check restores the grader and given files of e, runs the grader on the working tree, prints
@@ -126,6 +127,9 @@ func (env *runner) report(r *result) {
 			fmt.Fprintf(w, " Next: exercise %d, lessons/%s (`mhalab lessons check %d`).\n", next.Number, next.Path(next.File), next.Number)
 		} else {
 			fmt.Fprintf(w, " That was the last one.\n")
+		}
+		if solutions.Available() {
+			fmt.Fprintf(w, "  Compare with the reference solution: `mhalab lessons solution %d`.\n", e.Number)
 		}
 		return
 	case "time limit", "crashed":

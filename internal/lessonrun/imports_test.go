@@ -34,6 +34,8 @@ func TestCheckImports(t *testing.T) {
 		{"torchio reader", 10, file("statedict", "\t\"github.com/mhalab/mhalab/torchio\"", "f, _ := torchio.ReadFile(\"x\")\n_ = f"), nil},
 		{"torchio loader", 10, file("statedict", "\t\"github.com/mhalab/mhalab/torchio\"", "torchio.InferMHA(nil)"), []string{"uses torchio.InferMHA"}},
 		{"does not parse", 5, "package sdpa\nfunc (", nil},
+		{"linkname", 5, "package sdpa\n\nimport _ \"unsafe\"\n\n//go:linkname sdpa github.com/mhalab/mhalab/mhalib.ScaledDotProductAttention\nfunc sdpa()\n",
+			[]string{"x.go:5: //go:linkname"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

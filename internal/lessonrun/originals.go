@@ -1,5 +1,8 @@
 package lessonrun
 
+// The pristine files of the lessons (graders, given files, helpers, fixtures): where they come
+// from and how grading puts them back.
+
 import (
 	"bytes"
 	"errors"
@@ -10,8 +13,6 @@ import (
 
 	"github.com/mhalab/mhalab/lessons"
 )
-
-// --- originals --------------------------------------------------------------------------------
 
 // original returns the pristine content of lessons/<name>: the copy embedded in this binary when
 // it is genuine, else the git object the manifest names (a binary built from an edited tree

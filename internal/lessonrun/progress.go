@@ -1,5 +1,7 @@
 package lessonrun
 
+// A student's progress: lessons/.mhalab-progress.json, which the student may delete to start over.
+
 import (
 	"encoding/json"
 	"fmt"
@@ -8,8 +10,6 @@ import (
 
 	"github.com/mhalab/mhalab/lessons"
 )
-
-// --- progress ---------------------------------------------------------------------------------
 
 // ProgressFile is the state a student can delete to start over.
 const ProgressFile = ".mhalab-progress.json"

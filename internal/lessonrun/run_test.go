@@ -247,6 +247,16 @@ func TestProgressAndReset(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "All 6 checks pass: exercise 1 is done") || !strings.Contains(out, "Next: exercise 2") {
 		t.Fatalf("check of a solved exercise 1: exit %d, output:\n%s", code, out)
 	}
+	if !strings.Contains(out, "mhalab lessons solution 1") {
+		t.Errorf("a pass does not point at the reference solution:\n%s", out)
+	}
+	// The solution of a passed exercise is shown, without its build constraint; not the others'.
+	if code, out, _ := cli(root, "solution", "1"); code != 0 || !strings.Contains(out, "func Linear(") || strings.Contains(out, "//go:build") {
+		t.Errorf("solution 1 after a pass: exit %d, output:\n%s", code, out)
+	}
+	if code, out, stderr := cli(root, "solution", "2"); code != 1 || strings.Contains(out, "func ") || !strings.Contains(stderr, "exercise 2 is not done yet") {
+		t.Errorf("solution 2 before a pass: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
 	_, out, _ = cli(root, "list")
 	if !strings.Contains(out, "1 of 10 exercises done") || !strings.Contains(out, "Next: exercise 2") {
 		t.Errorf("list after solving 1:\n%s", out)

@@ -1,5 +1,7 @@
 package lessonrun
 
+// list, hint, reset and solution: the student's subcommands besides check and watch.
+
 import (
 	"bufio"
 	"bytes"
@@ -13,8 +15,6 @@ import (
 	"github.com/mhalab/mhalab/lessons"
 	"github.com/mhalab/mhalab/lessons/solutions"
 )
-
-// --- list, hint, reset ------------------------------------------------------------------------
 
 func (env *runner) list() error {
 	p := env.loadProgress()
