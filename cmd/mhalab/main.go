@@ -26,6 +26,8 @@ package main
 import (
 	"io"
 	"os"
+
+	"github.com/mhalab/mhalab/mhalib"
 )
 
 // commands is the table of mhalab's commands, in the order help lists them.
@@ -62,7 +64,7 @@ var commands = []command{
 	},
 	{
 		name:    "lessons",
-		args:    "[list | check [N] | hint N | watch | reset N | verify | grade DIR...] [flags]",
+		args:    "[list | check [N] | hint N | watch | reset N | solution N | verify | grade DIR...] [flags]",
 		summary: "classroom exercises in lessons/: progress, check, hints, watch mode; verify and grade for teachers",
 		run: func(_ command, args []string, stdout, stderr io.Writer) error {
 			return runLessons(args, stdout, stderr)
@@ -71,5 +73,6 @@ var commands = []command{
 }
 
 func main() {
+	mhalib.InstallDotGeneralGradient() // DotGeneral's gradient as matrix products (mhalib/dotgrad.go)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
