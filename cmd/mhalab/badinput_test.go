@@ -65,6 +65,9 @@ var badInputs = []struct {
 	{[]string{"bench", "--threads", "0"}, 1, "--threads 0: want at least 1"},
 	{[]string{"bench", "--child", "{"}, 1, "--child: bench: memory measurement"},
 	{[]string{"backends", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+	{[]string{"embed"}, 2, "no sentence given"},
+	{[]string{"embed", "--backend", "tpu", "x"}, 2, `unknown backend "tpu"`},
+	{[]string{"attention", "one", "two"}, 2, "want exactly one SENTENCE"},
 	{[]string{"lessons", "grade", "/no/such/dir", "--root", "../.."}, 1, "/no/such/dir does not exist"},
 	{[]string{"lessons", "hint", "11", "--root", "../.."}, 2, `no exercise "11"`},
 }

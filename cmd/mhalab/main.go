@@ -6,7 +6,7 @@
 // Run "mhalab help" for every command, "mhalab <command> -h" for its flags.
 //
 // This file is the table of commands. Each command's file parses its flags and calls packages
-// (mhalib, xla, bench, torchio, lessons); cli.go holds the flag and error plumbing they share.
+// (mhalib, xla, bench, torchio, internal/lessonrun, internal/modelcmd); cli.go holds the flag and error plumbing they share.
 //
 // # Exit status
 //
@@ -56,6 +56,18 @@ var commands = []command{
 		args:    "[--quick] [--backends LIST] [--suites LIST] [--json FILE] [--python PATHS] [--torch-device cpu|cuda] [--threads N] [--budget D]",
 		summary: "time MHA on every backend and PyTorch side by side (markdown + JSON); KV-cache decoding; peak memory of flash vs plain attention and of checkpointing",
 		run:     runBench,
+	},
+	{
+		name:    "embed",
+		args:    "[--backend B] [--json] [--model DIR] [--max-tokens N] SENTENCE...",
+		summary: "sentence embeddings with all-MiniLM-L6-v2 (mean pooling, L2-normalised); --json: one object per line",
+		run:     runEmbed,
+	},
+	{
+		name:    "attention",
+		args:    "[--backend B] [--json] [--html FILE] [--model DIR] [--max-tokens N] SENTENCE",
+		summary: "attention weights of every layer and head of all-MiniLM-L6-v2 on a sentence; --html FILE: the explorer page",
+		run:     runAttention,
 	},
 	{
 		name:    "backends",
