@@ -1,7 +1,7 @@
 # mhalab — `make lab` and `make test` do all the setup they need (scripts/setup.sh is
 # idempotent: on a machine that has everything it takes a few seconds).
 #
-#   make lab                                   Jupyter on localhost with the notebooks (GoNB)
+#   make lab                                   JupyterLab on localhost with the notebooks (GoNB)
 #   make run [ARGS="--backend go --runs 5"]   the MHA demo (mhalab demo)
 #   make test                                  the whole suite (CI): go tests on every backend, lessons, parity, notebooks
 #   make setup                                 only the setup (Go check, modules, XLA CPU plugin)
@@ -110,7 +110,8 @@ docker-verify:
 	docker/verify.sh
 
 # ---- Notebooks (README, section Notebooks) ---------------------------------------------------
-#   make lab [LAB_BACKEND=go|xla:cpu] [LAB_PORT=8888]  Jupyter on localhost with the notebooks (GoNB)
+#   make lab [LAB_BACKEND=go|xla:cpu] [LAB_PORT=8888]  JupyterLab on localhost with the notebooks (GoNB);
+#       Jupyter comes from PyPI into a venv of ~/.cache/mhalab (scripts/setup.sh, step jupyter; no root)
 #   make notebooks [NOTEBOOKS_BACKEND=go|xla:cpu]     run every notebook headless; fails on a failing
 #       cell (also the ones GoNB reports as OK) and names it; executed copies and HTML go to
 #       build/notebooks/<backend>/
@@ -131,11 +132,11 @@ lab:
 	scripts/lab.sh
 
 lab-check:
-	/usr/bin/python3 scripts/lab_check.py $(if $(LAB_SCREENSHOT),--screenshot $(LAB_SCREENSHOT))
+	"$$(scripts/jupyter_python.sh)" scripts/lab_check.py $(if $(LAB_SCREENSHOT),--screenshot $(LAB_SCREENSHOT))
 
 notebooks:
 	scripts/setup.sh --only $(NOTEBOOKS_SETUP)$(if $(filter xla:cpu,$(NOTEBOOKS_BACKEND)),$(comma)xla-cpu)
-	/usr/bin/python3 scripts/notebooks.py --backend $(NOTEBOOKS_BACKEND)
+	"$$(scripts/jupyter_python.sh)" scripts/notebooks.py --backend $(NOTEBOOKS_BACKEND)
 
 notebooks-selftest:
 	scripts/setup.sh --only $(NOTEBOOKS_SETUP)

@@ -1,9 +1,9 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Check that `make lab` serves the notebooks: start scripts/lab.sh on a free port, then, over
 HTTP and the kernel's websocket, as a browser would:
 
   1. GET /api/status and /api/contents: the server runs and lists the eight notebooks;
-  2. GET /notebooks/<notebook>: the notebook page renders;
+  2. GET /lab/tree/<notebook>: JupyterLab's page for the notebook renders;
   3. POST /api/sessions: open the notebook with the GoNB kernel the setup installed, execute all
      its code cells through /api/kernels/<id>/channels, and fail on a failing cell (the same
      detection as scripts/notebooks.py);
@@ -11,7 +11,8 @@ HTTP and the kernel's websocket, as a browser would:
 
     scripts/lab_check.py [--notebook 01_qkv_projection.ipynb] [--screenshot build/lab.png]
 
-Run by `make lab-check`. Stops the server at the end.
+Run by `make lab-check`, with the Jupyter the setup installed (scripts/jupyter_python.sh; started
+with another Python, it re-executes itself with that one). Stops the server at the end.
 """
 
 import argparse
@@ -30,7 +31,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
-from notebooks import cell_failure  # noqa: E402  (same failure detection as make notebooks)
+from notebooks import cell_failure, use_jupyter_python  # noqa: E402  (same failure detection as make notebooks)
 
 
 def free_port():
@@ -118,6 +119,7 @@ def main():
     ap.add_argument("--screenshot", type=Path, help="write a headless-Chromium screenshot of the notebook page here")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per cell")
     args = ap.parse_args()
+    use_jupyter_python("lab_check")
 
     port, token = free_port(), secrets.token_hex(16)
     env = dict(os.environ, LAB_PORT=str(port), LAB_TOKEN=token)
@@ -145,10 +147,11 @@ def main():
         print(f"  GET /api/contents: {status}, {len(names)} notebooks: {', '.join(names)}")
         if len(names) < 8:
             failures.append(f"/api/contents lists {len(names)} notebooks, want 8")
-        status, page = get(f"{base}/notebooks/{args.notebook}?token={token}")
-        print(f"  GET /notebooks/{args.notebook}: {status}, {len(page)} bytes")
-        if status != 200 or args.notebook not in page:
-            failures.append(f"/notebooks/{args.notebook} did not render")
+        status, page = get(f"{base}/lab/tree/{args.notebook}?token={token}")
+        version = json.loads(get(f"{base}/api?token={token}")[1]).get("version", "?")
+        print(f"  GET /lab/tree/{args.notebook}: {status}, {len(page)} bytes (JupyterLab page; jupyter_server {version})")
+        if status != 200 or "JupyterLab" not in page:
+            failures.append(f"/lab/tree/{args.notebook} did not render JupyterLab's page")
         failures += run_cells(base, token, args.notebook, args.timeout)
 
         if args.screenshot:
@@ -161,7 +164,7 @@ def main():
                 cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                        "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
                        "--hide-scrollbars", "--window-size=1280,2400", "--virtual-time-budget=15000",
-                       f"--screenshot={args.screenshot.resolve()}", f"{base}/notebooks/{args.notebook}?token={token}"]
+                       f"--screenshot={args.screenshot.resolve()}", f"{base}/lab/tree/{args.notebook}?token={token}"]
                 r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
                 subprocess.run(["rm", "-rf", profile])
                 if r.returncode != 0 or not args.screenshot.exists():
