@@ -354,8 +354,15 @@ pip_python() {
 wheel_download() {
 	local dir="$1" progress=on
 	[[ -t 1 ]] || progress=off
-	local py=""
+	local py="" base
 	py="$(pip_python)" || py=""
+	if [[ -z "$py" ]] && base="$(find_python)"; then
+		# No pip anywhere (Debian without python3-pip): the Jupyter venv brings one, without root.
+		info "no Python with pip: creating the Jupyter venv $JUPYTER_VENV now for its pip (step jupyter fills it)"
+		mkdir -p "$CACHE_DIR"
+		make_venv "$base" "$JUPYTER_VENV"
+		py="$JUPYTER_VENV/bin/python"
+	fi
 	if [[ -n "$py" ]]; then
 		info "pip download $XLA_CPU_WHEEL_PACKAGE==$XLA_CPU_WHEEL_VERSION ($XLA_CPU_WHEEL_PLATFORM, with $py)"
 		if "$py" -m pip download --no-deps --only-binary=:all: --platform "$XLA_CPU_WHEEL_PLATFORM" \
