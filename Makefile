@@ -90,18 +90,24 @@ lessons-fixtures:
 	$(GO) generate ./lessons
 
 # ---- Classroom images (docker/README.md) -----------------------------------------------------
-#   make docker-cpu [DOCKER_BASE=auto|registry|local|IMAGE]   build localhost/mhalab:cpu
+#   make docker-cpu [DOCKER_BASE=auto|registry|local|IMAGE]   build localhost/mhalab:cpu (with PyTorch)
+#   make docker-slim [DOCKER_BASE=...]                          build localhost/mhalab:slim, the student
+#       image: the same without PyTorch (the parity notebook uses the committed fixtures)
 #   make docker-cuda [DOCKER_BASE=...]                          build localhost/mhalab:cuda
-#   make docker-verify                                          build the CPU image, then run in it:
-#       mhalab backends, Jupyter with its token, make notebooks, the JupyterHub test (both modes)
+#   make docker-verify                                          build both CPU images, then run in each:
+#       mhalab backends, JupyterLab with its token, make notebooks; in the full one also XLA CPU
+#       notebooks and the JupyterHub test (both modes); prints both sizes
 # With podman (root) or docker; DOCKER_BASE=auto pulls the digest-pinned base and falls back to
 # a Debian base made here with debootstrap (docker/make-base.sh). Images hold the committed tree.
 DOCKER_BASE ?= auto
 
-.PHONY: docker-cpu docker-cuda docker-verify
+.PHONY: docker-cpu docker-slim docker-cuda docker-verify
 
 docker-cpu:
 	docker/build.sh cpu --base $(DOCKER_BASE)
+
+docker-slim:
+	docker/build.sh slim --base $(DOCKER_BASE)
 
 docker-cuda:
 	docker/build.sh cuda --base $(DOCKER_BASE)
