@@ -693,7 +693,7 @@ step_jupyter() {
 		info "creating the venv $JUPYTER_VENV with $py (Python $("$py" -c 'import platform; print(platform.python_version())'))"
 		make_venv "$py" "$JUPYTER_VENV"
 	fi
-	info "pip install --require-hashes -r scripts/jupyter-requirements.txt (JupyterLab $JUPYTERLAB_VERSION and $(grep -c '^[A-Za-z0-9]' "$JUPYTER_REQUIREMENTS") pinned packages, ~100 MB)"
+	info "pip install --require-hashes -r scripts/jupyter-requirements.txt (JupyterLab $JUPYTERLAB_VERSION; $(grep -E '^[A-Za-z0-9]' "$JUPYTER_REQUIREMENTS" | cut -d= -f1 | sort -u | wc -l | tr -d ' ') packages pinned with hashes; ~250 MB)"
 	local log="$CACHE_DIR/jupyter-pip.log"
 	if ! "$JUPYTER_VENV/bin/python" -m pip install --require-hashes --prefer-binary --no-input --disable-pip-version-check \
 		--progress-bar off -r "$JUPYTER_REQUIREMENTS" >"$log" 2>&1; then
