@@ -200,7 +200,7 @@ expect "lint: arrays that may be empty are expanded with \${A[@]+...}" test -z "
 
 # ---- functions ---------------------------------------------------------------------------
 lib() { # lib SHELL-CODE: run code with setup.sh's functions, under the shim PATH
-	env PATH="$FAKE:$SHIM_PATH" MHALAB_SETUP_LIBRARY=1 XDG_CACHE_HOME="$WORK/libcache" bash -c 's="$1" c="$2"; set --; source "$s"; eval "$c"' _ "$SETUP" "$1" 2>&1
+	env PATH="$FAKE:$SHIM_PATH" MHALAB_SETUP_LIBRARY=1 XDG_CACHE_HOME="$WORK/libcache" bash -c 's="$1" c="$2"; set --; source "$s"; eval "$c"' _ "$SETUP" "$1" 2>&1 || true # a failure shows in the output
 }
 OUT="$(lib 'for p in Linux/x86_64 Linux/amd64 Linux/aarch64 Linux/arm64 Darwin/arm64 Darwin/x86_64 Linux/riscv64 MINGW64_NT/x86_64; do
 	printf "%s=%s " "$p" "$(xla_cpu_arch "${p%/*}" "${p#*/}" || echo none)"; done')"
