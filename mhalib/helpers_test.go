@@ -3,6 +3,7 @@ package mhalib_test
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
@@ -16,7 +17,14 @@ import (
 	"github.com/mhalab/mhalab/mhalib/mhatest"
 )
 
-func TestMain(m *testing.M) { backendtest.Main(m, "mhalib") }
+// dotGeneralRuleAtStart is the DotGeneral gradient registered in GoMLX once every package of
+// the test binary was loaded, before any test ran (TestImportLeavesGoMLXDotGeneralGradient).
+var dotGeneralRuleAtStart uintptr
+
+func TestMain(m *testing.M) {
+	dotGeneralRuleAtStart = reflect.ValueOf(VJPRegistration[NodeTypeDotGeneral]).Pointer()
+	backendtest.Main(m, "mhalib")
+}
 
 // toTensor converts a reference tensor to a GoMLX tensor of the given dtype.
 func toTensor(x *mhatest.Tensor, dtype dtypes.DType) *tensors.Tensor {

@@ -1,12 +1,7 @@
 package mhalib
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -23,9 +18,14 @@ import (
 // shapes, the estimate and the limit, and points to FlashAttention, whose memory is
 // O(Lq·BlockK).
 //
-// The limit defaults to the memory the machine has available when it is first needed
-// (MemAvailable in /proc/meminfo; no limit where that cannot be read). On a GPU backend the
-// device's memory is what counts: set the limit with SetMaxAttentionBytes.
+// The limit is a fixed number, DefaultMaxAttentionBytes, unless the program sets another with
+// SetMaxAttentionBytes: it does not depend on the machine nor on its load, so a graph that builds
+// once builds again. Set it to what the device can hold (a GPU's memory, a small laptop's RAM),
+// or remove it with SetMaxAttentionBytes(-1).
+
+// DefaultMaxAttentionBytes is the default limit of PlainAttentionBytes: 8 GiB, e.g. B = 1, h = 8,
+// L = 8192 in float32 (6 GiB) builds and L = 16384 (24 GiB) is refused.
+const DefaultMaxAttentionBytes int64 = 8 << 30
 
 // ScoresCopies is how many [B, h, Lq, Lk] tensors plain attention is assumed to hold at once.
 const ScoresCopies = 3
@@ -58,13 +58,10 @@ func (e *MemoryError) Error() string {
 // Unwrap makes errors.Is(err, ErrAttentionTooLarge) true.
 func (e *MemoryError) Unwrap() error { return ErrAttentionTooLarge }
 
-var (
-	maxAttentionBytes atomic.Int64 // 0: default; < 0: no limit
-	defaultLimit      = sync.OnceValues(memAvailable)
-)
+var maxAttentionBytes atomic.Int64 // 0: default; < 0: no limit
 
-// SetMaxAttentionBytes sets the most memory plain attention may need (see PlainAttentionBytes):
-// n > 0 sets the limit, 0 restores the default (the machine's available memory), n < 0 removes
+// SetMaxAttentionBytes sets the most memory plain attention may need (see PlainAttentionBytes),
+// for the whole process: n > 0 sets the limit, 0 restores DefaultMaxAttentionBytes, n < 0 removes
 // the limit. It affects graphs built afterwards.
 func SetMaxAttentionBytes(n int64) { maxAttentionBytes.Store(n) }
 
@@ -76,10 +73,7 @@ func MaxAttentionBytes() (limit int64, source string) {
 	case n < 0:
 		return -1, "no limit (SetMaxAttentionBytes)"
 	}
-	if avail, err := defaultLimit(); err == nil {
-		return avail, "MemAvailable of /proc/meminfo"
-	}
-	return -1, "no limit: /proc/meminfo unreadable"
+	return DefaultMaxAttentionBytes, "mhalib.DefaultMaxAttentionBytes"
 }
 
 // CheckPlainAttentionMemory returns a *MemoryError if plain attention over scores
@@ -99,27 +93,6 @@ func checkPlainAttentionMemory(batch, heads, lq, lk int, dtype dtypes.DType) {
 	if err := CheckPlainAttentionMemory(batch, heads, lq, lk, dtype); err != nil {
 		panic(err)
 	}
-}
-
-// memAvailable reads MemAvailable from /proc/meminfo, in bytes.
-func memAvailable() (int64, error) {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemAvailable:" {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			if err != nil {
-				return 0, err
-			}
-			return kb * 1024, nil
-		}
-	}
-	return 0, fmt.Errorf("mhalib: no MemAvailable in /proc/meminfo")
 }
 
 // FormatBytes writes n bytes in binary units: "512 B", "1.5 KiB", "32.0 GiB".

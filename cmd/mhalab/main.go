@@ -14,6 +14,8 @@ import (
 	"os"
 	"sort"
 	"text/tabwriter"
+
+	"github.com/mhalab/mhalab/mhalib"
 )
 
 // command is one subcommand. A subcommand lives in its own file and adds itself to commands
@@ -127,5 +129,6 @@ func parseFlags(fs *flag.FlagSet, c command, args []string, stdout io.Writer) er
 }
 
 func main() {
+	mhalib.InstallDotGeneralGradient() // DotGeneral's gradient as matrix products (mhalib/dotgrad.go)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
