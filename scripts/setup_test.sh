@@ -143,6 +143,10 @@ if [ "\$1" = -u ] && [ -n "\${FAKE_UID:-}" ]; then echo "\$FAKE_UID"; else exec 
 EOF
 chmod +x "$FAKE/uname" "$FAKE/id"
 
+# all_but STEP: every step of setup.sh but STEP, comma-separated (for --skip: a plain setup in
+# which only STEP runs, not named with --only).
+all_but() { bash "$SETUP" --list | awk -v s="$1" '$1 != s {printf "%s%s", sep, $1; sep = ","}'; }
+
 # new_case NAME: fresh plugin and cache dirs, and a pins file copy in $CASE.
 new_case() {
 	CASE="$WORK/$1"
@@ -338,7 +342,7 @@ new_case macos
 ENV_EXTRA="FAKE_UNAME_S=Darwin FAKE_UNAME_M=arm64" run_setup
 expect "macOS: xla-cpu says there is no plugin on PyPI for macOS, exit 0, nothing installed" \
 	eval '[[ $RC == 0 ]] && contains "no XLA CPU plugin for macOS" && contains "pure-Go backend" && no_plugin'
-ENV_EXTRA="FAKE_UNAME_S=Darwin FAKE_UNAME_M=arm64 MHALAB_TORCH_VENV=$CASE/no-torch" run_setup --skip go,cc,gomod,xla-cpu,jupyter,gonb
+ENV_EXTRA="FAKE_UNAME_S=Darwin FAKE_UNAME_M=arm64 MHALAB_TORCH_VENV=$CASE/no-torch" run_setup --skip "$(all_but torch)"
 expect "macOS: a plain setup skips torch with the reason, exit 0" \
 	eval '[[ $RC == 0 ]] && contains "skipped: parity/requirements.txt pins" && contains "committed fixtures"'
 ENV_EXTRA="FAKE_UNAME_S=Darwin FAKE_UNAME_M=arm64 MHALAB_TORCH_VENV=$CASE/no-torch" run_setup --only torch
@@ -358,7 +362,7 @@ mkdir -p "$CASE/nopy"
 for f in "$SHIMS"/*; do case "${f##*/}" in python*) ;; *) cp -P "$f" "$CASE/nopy/" ;; esac; done
 saved_shims="$SHIM_PATH"
 SHIM_PATH="$CASE/nopy"
-run_setup --skip go,cc,gomod,xla-cpu,torch,gonb
+run_setup --skip "$(all_but jupyter)"
 expect "no Python: a plain setup warns about Jupyter and succeeds" eval '[[ $RC == 0 ]] && contains "needs Python >= 3.10"'
 run_setup --only jupyter
 expect "no Python: --only jupyter stops with how to get one (no root: conda, pyenv)" \
