@@ -6,26 +6,8 @@ import (
 	"io"
 
 	"github.com/mhalab/mhalab/internal/modelcmd"
+	"github.com/mhalab/mhalab/xla"
 )
-
-var embedCmd = command{
-	name:    "embed",
-	args:    "[--backend B] [--json] [--model DIR] [--max-tokens N] SENTENCE...",
-	summary: "sentence embeddings with all-MiniLM-L6-v2 (mean pooling, L2-normalised); --json: one object per line",
-}
-
-var attentionCmd = command{
-	name:    "attention",
-	args:    "[--backend B] [--json] [--html FILE] [--model DIR] [--max-tokens N] SENTENCE",
-	summary: "attention weights of every layer and head of all-MiniLM-L6-v2 on a sentence; --html FILE: the explorer page",
-}
-
-func init() {
-	embedCmd.run = runEmbed
-	attentionCmd.run = runAttention
-	register(embedCmd)
-	register(attentionCmd)
-}
 
 // modelFlags adds the flags both commands share.
 func modelFlags(fs *flag.FlagSet, o *modelcmd.Options) {
@@ -35,31 +17,37 @@ func modelFlags(fs *flag.FlagSet, o *modelcmd.Options) {
 	fs.IntVar(&o.MaxTokens, "max-tokens", 256, "truncate longer input to N tokens ([CLS] and [SEP] included), at most 512")
 }
 
-func runEmbed(args []string, stdout, stderr io.Writer) error {
+func runEmbed(c command, args []string, stdout, stderr io.Writer) error {
 	var o modelcmd.Options
-	fs := newFlagSet(embedCmd.name)
+	fs := newFlagSet(c.name)
 	modelFlags(fs, &o)
-	sentences, err := parseFlagsAndArgs(fs, embedCmd, args, stdout)
+	sentences, err := parseFlagsAndArgs(fs, c, args, stdout)
 	if err != nil {
 		return err
 	}
 	if len(sentences) == 0 {
 		return &usageError{"no sentence given"}
 	}
+	if err := xla.CheckSpec(o.Backend); err != nil {
+		return &usageError{err.Error()}
+	}
 	return modelcmd.Embed(o, sentences, stdout, stderr)
 }
 
-func runAttention(args []string, stdout, stderr io.Writer) error {
+func runAttention(c command, args []string, stdout, stderr io.Writer) error {
 	var o modelcmd.AttentionOptions
-	fs := newFlagSet(attentionCmd.name)
+	fs := newFlagSet(c.name)
 	modelFlags(fs, &o.Options)
 	fs.StringVar(&o.HTML, "html", "", "write the interactive explorer page (self-contained HTML) to FILE")
-	sentences, err := parseFlagsAndArgs(fs, attentionCmd, args, stdout)
+	sentences, err := parseFlagsAndArgs(fs, c, args, stdout)
 	if err != nil {
 		return err
 	}
 	if len(sentences) != 1 {
 		return &usageError{"want exactly one SENTENCE (quote it)"}
+	}
+	if err := xla.CheckSpec(o.Backend); err != nil {
+		return &usageError{err.Error()}
 	}
 	return modelcmd.Attention(o, sentences[0], stdout, stderr)
 }

@@ -122,7 +122,6 @@ func TestEmbedBadInput(t *testing.T) {
 		{[]string{"embed", "ok", "bad \xff\xfe"}, "sentence 2 is not valid UTF-8"},
 		{[]string{"embed", "--model", t.TempDir(), "x"}, "config.json is missing"},
 		{[]string{"embed", "--model", truncated, "x"}, "model.safetensors is truncated: 5 bytes, want 90868376"},
-		{[]string{"embed", "--backend", "tpu", "x"}, "tpu"},
 		{[]string{"attention", ""}, "sentence 1 is empty or whitespace only"},
 		{[]string{"attention", "--max-tokens", "1000", "x"}, "--max-tokens 1000 is above"},
 		{[]string{"attention", "--html", "/nonexistent/dir/page.html", "x"}, "--html"},
