@@ -2,7 +2,7 @@
 # scripts/lab.sh — `make lab`: Jupyter on localhost with mhalab's notebooks (notebooks/), run by
 # the GoNB kernel against this repository's mhalib.
 #
-# Sets up what is missing first (scripts/setup.sh --only go,cc,gomod,jupyter,gonb: Jupyter from
+# Sets up what is missing first (scripts/setup.sh --only go,cc,gomod,minilm,jupyter,gonb: Jupyter from
 # Debian's packages, GoNB v0.11.3, goimports, gopls, the kernel spec), then starts
 # /usr/bin/jupyter notebook in notebooks/ and opens it in a browser when there is one.
 #
@@ -17,7 +17,7 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 
-scripts/setup.sh --only go,cc,gomod,jupyter,gonb
+scripts/setup.sh --only go,cc,gomod,minilm,jupyter,gonb
 
 GOBIN_DIR="$(go env GOBIN)"
 [[ -n "$GOBIN_DIR" ]] || GOBIN_DIR="$(go env GOPATH)/bin"
