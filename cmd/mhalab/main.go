@@ -27,6 +27,7 @@ import (
 	"io"
 	"os"
 
+	_ "github.com/mhalab/mhalab/fastgo" // fast pure-Go matmul for the "go" backend (MHALAB_FASTGO=0: off)
 	"github.com/mhalab/mhalab/mhalib"
 )
 
