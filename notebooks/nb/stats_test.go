@@ -79,3 +79,10 @@ func TestSliceAxisTokensSub(t *testing.T) {
 	}
 	_ = math.Pi
 }
+
+func TestBoxes(t *testing.T) {
+	b := nb.Boxes("q", "[2]", "k", "[3]", "v")
+	if len(b) != 3 || b[1] != (nb.Box{Label: "k", Note: "[3]"}) || b[2].Note != "" {
+		t.Errorf("Boxes = %+v", b)
+	}
+}

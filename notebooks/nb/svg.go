@@ -285,13 +285,11 @@ func LineChart(title, xLabel, yLabel string, logX, logY bool, series ...Series) 
 	var xticks, yticks []float64
 	if len(series) > 0 && len(series[0].X) <= 8 {
 		xticks = series[0].X
+	} else if !logX {
+		xticks = niceTicks(x0, x1)
 	} else {
 		for k := 0; k <= 4; k++ {
-			v := x0 + (x1-x0)*float64(k)/4
-			if logX {
-				v = math.Pow(2, v)
-			}
-			xticks = append(xticks, v)
+			xticks = append(xticks, math.Pow(2, x0+(x1-x0)*float64(k)/4))
 		}
 	}
 	if logY {
@@ -307,6 +305,9 @@ func LineChart(title, xLabel, yLabel string, logX, logY bool, series ...Series) 
 				v = math.Pow(10, v)
 			}
 			yticks = append(yticks, v)
+		}
+		if !logY {
+			yticks = niceTicks(y0, y1)
 		}
 	}
 	for _, xv := range xticks {
@@ -478,3 +479,42 @@ func Table(header []string, rows [][]string) string {
 
 // textWidth estimates the width in pixels of 11 px sans-serif text (generous: wide letters).
 func textWidth(s string) int { return (13*len([]rune(s)) + 1) / 2 }
+
+// Boxes returns one layer of a Diagram from label, note pairs: Boxes("q", "[2, 4, 8]", "k",
+// "[2, 4, 8]") is two boxes. An odd count leaves the last box without a note.
+func Boxes(labelsAndNotes ...string) []Box {
+	var out []Box
+	for i := 0; i < len(labelsAndNotes); i += 2 {
+		b := Box{Label: labelsAndNotes[i]}
+		if i+1 < len(labelsAndNotes) {
+			b.Note = labelsAndNotes[i+1]
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// niceTicks returns round tick values (multiples of 1, 2 or 5 × 10ᵏ, about 4–6 of them) in
+// [lo, hi].
+func niceTicks(lo, hi float64) []float64 {
+	if !(hi > lo) {
+		return []float64{lo}
+	}
+	raw := (hi - lo) / 4
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := p // the multiple of p nearest to raw on a log scale
+	for _, m := range []float64{2, 5, 10} {
+		if math.Abs(math.Log(m*p/raw)) < math.Abs(math.Log(step/raw)) {
+			step = m * p
+		}
+	}
+	var ticks []float64
+	for k := math.Ceil(lo/step - 1e-9); k*step <= hi+step*1e-9; k++ {
+		v := k * step
+		if math.Abs(v) < step*1e-9 {
+			v = 0
+		}
+		ticks = append(ticks, math.Round(v/p)*p) // no 0.30000000000000004
+	}
+	return ticks
+}

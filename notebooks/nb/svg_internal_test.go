@@ -1,6 +1,7 @@
 package nb
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -63,4 +64,16 @@ func svgWidth(t *testing.T, svg string) int {
 	}
 	w, _ := strconv.Atoi(m[1])
 	return w
+}
+
+// Linear axes get round ticks: multiples of 1, 2 or 5 × 10ᵏ.
+func TestNiceTicks(t *testing.T) {
+	got := niceTicks(0, 10693)
+	want := []float64{0, 2000, 4000, 6000, 8000, 10000}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("niceTicks(0, 10693) = %v, want %v", got, want)
+	}
+	if got := niceTicks(0.13, 0.52); fmt.Sprint(got) != "[0.2 0.3 0.4 0.5]" {
+		t.Errorf("niceTicks(0.13, 0.52) = %v", got)
+	}
 }
