@@ -13,7 +13,12 @@ import (
 )
 
 type cell struct {
-	CellType       string          `json:"cell_type"`
+	CellType string `json:"cell_type"`
+	Metadata struct {
+		Jupyter struct {
+			SourceHidden bool `json:"source_hidden"`
+		} `json:"jupyter"`
+	} `json:"metadata"`
 	Source         json.RawMessage `json:"source"` // a string or a list of strings
 	Outputs        []any           `json:"outputs"`
 	ExecutionCount *int            `json:"execution_count"`
@@ -97,7 +102,12 @@ func TestNotebooksHaveNoOutputs(t *testing.T) {
 	}
 }
 
-var setupLine = regexp.MustCompile(`(?m)^!\*go mod edit -replace github\.com/mhalab/mhalab=\$\{GONB_DIR\}/\.\. -require github\.com/mhalab/mhalab@v0\.0\.0 && go get github\.com/janpfeifer/gonb@v0\.11\.3$`)
+// The setup cell points the module at this repository and pins GoNB, quietly: go get's
+// "go: added …" lines are shown only when it fails (it then runs again, with its messages).
+var setupLine = regexp.MustCompile(`(?m)^!\*go mod edit -replace github\.com/mhalab/mhalab=\$\{GONB_DIR\}/\.\. \\
+\t-require github\.com/mhalab/mhalab@v0\.0\.0 && \\
+\t\{ go get github\.com/janpfeifer/gonb@v0\.11\.3 2>/dev/null \|\| \\
+\tgo get github\.com/janpfeifer/gonb@v0\.11\.3; \}$`)
 
 func TestNotebooksUseTheRepositoryAndGoNB(t *testing.T) {
 	for name, nb := range notebooks(t) {
@@ -133,6 +143,60 @@ func TestNotebooksCheckTheirNumbers(t *testing.T) {
 		}
 		if checks < 3 {
 			t.Errorf("%s: %d checks (nb.Check/nb.CheckClose), want at least 3", name, checks)
+		}
+	}
+}
+
+// Cells show one idea in a screenful, and no line is cut off in the exported HTML: code cells
+// have at most maxCellLines lines (an import block included) of at most maxLineWidth
+// characters (a tab counts 4).
+const maxCellLines, maxLineWidth = 32, 100
+
+func TestCodeCellsAreShortAndNarrow(t *testing.T) {
+	for name, nb := range notebooks(t) {
+		for i, c := range nb.Cells {
+			if c.CellType != "code" {
+				continue
+			}
+			lines := strings.Split(c.source(t), "\n")
+			if len(lines) > maxCellLines {
+				t.Errorf("%s: cell %d has %d lines, want ≤ %d (move helpers to notebooks/nb or a cell of their own)",
+					name, i+1, len(lines), maxCellLines)
+			}
+			for _, l := range lines {
+				if w := len([]rune(strings.ReplaceAll(l, "\t", "    "))); w > maxLineWidth {
+					t.Errorf("%s: cell %d has a line of %d characters (> %d): %.60s…", name, i+1, w, maxLineWidth, l)
+				}
+			}
+		}
+	}
+}
+
+// Every notebook has an exercise: a cell that reports the reader's answer with nb.Exercise
+// (which never stops the notebook), followed by its solution, folded (source hidden), which
+// checks the answer with nb.Check or nb.CheckClose — so CI proves every solution right.
+func TestNotebooksHaveExercisesWithFoldedSolutions(t *testing.T) {
+	for name, nb := range notebooks(t) {
+		exercises := 0
+		for i, c := range nb.Cells {
+			if c.CellType != "code" || !strings.Contains(c.source(t), "nb.Exercise(") {
+				continue
+			}
+			exercises++
+			if i+1 >= len(nb.Cells) {
+				t.Errorf("%s: the exercise in cell %d has no solution cell after it", name, i+1)
+				continue
+			}
+			sol := nb.Cells[i+1]
+			src := sol.source(t)
+			if sol.CellType != "code" || !sol.Metadata.Jupyter.SourceHidden ||
+				!(strings.Contains(src, "nb.Check(") || strings.Contains(src, "nb.CheckClose(")) {
+				t.Errorf("%s: cell %d after the exercise in cell %d is not a folded solution that checks its answer",
+					name, i+2, i+1)
+			}
+		}
+		if exercises == 0 {
+			t.Errorf("%s: no exercise (a cell calling nb.Exercise)", name)
 		}
 	}
 }

@@ -86,3 +86,9 @@ func TestBoxes(t *testing.T) {
 		t.Errorf("Boxes = %+v", b)
 	}
 }
+
+func TestExerciseNeverPanics(t *testing.T) {
+	if nb.Exercise(false, "hint", "done") || !nb.Exercise(true, "hint", "done %d", 1) {
+		t.Errorf("Exercise does not return ok")
+	}
+}
