@@ -28,6 +28,7 @@ run: setup
 test: setup
 	scripts/test.sh
 	$(MAKE) --no-print-directory parity
+	$(MAKE) --no-print-directory parity-minilm
 	$(MAKE) --no-print-directory notebooks-ci
 	@echo "==> make test: everything passed"
 
@@ -156,8 +157,16 @@ notebooks-ci:
 
 # ---- Real models (models/, scripts/minilm.sh) ------------------------------------------------
 #   make minilm-fixtures   rewrite models/minilm/testdata with Hugging Face tokenizers and transformers
-.PHONY: minilm-fixtures
+#   make parity-minilm     the same references regenerated live into build/parity-minilm, and the
+#                          models/minilm parity tests run on them (make test runs it)
+MINILM_DIR ?= $${MHALAB_MODELS:-$${XDG_CACHE_HOME:-$$HOME/.cache}/mhalab/models}/all-minilm-l6-v2
+.PHONY: minilm-fixtures parity-minilm
+parity-minilm: setup
+	rm -rf build/parity-minilm && mkdir -p build/parity-minilm
+	$(PARITY_PYTHON) models/minilm/gen_fixture.py --out build/parity-minilm --model $(MINILM_DIR)
+	MHALAB_MINILM_REFERENCE=$(abspath build/parity-minilm) $(GO) test -count=1 \
+		-run 'TestTokenizerMatchesHuggingFace|TestParityWithTransformers|TestEmbeddingsMatchSentenceTransformers' ./models/minilm/
+
 minilm-fixtures:
 	scripts/setup.sh --only torch,minilm
-	$(PARITY_PYTHON) models/minilm/gen_fixture.py --out models/minilm/testdata \
-		--model $${MHALAB_MODELS:-$${XDG_CACHE_HOME:-$$HOME/.cache}/mhalab/models}/all-minilm-l6-v2
+	$(PARITY_PYTHON) models/minilm/gen_fixture.py --out models/minilm/testdata --model $(MINILM_DIR)

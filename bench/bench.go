@@ -14,7 +14,7 @@ import (
 )
 
 // Suites lists the suites in the order Run runs them.
-var Suites = []string{"mha", "torch", "decode", "memory", "checkpoint"}
+var Suites = []string{"mha", "torch", "decode", "minilm", "memory", "checkpoint"}
 
 // Config is what one Run measures and where it writes. The zero value of a field means its
 // default, as documented on the field.
@@ -103,6 +103,14 @@ func (cfg Config) withDefaults() (Config, error) {
 	return cfg, nil
 }
 
+// firstOf returns the first element of xs, or "".
+func firstOf(xs []string) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	return xs[0]
+}
+
 // SplitList splits a comma-separated list, dropping blanks: "a, b,," → [a b].
 func SplitList(s string) []string {
 	var out []string
@@ -182,6 +190,9 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 	if suites["decode"] {
 		bar.total += len(order)
 	}
+	if suites["minilm"] {
+		bar.total++
+	}
 	bar.total += len(memCfgs)
 
 	// Each Python given (or the one found) times PyTorch; one that fails is dropped with a note.
@@ -227,6 +238,10 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 			rep.Decode = append(rep.Decode, benchDecode(live[spec], spec, decodeCfg))
 		}
 	}
+	if suites["minilm"] {
+		bar.start("all-MiniLM-L6-v2 sentence embeddings")
+		rep.MiniLM = benchMiniLM(cfg, findPython(firstOf(cfg.Pythons)), order, live)
+	}
 	for _, mc := range memCfgs {
 		bar.start(mc.label())
 		r := runMemMeasurement(mc, cfg.MemTimeout, cfg.ChildCommand)
@@ -260,6 +275,11 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 	for _, r := range rep.Decode {
 		if r.Error != "" {
 			return fmt.Errorf("decoding on %s failed: %s", r.Backend, r.Error)
+		}
+	}
+	for _, r := range rep.MiniLM {
+		if r.Error != "" {
+			return fmt.Errorf("all-MiniLM-L6-v2 on %s failed: %s", r.Backend, r.Error)
 		}
 	}
 	if cfg.Quick {

@@ -100,7 +100,7 @@ func TestBenchPlainRefused(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(res.Error, "mhalib: attention scores too large: plain attention would hold 3 copies of the scores (Float32)[1 8 65536 65536] = 384.0 GiB") {
+	if !strings.Contains(res.Error, "mhalib: attention scores too large: plain attention would hold 3 copies of the scores (Float32)[1 8 65536 65536] = 384 GiB") {
 		t.Fatalf("error %q", res.Error)
 	}
 }
@@ -137,7 +137,7 @@ func TestConfigErrors(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Config{Suites: []string{"nope"}}, `bench: unknown suite "nope" (valid: mha, torch, decode, memory, checkpoint)`},
+		{Config{Suites: []string{"nope"}}, `bench: unknown suite "nope" (valid: mha, torch, decode, minilm, memory, checkpoint)`},
 		{Config{Suites: []string{"mha"}, Backends: []string{"tpu"}}, `unknown backend "tpu"`},
 		{Config{Suites: []string{"mha"}, TorchDevice: "mps"}, `PyTorch device "mps": want cpu or cuda`},
 		{Config{Suites: []string{"mha"}, Threads: -1}, "-1 PyTorch threads"},

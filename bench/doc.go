@@ -8,6 +8,8 @@
 //	            plain and flash, causal or not: compile time, median, min, GFLOP/s, ratio to PyTorch
 //	torch       the same shapes with nn.MultiheadAttention (parity/bench_torch.py), same thread count
 //	decode      tokens/s of greedy decoding with a KV cache vs recomputing the whole sequence
+//	minilm      sentences/s of all-MiniLM-L6-v2 sentence embeddings (32 sentences of 12–14 tokens)
+//	            on every backend and with transformers on PyTorch (models/minilm/bench_torch.py)
 //	memory      peak RSS of one attention forward pass, plain vs flash, L = 1k … 32k (one process each)
 //	checkpoint  peak RSS of the gradients of N pre-LN blocks with and without checkpointing
 //

@@ -22,6 +22,7 @@ type benchReport struct {
 	TorchNotes []string       `json:"torch_notes,omitempty"`
 	MHA        []mhaResult    `json:"mha,omitempty"`
 	Decode     []decodeResult `json:"decode,omitempty"`
+	MiniLM     []minilmResult `json:"minilm,omitempty"`
 	Memory     []memResult    `json:"memory,omitempty"`
 	Checkpoint []memResult    `json:"checkpoint,omitempty"`
 	Goals      []goalResult   `json:"goals,omitempty"`
@@ -192,6 +193,9 @@ func printReport(w io.Writer, rep *benchReport) {
 				r.CachedTokensPerS, FormatMS(r.RecomputeMS), r.RecomputeTokPerS, r.Speedup, r.MaxLogitDiff)
 		}
 	}
+	if len(rep.MiniLM) > 0 {
+		printMiniLM(w, rep.MiniLM)
+	}
 	if len(rep.Memory) > 0 {
 		fmt.Fprintf(w, "\n## Peak memory of one attention forward pass (q, k, v [1, 8, L, 64] float32; one process each)\n\n")
 		printMemTable(w, rep.Memory)
@@ -253,4 +257,34 @@ func memTotal() string {
 		}
 	}
 	return "?"
+}
+
+// printMiniLM prints the minilm suite's table.
+func printMiniLM(w io.Writer, rows []minilmResult) {
+	fmt.Fprintf(w, "\n## Sentence embeddings, all-MiniLM-L6-v2 (tokenise + encode + mean pooling + L2), float32\n\n")
+	fmt.Fprintln(w, "| implementation | backend | batch | mean tokens | compile | median | sentences/s | × PyTorch | max |Δ| vs PyTorch |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		switch {
+		case r.Note != "":
+			fmt.Fprintf(w, "| %s | %s | %d | | | %s |||||\n", r.Impl, r.Backend, r.Batch, r.Note)
+			continue
+		case r.Error != "":
+			fmt.Fprintf(w, "| %s | %s | %d | | | error: %s |||||\n", r.Impl, r.Backend, r.Batch, r.Error)
+			continue
+		}
+		compile, vs, diff := "—", "—", "—"
+		if r.CompileMS > 0 {
+			compile = FormatMS(r.CompileMS)
+		}
+		if r.VsTorch > 0 {
+			vs = fmt.Sprintf("%.2f", r.VsTorch)
+		}
+		if r.MaxDiffFromTorch > 0 {
+			diff = fmt.Sprintf("%.1e", r.MaxDiffFromTorch)
+		}
+		fmt.Fprintf(w, "| %s | %s | %d | %.1f | %s | %s | %.1f | %s | %s |\n", r.Impl, r.Backend, r.Batch, r.MeanTokens,
+			compile, FormatMS(r.MedianMS), r.SentencesPerS, vs, diff)
+	}
+	fmt.Fprintln(w, "\n× PyTorch: median time over PyTorch's (below 1: faster). PyTorch uses its SDPA attention, mhalab its plain head-parallel attention (no weights returned).")
 }

@@ -25,13 +25,14 @@ type HeadSummary struct {
 	Kind string
 }
 
-// The kinds Summarize assigns, first match wins:
+// The kinds Summarize assigns: of the four shares PrevShare, NextShare, SelfShare and
+// CLSShare + SEPShare, the largest when it is at least KindThreshold; else broad or mixed.
 const (
-	KindPrevious  = "previous token" // PrevShare ≥ 0.5
-	KindNext      = "next token"     // NextShare ≥ 0.5
-	KindSelf      = "self"           // SelfShare ≥ 0.5
-	KindDelimiter = "delimiter"      // CLSShare + SEPShare ≥ 0.5
-	KindBroad     = "broad"          // NormEntropy ≥ 0.8
+	KindPrevious  = "previous token" // PrevShare
+	KindNext      = "next token"     // NextShare
+	KindSelf      = "self"           // SelfShare
+	KindDelimiter = "delimiter"      // CLSShare + SEPShare
+	KindBroad     = "broad"          // no share ≥ 0.5, NormEntropy ≥ 0.8
 	KindMixed     = "mixed"          // none of the above
 )
 
@@ -97,15 +98,18 @@ func Summarize(att [][][][]float32, tokens []string) ([][]HeadSummary, error) {
 }
 
 func kind(s HeadSummary) string {
+	best, share := "", 0.0
+	for _, c := range []struct {
+		kind  string
+		share float64
+	}{{KindPrevious, s.PrevShare}, {KindNext, s.NextShare}, {KindSelf, s.SelfShare}, {KindDelimiter, s.CLSShare + s.SEPShare}} {
+		if c.share >= KindThreshold && c.share > share {
+			best, share = c.kind, c.share
+		}
+	}
 	switch {
-	case s.PrevShare >= KindThreshold:
-		return KindPrevious
-	case s.NextShare >= KindThreshold:
-		return KindNext
-	case s.SelfShare >= KindThreshold:
-		return KindSelf
-	case s.CLSShare+s.SEPShare >= KindThreshold:
-		return KindDelimiter
+	case best != "":
+		return best
 	case s.NormEntropy >= 0.8:
 		return KindBroad
 	}

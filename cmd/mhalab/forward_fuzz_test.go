@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/mhalab/mhalab/torchio"
 )
 
@@ -103,6 +104,89 @@ func FuzzForward(f *testing.F) {
 			t.Fatal(err)
 		}
 		args := forwardFuzzArgs(wPath, inPath, out, bits, heads)
+		var stdout, stderr bytes.Buffer
+		code := run(args, &stdout, &stderr)
+		checkForwardOutcome(t, args, code, stdout.String(), stderr.String(), out)
+	})
+}
+
+// fuzzTensor makes a small tensor for FuzzForwardShapes: rank and dims from spec (consumed
+// from the front), dtype from kind. A rank of 0 means no tensor.
+func fuzzTensor(spec *[]byte, kind uint8) *tensors.Tensor {
+	next := func() int {
+		if len(*spec) == 0 {
+			return 0
+		}
+		b := (*spec)[0]
+		*spec = (*spec)[1:]
+		return int(b)
+	}
+	rank := next() % 5
+	if rank == 0 {
+		return nil
+	}
+	dims := make([]int, rank)
+	n := 1
+	for i := range dims {
+		dims[i] = next() % 10 // 0 … 9: empty axes included
+		n *= dims[i]
+	}
+	switch kind % 5 {
+	case 0, 1:
+		data := make([]float32, n)
+		for i := range data {
+			data[i] = float32(i%7) - 3
+		}
+		return tensors.FromFlatDataAndDimensions(data, dims...)
+	case 2:
+		data := make([]bool, n)
+		for i := range data {
+			data[i] = i%3 == 0
+		}
+		return tensors.FromFlatDataAndDimensions(data, dims...)
+	case 3:
+		return tensors.FromFlatDataAndDimensions(make([]uint8, n), dims...)
+	}
+	return tensors.FromFlatDataAndDimensions(make([]float64, n), dims...)
+}
+
+// FuzzForwardShapes runs `mhalab forward` on well-formed safetensors inputs of fuzzed ranks,
+// sizes and dtypes (query, key, value, attn_mask, key_padding_mask; sizes 0 … 9) with the
+// weights of a committed fixture and fuzzed flags: it explores the shape checks and the graph,
+// which FuzzForward, mutating file bytes, rarely reaches. Run it with
+//
+//	go test ./cmd/mhalab -run '^$' -fuzz FuzzForwardShapes -fuzztime 5m
+func FuzzForwardShapes(f *testing.F) {
+	// mha_everything: E 8, kdim 6, vdim 7, bias_k/v; seq-first [L, B, E], Lq 3, Lk 5, B 2.
+	f.Add(uint8(0), []byte{3, 3, 2, 8, 3, 5, 2, 6, 3, 5, 2, 7, 2, 3, 5, 2, 2, 5}, uint8(0), uint8(0), int8(2))
+	f.Add(uint8(0), []byte{2, 3, 8, 2, 5, 6, 2, 5, 7, 2, 3, 5, 1, 5}, uint8(0b11_00_00_00), uint8(0b10110), int8(2))
+	f.Add(uint8(1), []byte{3, 2, 4, 8, 3, 2, 4, 8, 3, 2, 4, 8, 3, 4, 4, 4}, uint8(0b10_00_00_00), uint8(0b11101), int8(4))
+	fixtures := []string{"mha_everything", "mha_self", "mha_kdim_vdim", "mha_nobias"}
+	f.Fuzz(func(t *testing.T, fixture uint8, spec []byte, kinds uint8, bits uint8, heads int8) {
+		dir := t.TempDir()
+		weights := filepath.Join("..", "..", "parity", "testdata", fixtures[int(fixture)%len(fixtures)]+".weights.safetensors")
+		ts := map[string]*tensors.Tensor{}
+		// kinds: bit 0 float64 inputs; bits 4-5 attn_mask dtype, bits 6-7 key_padding_mask dtype.
+		inputKind := uint8(0)
+		if kinds&1 != 0 {
+			inputKind = 4
+		}
+		for i, name := range []string{"query", "key", "value", "attn_mask", "key_padding_mask"} {
+			kind := inputKind
+			if i == 3 {
+				kind = kinds >> 4 & 3
+			} else if i == 4 {
+				kind = kinds >> 6 & 3
+			}
+			if tt := fuzzTensor(&spec, kind); tt != nil {
+				ts[name] = tt
+			}
+		}
+		inputs, out := filepath.Join(dir, "in.safetensors"), filepath.Join(dir, "out.safetensors")
+		if err := torchio.WriteFile(inputs, ts, nil); err != nil {
+			t.Fatal(err)
+		}
+		args := forwardFuzzArgs(weights, inputs, out, bits&0b1_0011111, heads) // --num-heads always given
 		var stdout, stderr bytes.Buffer
 		code := run(args, &stdout, &stderr)
 		checkForwardOutcome(t, args, code, stdout.String(), stderr.String(), out)
