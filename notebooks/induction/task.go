@@ -1,16 +1,16 @@
-// Package induction trains a small attention-only decoder on a task that only induction heads
-// solve, and measures the heads as they form: the training code of notebook 09 ("watch heads
-// learn"), kept here where it is tested.
+// Package induction trains a small attention-only decoder (mhalib.Decoder) to copy repeated
+// random prefixes, and measures its heads as they change: the training code of notebook 10
+// ("watch heads learn").
 //
-// The task (after Olsson et al. 2022, "In-context learning and induction heads"): a sequence
-// holds a random prefix of P distinct tokens, then the same P tokens again, then random filler.
-// In the second copy the next token can only be predicted by finding the previous occurrence of
-// the current token and copying the token that followed it. A two-layer attention-only model
-// does this with two heads in series: a previous-token head in layer 0 (position i attends to
-// i−1, so i's residual stream learns which token preceded it) and an induction head in layer 1
-// (position i attends to the position j whose preceding token equals token i, and copies
-// token j). The prefix length varies from sequence to sequence, so the offset P cannot be
-// learnt from positions alone.
+// A sequence holds a prefix of P distinct random tokens at offset s, then the same P tokens
+// again; the other tokens are random filler that never occurs in the prefix. In the copy the
+// next token can only be predicted by copying: at a token A, find A's first occurrence and take
+// the token after it. Olsson et al. 2022 ("In-context learning and induction heads") found
+// transformers do this with a previous-token head (query i attends to key i−1) and, in a later
+// layer, an induction head (query i attends to the key whose previous token equals token i);
+// the scores here measure both patterns. When P and s are fixed (Repeat), the copy is always
+// P positions back, and a head can find it by position alone — which is what a small model
+// learns first; varying them (Small) leaves only token matching.
 package induction
 
 import (

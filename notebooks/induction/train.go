@@ -22,7 +22,7 @@ type Config struct {
 	Seed         uint64         // initial weights (drawn by the backend) and the sequences
 }
 
-// Repeat is notebook 9's run: a random prefix of 12 distinct tokens (vocabulary 32) followed
+// Repeat is notebook 10's run: a random prefix of 12 distinct tokens (vocabulary 32) followed
 // by its copy, 24 tokens in all; width 64, 4 heads, 2 layers; Adam at 3e-3, batches of 16.
 var Repeat = Config{
 	Task:         Task{Vocab: 32, Len: 24, MinPrefix: 12, MaxPrefix: 12},

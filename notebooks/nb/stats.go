@@ -1,10 +1,10 @@
 package nb
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/pkg/errors"
 )
 
 // Small statistics and tensor chores the notebooks need between a graph's output and a
@@ -92,7 +92,7 @@ func ArgmaxAt(logits *tensors.Tensor, row int) int32 {
 func SliceAxis(t *tensors.Tensor, axis, from, to int) *tensors.Tensor {
 	dims := t.Shape().Dimensions
 	if axis < 0 || axis >= len(dims) || from < 0 || to > dims[axis] || from > to {
-		panic(errors.Errorf("nb.SliceAxis: [%d, %d) of axis %d is out of range for tensor %s", from, to, axis, t.Shape()))
+		panic(fmt.Errorf("nb.SliceAxis: [%d, %d) of axis %d is out of range for tensor %s", from, to, axis, t.Shape()))
 	}
 	data := Must1(tensors.CopyFlatData[float32](t))
 	outer, inner := 1, 1
@@ -123,12 +123,12 @@ func Tokens(seq []int32, length int) *tensors.Tensor {
 // Sub returns a − b element by element (matrices of the same size).
 func Sub(a, b [][]float64) [][]float64 {
 	if len(a) != len(b) {
-		panic(errors.Errorf("nb.Sub: %d rows and %d rows", len(a), len(b)))
+		panic(fmt.Errorf("nb.Sub: %d rows and %d rows", len(a), len(b)))
 	}
 	out := make([][]float64, len(a))
 	for i := range a {
 		if len(a[i]) != len(b[i]) {
-			panic(errors.Errorf("nb.Sub: row %d has %d and %d columns", i, len(a[i]), len(b[i])))
+			panic(fmt.Errorf("nb.Sub: row %d has %d and %d columns", i, len(a[i]), len(b[i])))
 		}
 		out[i] = make([]float64, len(a[i]))
 		for j := range a[i] {
