@@ -32,7 +32,6 @@ const SimpleGoConfig = "ops_sequential"
 // honours it.
 const BackendEnv = "GOMLX_BACKEND"
 
-
 // CheckSpec returns an error listing the valid specs when spec is not one of them
 // ("" is valid: it asks for the default).
 func CheckSpec(spec string) error {
