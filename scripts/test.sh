@@ -17,6 +17,20 @@ mkdir -p build
 LOG=build/test.log
 start=$SECONDS
 
+# The explorer's browser test (explorer/browser_test.go) drives a real headless Chromium; under
+# CI it fails without one, so CI installs it here (root with apt-get). Elsewhere it skips.
+if [[ "${CI:-}" == true ]] && ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null &&
+	[[ -z "${MHALAB_CHROMIUM:-}" ]]; then
+	if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+		echo "==> apt-get install chromium   (for the explorer's browser test)"
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+	else
+		echo "test.sh: CI=true needs Chromium for explorer/browser_test.go: install it, or set MHALAB_CHROMIUM" >&2
+		exit 1
+	fi
+fi
+
 echo "==> go vet ./..."
 go vet ./...
 
