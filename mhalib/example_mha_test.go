@@ -16,9 +16,12 @@ import (
 )
 
 // goBackend returns the pure-Go backend, which needs no plugin. One instance serves every
-// example: a tensor used on one backend instance cannot be fed to another one.
+// example: a tensor used on one backend instance cannot be fed to another one. Its ops run one
+// after another, as xla.SimpleGoConfig explains: GoMLX v0.26's parallel op scheduler can
+// deadlock when four or more DotGenerals are ready at once (seen here: ExampleGradientReport
+// hung in about one run in fifty).
 var goBackend = sync.OnceValue(func() backends.Backend {
-	b, err := backends.NewWithConfig("go")
+	b, err := backends.NewWithConfig("go:ops_sequential")
 	if err != nil {
 		panic(err)
 	}
