@@ -22,7 +22,9 @@ import (
 //	           g_i, ∂ℓ/∂θ_i = ∂/∂(x_i, θ_i) Σ y ⊙ g_{i+1}      i = N−1 … 0
 //
 // The last line is a vector-Jacobian product: the gradient of Σ y ⊙ g_{i+1} with respect to the
-// block's input and variables is exactly the chain rule's contribution of block i.
+// block's input and variables is exactly the chain rule's contribution of block i. A variable
+// used by several blocks (or by a block and the loss: tied weights) gets the sum of their
+// contributions.
 //
 // GoMLX v0.26 has no rematerialisation, and inside one graph XLA would merge a recomputation
 // with the original (common-subexpression elimination), so each piece is its own compiled
@@ -53,6 +55,7 @@ type CheckpointStack struct {
 
 	forward, backward []*context.Exec // per block
 	lossExec, full    *context.Exec
+	add               *Exec      // sums two gradients of a variable used by several blocks
 	backwardNames     [][]string // variable names of each backward graph's gradients
 	lossNames         []string
 	fullNames         []string
@@ -137,7 +140,9 @@ func (s *CheckpointStack) Gradients(x *tensors.Tensor) (*StackGradients, error) 
 	res.Loss = scalarFloat(out[0])
 	g := out[1] // ∂ℓ/∂x_N
 	for k, name := range s.lossNames {
-		res.Variables[name] = out[2+k]
+		if err := s.accumulate(res.Variables, name, out[2+k]); err != nil {
+			return nil, err
+		}
 	}
 
 	// Backward, block by block: recompute, then a vector-Jacobian product.
@@ -161,12 +166,38 @@ func (s *CheckpointStack) Gradients(x *tensors.Tensor) (*StackGradients, error) 
 		}
 		g = out[0]
 		for k, name := range s.backwardNames[i] {
-			res.Variables[name] = out[1+k]
+			if err := s.accumulate(res.Variables, name, out[1+k]); err != nil {
+				return nil, err
+			}
 		}
 		inputs[i] = nil // no longer needed
 	}
 	res.Input = g
 	return res, nil
+}
+
+// accumulate adds the gradient g of variable name to vars: a variable used by several blocks
+// (or by a block and the loss) gets the sum of their contributions, as the chain rule says.
+func (s *CheckpointStack) accumulate(vars map[string]*tensors.Tensor, name string, g *tensors.Tensor) error {
+	prev, ok := vars[name]
+	if !ok {
+		vars[name] = g
+		return nil
+	}
+	if s.add == nil {
+		var err error
+		if s.add, err = NewExec(s.backend, Add); err != nil {
+			return err
+		}
+	}
+	sum, err := s.add.Exec(prev, g)
+	if err != nil {
+		return fmt.Errorf("mhalib: CheckpointStack: summing the gradients of %s: %w", name, err)
+	}
+	prev.FinalizeAll()
+	g.FinalizeAll()
+	vars[name] = sum[0]
+	return nil
 }
 
 // GradientsAutodiff computes the same loss and gradients as Gradients with one graph and
@@ -218,6 +249,9 @@ func (s *CheckpointStack) Finalize() {
 		if e != nil {
 			e.Finalize()
 		}
+	}
+	if s.add != nil {
+		s.add.Finalize()
 	}
 }
 

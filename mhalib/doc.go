@@ -24,13 +24,19 @@
 //   - diagnostics.go: CheckRowsSumToOne, HeadDiversity, GradientReport, FirstNonFinite.
 //   - flash.go: FlashAttention, the FlashAttention-2 forward pass block by block (online softmax,
 //     causal tiles skipped, log-sum-exp), and MultiHeadAttention's Formulation(Flash).
-//   - memory.go: what plain attention's scores cost, and its refusal up front
-//     (PlainAttentionBytes, SetMaxAttentionBytes, MemoryError).
+//   - memory.go: what plain attention's scores cost, and its refusal up front above a fixed
+//     limit (PlainAttentionBytes, DefaultMaxAttentionBytes, SetMaxAttentionBytes, MemoryError).
 //   - kvcache.go: KVCache and CachedSelfAttention for decoding; decoder.go: a small GPT-style
 //     Decoder and DecodeSession, greedy decoding with the cache.
 //   - checkpoint.go: CheckpointStack, gradient checkpointing of a stack of blocks.
 //   - dotgrad.go: the gradient of DotGeneral as two DotGenerals (GoMLX v0.26's rule builds
-//     outer products), registered for every graph.
+//     outer products), installed for the whole process by InstallDotGeneralGradient.
+//
+// # Global state
+//
+// Importing mhalib changes nothing outside it. Two settings are process-wide, and set only when
+// a program asks: InstallDotGeneralGradient (GoMLX's table of gradients has no other scope) and
+// SetMaxAttentionBytes (the limit of plain attention's memory).
 //
 // # Fully masked rows
 //
@@ -49,9 +55,8 @@
 //
 // # Gradients on every backend
 //
-// The pure-Go backend cannot differentiate Slice or Concatenate. mhalib never uses them on a
-// differentiable path: it selects with Gather (whose gradient, ScatterSum, every backend has)
-// and joins with Gather + Where. So gradients of every option work on the pure-Go backend and
-// on XLA. (FlashAttention uses Slice and Concatenate where the backend can differentiate them,
-// and Gather elsewhere.)
+// The pure-Go backend cannot differentiate Slice or Concatenate (their gradients need Pad). mhalib
+// slices and joins tensors only through take.go, which uses Slice and Concatenate where the
+// backend can differentiate them and Gather (whose gradient, ScatterSum, every backend has) with
+// Where elsewhere. So gradients of every option work on the pure-Go backend and on XLA.
 package mhalib

@@ -3,6 +3,7 @@ package mhalib
 import (
 	"reflect"
 	"slices"
+	"sync"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -15,8 +16,8 @@ import (
 // gradient of W goes through a [B, L, O, E] tensor; for attention scores q·kᵀ, the gradient of q
 // through [B, h, Lq, Lk, dk]. At B = 2, L = 1024, E = 512 that is 2 GiB per product, and the
 // pure-Go backend and XLA's CPU compiler both materialise it: one pre-LN block's backward pass
-// needed 12 GiB, eight blocks 16–19 GiB on the pure-Go backend, and the arithmetic runs as
-// element-wise loops instead of matrix products.
+// grows with B·L·O·E instead of B·L·E + O·E, and the arithmetic runs as element-wise loops
+// instead of matrix products (`mhalab bench` measures the memory of a stack's gradients).
 //
 // The chain rule needs nothing of the sort. With out = DotGeneral(lhs, rhs) and output gradient
 // v (axes: batch, lhs's free axes, rhs's free axes):
@@ -24,18 +25,58 @@ import (
 //	∂lhs = DotGeneral(v, contracting rhs's free axes, rhs, contracting rhs's free axes)  → transposed to lhs's axes
 //	∂rhs = DotGeneral(v, contracting lhs's free axes, lhs, contracting lhs's free axes)  → transposed to rhs's axes
 //
-// both batched over the batch axes: two matrix products of the forward's size. mhalib
-// registers this VJP for every DotGeneral node (graph.VJPRegistration, GoMLX's extension point
-// for gradients), which changes gradients in the whole program, for the better: the same
-// values (checked against GoMLX's own rule and finite differences), less memory, less time.
+// both batched over the batch axes: two matrix products of the forward's size.
+//
+// # Installing it is explicit
+//
+// GoMLX looks gradients up in one table for the whole process (graph.VJPRegistration), so this
+// rule cannot be scoped to mhalib's graphs: InstallDotGeneralGradient registers it for every
+// DotGeneral node of every graph built afterwards, and UninstallDotGeneralGradient puts GoMLX's
+// rule back. Importing mhalib changes nothing. Programs that differentiate large products
+// (training, gradient checkpointing, `mhalab bench`) call InstallDotGeneralGradient once at
+// start-up; the gradients have the same values (checked against GoMLX's rule and finite
+// differences), with less memory and time. The table is a plain map: install or uninstall
+// before building graphs, never while another goroutine builds one.
+//
 // GoMLX keeps the parameters of a DotGeneral node unexported; they are read with reflection,
-// and if that ever fails (another GoMLX version) the original rule is used.
+// and if that ever fails (another GoMLX version) the node falls back to GoMLX's rule.
 
-// goMLXDotGeneralVJP is GoMLX's own rule, used when a node's parameters cannot be read.
+// goMLXDotGeneralVJP is GoMLX's own rule, used when a node's parameters cannot be read and
+// restored by UninstallDotGeneralGradient.
 var goMLXDotGeneralVJP = VJPRegistration[NodeTypeDotGeneral]
 
-func init() {
+var (
+	dotGradMu        sync.Mutex
+	dotGradInstalled bool
+)
+
+// InstallDotGeneralGradient registers mhalib's gradient of DotGeneral (two matrix products, see
+// above) in GoMLX's process-wide table of gradients, for graphs built afterwards. Calling it
+// again does nothing. Call it before building graphs, not concurrently with graph building.
+func InstallDotGeneralGradient() {
+	dotGradMu.Lock()
+	defer dotGradMu.Unlock()
 	VJPRegistration[NodeTypeDotGeneral] = dotGeneralVJP
+	dotGradInstalled = true
+}
+
+// UninstallDotGeneralGradient restores GoMLX's own gradient of DotGeneral (the one registered
+// when mhalib was loaded), for graphs built afterwards. Calling it when the rule is not
+// installed does nothing.
+func UninstallDotGeneralGradient() {
+	dotGradMu.Lock()
+	defer dotGradMu.Unlock()
+	if dotGradInstalled {
+		VJPRegistration[NodeTypeDotGeneral] = goMLXDotGeneralVJP
+		dotGradInstalled = false
+	}
+}
+
+// DotGeneralGradientInstalled reports whether InstallDotGeneralGradient's rule is in effect.
+func DotGeneralGradientInstalled() bool {
+	dotGradMu.Lock()
+	defer dotGradMu.Unlock()
+	return dotGradInstalled
 }
 
 // dotGeneralAxes are the parameters of a DotGeneral node.

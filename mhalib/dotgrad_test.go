@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
@@ -59,10 +60,9 @@ func TestDotGeneralVJPEqualsGoMLX(t *testing.T) {
 				lhs, rhs, cot := randomTensor(rng, c.lhs), randomTensor(rng, c.rhs), randomTensor(rng, outShape)
 				exec, err := NewExec(backend, func(l, r, cot *Node) []*Node {
 					loss := ReduceAllSum(Mul(DotGeneral(l, c.lhsContract, c.lhsBatch, r, c.rhsContract, c.rhsBatch), cot))
-					ours := Gradient(loss, l, r)
-					VJPRegistration[NodeTypeDotGeneral] = goMLXDotGeneralVJP
-					defer func() { VJPRegistration[NodeTypeDotGeneral] = dotGeneralVJP }()
-					theirs := Gradient(loss, l, r)
+					var ours, theirs []*Node
+					withDotGeneralGradient(t, true, func() { ours = Gradient(loss, l, r) })
+					withDotGeneralGradient(t, false, func() { theirs = Gradient(loss, l, r) })
 					return append(ours, theirs...)
 				})
 				if err != nil {
@@ -95,23 +95,78 @@ func TestDotGeneralVJPNoOuterProduct(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
 		const B, L, E, O = 2, 64, 32, 48
 		for _, rule := range []struct {
-			name     string
-			vjp      VJP
-			outerish bool
-		}{{"mhalib", dotGeneralVJP, false}, {"GoMLX", goMLXDotGeneralVJP, true}} {
-			g := NewGraph(backend, "linear-grad")
-			x := Parameter(g, "x", shapes.Make(dtypes.Float32, B, L, E))
-			w := Parameter(g, "w", shapes.Make(dtypes.Float32, O, E))
-			VJPRegistration[NodeTypeDotGeneral] = rule.vjp
-			_ = Gradient(ReduceAllSum(DotGeneral(x, []int{2}, nil, w, []int{1}, nil)), w)
-			VJPRegistration[NodeTypeDotGeneral] = dotGeneralVJP
-			largest := 0
-			for _, n := range g.Nodes() {
-				largest = max(largest, n.Shape().Size())
+			name      string
+			installed bool
+		}{{"mhalib", true}, {"GoMLX", false}} {
+			var largest int
+			withDotGeneralGradient(t, rule.installed, func() { largest = linearGradientLargestNode(backend, B, L, E, O) })
+			if got := largest >= B*L*E*O; got != !rule.installed {
+				t.Errorf("%s rule: a node of the outer product's size %d: %v", rule.name, B*L*E*O, got)
 			}
-			g.Finalize()
-			if got := largest >= B*L*E*O; got != rule.outerish {
-				t.Errorf("%s rule: largest node has %d elements (outer product %d)", rule.name, largest, B*L*E*O)
+		}
+	})
+}
+
+// linearGradientLargestNode builds the gradient of Σ x·wᵀ (x [B, L, E], w [O, E]) with respect
+// to w under the DotGeneral gradient registered now, and returns the number of elements of the
+// graph's largest node.
+func linearGradientLargestNode(backend backends.Backend, B, L, E, O int) int {
+	g := NewGraph(backend, "linear-grad")
+	defer g.Finalize()
+	x := Parameter(g, "x", shapes.Make(dtypes.Float32, B, L, E))
+	w := Parameter(g, "w", shapes.Make(dtypes.Float32, O, E))
+	_ = Gradient(ReduceAllSum(DotGeneral(x, []int{2}, nil, w, []int{1}, nil)), w)
+	largest := 0
+	for _, n := range g.Nodes() {
+		largest = max(largest, n.Shape().Size())
+	}
+	return largest
+}
+
+// withDotGeneralGradient runs fn with mhalib's DotGeneral gradient installed or not, then puts
+// back whichever rule was in effect before.
+func withDotGeneralGradient(t *testing.T, installed bool, fn func()) {
+	t.Helper()
+	defer restoreDotGeneralGradient(DotGeneralGradientInstalled())
+	restoreDotGeneralGradient(installed)
+	fn()
+}
+
+// restoreDotGeneralGradient installs mhalib's DotGeneral gradient or GoMLX's.
+func restoreDotGeneralGradient(installed bool) {
+	if installed {
+		InstallDotGeneralGradient()
+	} else {
+		UninstallDotGeneralGradient()
+	}
+}
+
+// TestDotGeneralGradientInstallIsExplicit: InstallDotGeneralGradient replaces GoMLX's rule (twice is the same as once) and
+// UninstallDotGeneralGradient restores GoMLX's rule, as the graphs built under each show.
+func TestDotGeneralGradientInstallIsExplicit(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		defer restoreDotGeneralGradient(DotGeneralGradientInstalled())
+		const B, L, E, O = 2, 16, 8, 12
+		outer := B * L * E * O
+		for step, tc := range []struct {
+			do        func()
+			installed bool
+		}{
+			{UninstallDotGeneralGradient, false},
+			{InstallDotGeneralGradient, true},
+			{InstallDotGeneralGradient, true}, // idempotent
+			{UninstallDotGeneralGradient, false},
+			{UninstallDotGeneralGradient, false}, // idempotent
+		} {
+			tc.do()
+			if got := DotGeneralGradientInstalled(); got != tc.installed {
+				t.Fatalf("step %d: DotGeneralGradientInstalled() = %v, want %v", step, got, tc.installed)
+			}
+			if got := reflect.ValueOf(VJPRegistration[NodeTypeDotGeneral]).Pointer(); (got == reflect.ValueOf(goMLXDotGeneralVJP).Pointer()) == tc.installed {
+				t.Fatalf("step %d: registered rule is GoMLX's: %v, want %v", step, !tc.installed, !tc.installed)
+			}
+			if got := linearGradientLargestNode(backend, B, L, E, O) >= outer; got == tc.installed {
+				t.Fatalf("step %d (installed %v): a node of the outer product's size %d: %v", step, tc.installed, outer, got)
 			}
 		}
 	})

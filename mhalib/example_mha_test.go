@@ -16,12 +16,9 @@ import (
 )
 
 // goBackend returns the pure-Go backend, which needs no plugin. One instance serves every
-// example: a tensor used on one backend instance cannot be fed to another one. Its ops run one
-// after another, as xla.SimpleGoConfig explains: GoMLX v0.26's parallel op scheduler can
-// deadlock when four or more DotGenerals are ready at once (seen here: ExampleGradientReport
-// hung in about one run in fifty).
+// example: a tensor used on one backend instance cannot be fed to another one.
 var goBackend = sync.OnceValue(func() backends.Backend {
-	b, err := backends.NewWithConfig("go:ops_sequential")
+	b, err := backends.NewWithConfig("go:ops_sequential") // GoMLX v0.26's parallel scheduler deadlocks on 2 cores (xla.SimpleGoConfig)
 	if err != nil {
 		panic(err)
 	}

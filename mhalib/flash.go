@@ -3,7 +3,6 @@ package mhalib
 import (
 	"math"
 
-	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
@@ -39,11 +38,10 @@ import (
 // [B, h, BlockK, dk]ᵀ. Memory for the scores is therefore O(Lq·BlockK) instead of O(Lq·Lk).
 // Two details of the graph: l is not kept apart but as the last column of acc (v gets a column
 // of ones, so one product p·[v | 1] gives Σ p·v and Σ p), and each step is tied to the previous
-// one (see flashRows.after) so that XLA cannot compute every block's scores up front. Measured
-// on XLA CPU (2 cores, `mhalab bench`): B = 1, h = 8, dk = 64, L = 32768 runs in 1.5 GiB peak RSS
-// for the whole process, where plain attention would need 32 GiB for one copy of the scores;
-// at L = 4096 it takes 201 ms against plain attention's 465 ms (a 16 MiB tile of scores per step
-// instead of a 512 MiB matrix).
+// one (see flashRows.after) so that XLA cannot compute every block's scores up front. At
+// B = 1, h = 8, L = 32768 in float32 one tile of scores is 8·L·BlockK·4 B = 128 MiB where plain
+// attention would need 32 GiB for one copy of the scores; `mhalab bench` measures the time and
+// peak memory of both (the README's tables).
 //
 // With a causal mask, key block j is visible only to query blocks whose last row reaches it;
 // because the key blocks are visited in order, the query blocks that need no more keys are a
@@ -60,7 +58,7 @@ import (
 // every block's probabilities, so it needs O(Lq·Lk) memory like plain attention; only the
 // forward pass is memory-efficient. On backends that cannot differentiate Slice and
 // Concatenate (the pure-Go backend has no Pad), rows and blocks are selected with Gather and
-// joined with Where, which every backend differentiates.
+// joined with Where, which every backend differentiates (sliceAxis and concatAxis, take.go).
 //
 // Dropout of the attention weights is not supported here (use ScaledDotProductAttention).
 
@@ -70,16 +68,12 @@ const (
 	DefaultFlashBlockK = 128
 )
 
-// FlashBuilder configures FlashAttention; finish it with Done or DoneWithLSE.
+// FlashBuilder configures FlashAttention; finish it with Done or DoneWithLSE. Its options are
+// AttentionOptions' (shared with ScaledDotProductAttention) and BlockSizes.
 type FlashBuilder struct {
+	AttentionOptions[*FlashBuilder]
 	q, k, v        *Node
 	blockQ, blockK int
-	scale          float64
-	scaleSet       bool
-	mask           Mask
-	keyPadding     Mask
-	causal         Causal
-	fill           float64
 }
 
 // FlashAttention starts building softmax(q·kᵀ·scale + mask)·v block by block (see the
@@ -90,50 +84,19 @@ type FlashBuilder struct {
 // Finish with Done (output [B, h, Lq, dv]) or DoneWithLSE (also the log-sum-exp [B, h, Lq]).
 // It never returns the weights: not materialising them is the point.
 func FlashAttention(q, k, v *Node) *FlashBuilder {
-	return &FlashBuilder{q: q, k: k, v: v, blockQ: DefaultFlashBlockQ, blockK: DefaultFlashBlockK, fill: FillNegInf}
+	b := &FlashBuilder{q: q, k: k, v: v, blockQ: DefaultFlashBlockQ, blockK: DefaultFlashBlockK}
+	b.AttentionOptions = newAttentionOptions(b)
+	return b
 }
 
 // BlockSizes sets the number of query rows per query block (the granularity at which causal
 // attention drops finished rows) and the number of keys per key block (one unrolled step each).
-// Neither needs to divide the lengths. Defaults DefaultFlashBlockQ = 512, DefaultFlashBlockK = 128,
-// measured on XLA CPU at L = 4096: key blocks of 128 ran fastest of 128…1024 (at L = 32768,
-// h = 8 one tile of scores is then 128 MiB and the graph has 256 steps); causal query blocks of
-// 512 instead of 128 halve the compilation time (7.6 s instead of 13.8 s: every step that drops
-// rows has new shapes to compile) for ~12% more masked work.
+// Neither needs to divide the lengths. Defaults DefaultFlashBlockQ and DefaultFlashBlockK.
+// Larger key blocks mean fewer unrolled steps but larger score tiles; larger causal query blocks
+// mean fewer distinct shapes to compile (every step that drops rows has new ones) for more
+// masked work. Measure a change with `mhalab bench` (its flash rows).
 func (b *FlashBuilder) BlockSizes(blockQ, blockK int) *FlashBuilder {
 	b.blockQ, b.blockK = blockQ, blockK
-	return b
-}
-
-// Scale sets the factor multiplying q·kᵀ. Default 1/√dk.
-func (b *FlashBuilder) Scale(s float64) *FlashBuilder {
-	b.scale, b.scaleSet = s, true
-	return b
-}
-
-// Mask sets the attention mask (see Mask for conventions and shapes). Default: none.
-func (b *FlashBuilder) Mask(m Mask) *FlashBuilder {
-	b.mask = m
-	return b
-}
-
-// KeyPaddingMask sets a [B, Lk] mask of padded keys. Default: none.
-func (b *FlashBuilder) KeyPaddingMask(m Mask) *FlashBuilder {
-	b.keyPadding = m
-	return b
-}
-
-// Causal sets a causal mask, combined with the others. Default NoCausal.
-func (b *FlashBuilder) Causal(c Causal) *FlashBuilder {
-	b.causal = c
-	return b
-}
-
-// Fill sets the value blocked logits take. Default FillNegInf (−inf): a row with every key
-// blocked gives output 0 and lse −inf. With FillMinus1e9 such a row averages all values, as
-// plain attention does.
-func (b *FlashBuilder) Fill(v float64) *FlashBuilder {
-	b.fill = v
 	return b
 }
 
@@ -170,11 +133,14 @@ type flashRows struct {
 // scores depend only on q and that block, and the accumulator update is a chain of element-wise
 // operations. XLA's CPU compiler takes advantage of that: it fuses the whole chain
 // acc ← α·acc + p·v into one final loop that reads every block's p·v, so all ⌈Lk/BlockK⌉ of
-// them (and the score tiles scheduled early) are alive at once — at L = 32768 that was 8.9 GiB
-// instead of 1.1 GiB. GoMLX has no optimisation barrier, so the next block's keys get a zero
+// them (and the score tiles scheduled early) are alive at once, and memory grows with Lk again.
+// GoMLX has no optimisation barrier, so the next block's keys get a zero
 // term computed from the current accumulator: the accumulator must then be materialised
 // before the next block's scores, and at most about two score tiles are alive. The term is
 // exact (the token is finite) and costs one multiply-add per key of the block.
+//
+// The token must be finite: 0·NaN and 0·Inf are NaN, so a NaN or Inf in one batch element or
+// head would otherwise spread to every other one (flashToken replaces it by 0).
 func (st *flashRows) after(x *Node) *Node {
 	if st.token == nil {
 		return x
@@ -183,15 +149,17 @@ func (st *flashRows) after(x *Node) *Node {
 	return Add(x, zero)
 }
 
+// flashToken is the dependency token of the next step: acc[0, 0, 0, 0] as a scalar, replaced
+// by 0 when it is not finite (so that 0·token is exactly 0), without gradient.
+func flashToken(acc *Node) *Node {
+	t := Reshape(sliceAxis(sliceAxis(sliceAxis(sliceAxis(acc, 0, 0, 1), 1, 0, 1), 2, 0, 1), 3, 0, 1)) // acc[0,0,0,0], scalar
+	return StopGradient(Where(IsFinite(t), t, ZerosLike(t)))
+}
+
 func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
-	batch, heads, lq, lk := checkSDPAInputs(b.q, b.k, b.v)
+	ms, scale := b.cfg.prepare(b.q, b.k, b.v)
 	if b.blockQ < 1 || b.blockK < 1 {
 		panicArg("BlockSizes", "blockQ=%d, blockK=%d: both must be ≥ 1", b.blockQ, b.blockK)
-	}
-	ms := newMaskSet(batch, heads, lq, lk, b.q.DType(), b.mask, "mask", b.keyPadding, "key padding mask", b.causal, b.fill)
-	scale := 1 / math.Sqrt(float64(b.q.Shape().Dim(-1)))
-	if b.scaleSet {
-		scale = b.scale
 	}
 	return flashAttend(b.q, b.k, b.v, scale, ms, b.blockQ, b.blockK, withLSE)
 }
@@ -205,28 +173,23 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 	g := qIn.Graph()
 	dtype := qIn.DType()
 	dv := v.Shape().Dim(-1)
-	cut := rowCutter(g)
 
 	// q is scaled once (cheaper than scaling every tile of scores). v gets a column of ones, so
 	// that p·[v | 1] gives Σ p·v and the row sums l = Σ p from one matrix product.
 	q := MulScalar(qIn, scale)                               // [B, h, Lq, dk]
 	ones := Ones(g, shapes.Make(dtype, batch, heads, lk, 1)) // [B, h, Lk, 1]
-	v1 := joinAxis(g, []*Node{v, ones}, 3)                   // [B, h, Lk, dv+1]
+	v1 := concatAxis([]*Node{v, ones}, 3)                    // [B, h, Lk, dv+1]
 	st := &flashRows{dv: dv, withL: withLSE}
 	st.m = BroadcastToDims(Scalar(g, dtype, math.Inf(-1)), batch, heads, lq, 1) // [B, h, Lq, 1]
 	st.acc = Zeros(g, shapes.Make(dtype, batch, heads, lq, dv+1))               // [B, h, Lq, dv+1]
 
-	// Causal shift: query i sees key j < ms.causalLk iff j ≤ i + shift (keys from ms.causalLk
-	// on, added by add_bias_kv / add_zero_attn, are visible to all).
+	// The causal rule (mask.go): row r sees key j < ms.causalLk iff causalSees(position of r, j);
+	// keys from ms.causalLk on, added by add_bias_kv / add_zero_attn, are visible to all.
 	causal := ms.causal
-	shift := 0
-	if causal == CausalBottomRight {
-		shift = ms.causalLk - lq
-	}
 	// needs reports whether any row of query block qb sees any key at or after column c.
 	needs := func(qb, c int) bool {
 		lastRow := min((qb+1)*blockQ, lq) - 1
-		return causal == NoCausal || c <= lastRow+shift || lk > ms.causalLk
+		return causal == NoCausal || causalSees(ms.queryPosition(lastRow), c) || lk > ms.causalLk
 	}
 	numQBlocks := (lq + blockQ - 1) / blockQ
 
@@ -238,21 +201,21 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 			firstBlock++
 		}
 		if first := min(firstBlock*blockQ, lq); first > st.first {
-			st.finish(cut, first-st.first)
+			st.finish(first - st.first)
 		}
 		if st.first == lq {
 			break // every row is finished: the remaining key blocks are above the diagonal
 		}
 		rows := lq - st.first
 
-		qa := cut(q, 2, st.first, rows)     // [B, h, rows, dk]
-		kb := st.after(cut(k, 2, c0, cols)) // [B, h, cols, dk]
-		vb := cut(v1, 2, c0, cols)          // [B, h, cols, dv+1]
+		qa := sliceAxis(q, 2, st.first, rows)     // [B, h, rows, dk]
+		kb := st.after(sliceAxis(k, 2, c0, cols)) // [B, h, cols, dk]
+		vb := sliceAxis(v1, 2, c0, cols)          // [B, h, cols, dv+1]
 
 		// 1) Scores of the tile, masked.
 		s := DotGeneral(qa, []int{3}, []int{0, 1}, kb, []int{3}, []int{0, 1}) // [B, h, rows, cols]
 		tileMasks := ms
-		if causal != NoCausal && c0+cols-1 <= st.first+shift && c0+cols <= ms.causalLk {
+		if causal != NoCausal && causalSees(ms.queryPosition(st.first), c0+cols-1) && c0+cols <= ms.causalLk {
 			// The whole tile is on or below the diagonal: no causal mask needed.
 			noCausal := *ms
 			noCausal.causal = NoCausal
@@ -271,32 +234,32 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 		pv := DotGeneral(p, []int{3}, []int{0, 1}, vb, []int{2}, []int{0, 1})           // [B, h, rows, dv+1]
 		st.acc = Add(Mul(BroadcastToDims(alpha, batch, heads, rows, dv+1), st.acc), pv) // [B, h, rows, dv+1]
 		st.m = mNew
-		st.token = StopGradient(Reshape(cut(cut(cut(cut(st.acc, 0, 0, 1), 1, 0, 1), 2, 0, 1), 3, 0, 1))) // acc[0,0,0,0]
+		st.token = flashToken(st.acc)
 	}
 	if st.first < lq {
-		st.finish(cut, lq-st.first)
+		st.finish(lq - st.first)
 	}
-	output = joinAxis(g, st.outs, 2) // [B, h, Lq, dv]
+	output = concatAxis(st.outs, 2) // [B, h, Lq, dv]
 	if withLSE {
-		lse = Reshape(joinAxis(g, st.lses, 2), batch, heads, lq) // [B, h, Lq]
+		lse = Reshape(concatAxis(st.lses, 2), batch, heads, lq) // [B, h, Lq]
 	}
 	return output, lse
 }
 
 // finish computes output = acc/l (0 where l = 0) and lse = m + log l for the first n remaining
 // rows and drops them from the state.
-func (st *flashRows) finish(cut func(x *Node, axis, from, n int) *Node, n int) {
+func (st *flashRows) finish(n int) {
 	rows := st.acc.Shape().Dim(2)
 	take := func(x *Node) (head, rest *Node) {
-		head = cut(x, 2, 0, n)
+		head = sliceAxis(x, 2, 0, n)
 		if n < rows {
-			rest = cut(x, 2, n, rows-n)
+			rest = sliceAxis(x, 2, n, rows-n)
 		}
 		return
 	}
-	acc, accRest := take(st.acc) // [B, h, n, dv+1]
-	l := cut(acc, 3, st.dv, 1)   // [B, h, n, 1]
-	acc = cut(acc, 3, 0, st.dv)  // [B, h, n, dv]
+	acc, accRest := take(st.acc)      // [B, h, n, dv+1]
+	l := sliceAxis(acc, 3, st.dv, 1)  // [B, h, n, 1]
+	acc = sliceAxis(acc, 3, 0, st.dv) // [B, h, n, dv]
 	empty := Equal(l, ZerosLike(l))
 	lSafe := Where(empty, OnesLike(l), l)
 	st.outs = append(st.outs, Div(acc, BroadcastToDims(lSafe, acc.Shape().Dimensions...))) // [B, h, n, dv]
@@ -307,42 +270,10 @@ func (st *flashRows) finish(cut func(x *Node, axis, from, n int) *Node, n int) {
 		negInf := BroadcastToDims(Scalar(l.Graph(), l.DType(), math.Inf(-1)), l.Shape().Dimensions...)
 		st.lses = append(st.lses, Where(empty, negInf, Add(m, Log(lSafe)))) // [B, h, n, 1]
 	} else if n < rows {
-		mRest = cut(st.m, 2, n, rows-n)
+		mRest = sliceAxis(st.m, 2, n, rows-n)
 	}
 	st.acc, st.m = accRest, mRest
 	st.first += n
-}
-
-// differentiableSlices reports whether g's backend can differentiate Slice and Concatenate
-// (their gradients are built with Pad).
-func differentiableSlices(g *Graph) bool {
-	return g.Backend().Capabilities().Operations[backends.OpTypePad]
-}
-
-// rowCutter returns the function that takes x[..., from:from+n, ...] along an axis: Slice
-// where the backend can differentiate it, else a Gather (takeRange).
-func rowCutter(g *Graph) func(x *Node, axis, from, n int) *Node {
-	if differentiableSlices(g) {
-		return func(x *Node, axis, from, n int) *Node {
-			if from == 0 && n == x.Shape().Dim(axis) {
-				return x
-			}
-			return SliceAxis(x, axis, AxisRange(from, from+n))
-		}
-	}
-	return takeRange
-}
-
-// joinAxis concatenates parts along axis: Concatenate where the backend can differentiate it,
-// else concatAxis.
-func joinAxis(g *Graph, parts []*Node, axis int) *Node {
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	if differentiableSlices(g) {
-		return Concatenate(parts, axis)
-	}
-	return concatAxis(parts, axis)
 }
 
 // flashHeads is MultiHeadAttention's Flash formulation: attention of the projected

@@ -1,14 +1,10 @@
 package mhalib
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
-	"sync"
 	"sync/atomic"
 
+	"github.com/dustin/go-humanize"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
@@ -23,9 +19,17 @@ import (
 // shapes, the estimate and the limit, and points to FlashAttention, whose memory is
 // O(Lq·BlockK).
 //
-// The limit defaults to the memory the machine has available when it is first needed
-// (MemAvailable in /proc/meminfo; no limit where that cannot be read). On a GPU backend the
-// device's memory is what counts: set the limit with SetMaxAttentionBytes.
+// The limit is a fixed number, DefaultMaxAttentionBytes, unless the program sets another with
+// SetMaxAttentionBytes: it does not depend on the machine nor on its load, so a graph that builds
+// once builds again. Set it to what the device can hold (a GPU's memory, a small laptop's RAM),
+// or remove it with SetMaxAttentionBytes(-1).
+//
+// Sizes in the error are written by go-humanize (IBytes: "1.5 MiB"), a module GoMLX itself
+// imports: mhalib adds no dependency beyond GoMLX and the standard library (ARCHITECTURE.md).
+
+// DefaultMaxAttentionBytes is the default limit of PlainAttentionBytes: 8 GiB, e.g. B = 1, h = 8,
+// L = 8192 in float32 (6 GiB) builds and L = 16384 (24 GiB) is refused.
+const DefaultMaxAttentionBytes int64 = 8 << 30
 
 // ScoresCopies is how many [B, h, Lq, Lk] tensors plain attention is assumed to hold at once.
 const ScoresCopies = 3
@@ -52,19 +56,16 @@ type MemoryError struct {
 func (e *MemoryError) Error() string {
 	return fmt.Sprintf("%v: plain attention would hold %d copies of the scores %s = %s, more than the limit %s (%s); "+
 		"use FlashAttention (memory O(Lq·BlockK)), or raise the limit with mhalib.SetMaxAttentionBytes",
-		ErrAttentionTooLarge, ScoresCopies, e.Scores, FormatBytes(e.Need), FormatBytes(e.Limit), e.Source)
+		ErrAttentionTooLarge, ScoresCopies, e.Scores, humanize.IBytes(uint64(e.Need)), humanize.IBytes(uint64(e.Limit)), e.Source)
 }
 
 // Unwrap makes errors.Is(err, ErrAttentionTooLarge) true.
 func (e *MemoryError) Unwrap() error { return ErrAttentionTooLarge }
 
-var (
-	maxAttentionBytes atomic.Int64 // 0: default; < 0: no limit
-	defaultLimit      = sync.OnceValues(memAvailable)
-)
+var maxAttentionBytes atomic.Int64 // 0: default; < 0: no limit
 
-// SetMaxAttentionBytes sets the most memory plain attention may need (see PlainAttentionBytes):
-// n > 0 sets the limit, 0 restores the default (the machine's available memory), n < 0 removes
+// SetMaxAttentionBytes sets the most memory plain attention may need (see PlainAttentionBytes),
+// for the whole process: n > 0 sets the limit, 0 restores DefaultMaxAttentionBytes, n < 0 removes
 // the limit. It affects graphs built afterwards.
 func SetMaxAttentionBytes(n int64) { maxAttentionBytes.Store(n) }
 
@@ -76,10 +77,7 @@ func MaxAttentionBytes() (limit int64, source string) {
 	case n < 0:
 		return -1, "no limit (SetMaxAttentionBytes)"
 	}
-	if avail, err := defaultLimit(); err == nil {
-		return avail, "MemAvailable of /proc/meminfo"
-	}
-	return -1, "no limit: /proc/meminfo unreadable"
+	return DefaultMaxAttentionBytes, "mhalib.DefaultMaxAttentionBytes"
 }
 
 // CheckPlainAttentionMemory returns a *MemoryError if plain attention over scores
@@ -99,39 +97,4 @@ func checkPlainAttentionMemory(batch, heads, lq, lk int, dtype dtypes.DType) {
 	if err := CheckPlainAttentionMemory(batch, heads, lq, lk, dtype); err != nil {
 		panic(err)
 	}
-}
-
-// memAvailable reads MemAvailable from /proc/meminfo, in bytes.
-func memAvailable() (int64, error) {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemAvailable:" {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			if err != nil {
-				return 0, err
-			}
-			return kb * 1024, nil
-		}
-	}
-	return 0, fmt.Errorf("mhalib: no MemAvailable in /proc/meminfo")
-}
-
-// FormatBytes writes n bytes in binary units: "512 B", "1.5 KiB", "32.0 GiB".
-func FormatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	value, exp := float64(n)/unit, 0
-	for value >= unit && exp < 4 {
-		value /= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", value, "KMGTP"[exp])
 }

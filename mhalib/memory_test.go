@@ -20,14 +20,40 @@ func TestPlainAttentionBytes(t *testing.T) {
 	if got, want := mhalib.PlainAttentionBytes(1, 8, 32768, 32768, dtypes.Float32), int64(3*32)<<30; got != want {
 		t.Fatalf("PlainAttentionBytes = %d, want %d", got, want)
 	}
-	for n, want := range map[int64]string{512: "512 B", 1536: "1.5 KiB", 3 << 20: "3.0 MiB", 96 << 30: "96.0 GiB"} {
-		if got := mhalib.FormatBytes(n); got != want {
-			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+	if limit, source := mhalib.MaxAttentionBytes(); limit != mhalib.DefaultMaxAttentionBytes || source != "mhalib.DefaultMaxAttentionBytes" {
+		t.Fatalf("default limit %d (%s), want DefaultMaxAttentionBytes = %d", limit, source, mhalib.DefaultMaxAttentionBytes)
+	}
+}
+
+// TestPlainAttentionLimitIsFixed: with the default limit, the decision depends only on the
+// shapes — never on the machine's free memory at build time (it used to read /proc/meminfo) —
+// so a graph that builds once builds again. Graphs are only built here, never compiled: the
+// largest one would need 6 GiB to run.
+func TestPlainAttentionLimitIsFixed(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		build := func(L int) error {
+			return mhalib.Try(func() {
+				g := NewGraph(backend, "limit")
+				defer g.Finalize()
+				x := Parameter(g, "x", shapes.Make(dtypes.Float32, 1, 8, L, 64)) // scores [1, 8, L, L]
+				_, _ = mhalib.ScaledDotProductAttention(x, x, x).Done()
+			})
 		}
-	}
-	if limit, source := mhalib.MaxAttentionBytes(); limit <= 0 || !strings.Contains(source, "MemAvailable") {
-		t.Logf("default limit %d (%s): /proc/meminfo not readable here", limit, source)
-	}
+		// 3 · 8 · 8192² · 4 B = 6 GiB ≤ 8 GiB, built three times; 3 · 8 · 16384² · 4 B = 24 GiB refused.
+		for range 3 {
+			if err := build(8192); err != nil {
+				t.Fatalf("L=8192 (6 GiB) under the default 8 GiB limit: %v", err)
+			}
+		}
+		err := build(16384)
+		var memErr *mhalib.MemoryError
+		if !errors.As(err, &memErr) || memErr.Limit != mhalib.DefaultMaxAttentionBytes {
+			t.Fatalf("L=16384 (24 GiB): err = %v, want a *MemoryError with the default limit", err)
+		}
+		if want := "(mhalib.DefaultMaxAttentionBytes); use FlashAttention"; !strings.Contains(err.Error(), want) {
+			t.Fatalf("error %q does not contain %q", err, want)
+		}
+	})
 }
 
 func TestPlainAttentionRefusedUpFront(t *testing.T) {

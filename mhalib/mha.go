@@ -430,7 +430,8 @@ func allEqual(xs []float64) bool {
 // Forward is the error-returning boundary for one multi-head attention call on host tensors:
 // it builds, compiles and runs MultiHeadAttention(ctx, query, key, value, numHeads), configured
 // by configure (may be nil; build mask constants with b.Graph()), and returns the output
-// [B, Lq, E] and the per-head weights [B, h, Lq, Lk']. Any bad argument comes back as an error
+// [B, Lq, E] and the per-head weights [B, h, Lq, Lk'] — weights is nil with Formulation(Flash),
+// which never forms them. Any bad argument comes back as an error
 // (an *ArgumentError wrapping ErrInvalidArgument). Pass the same tensor as query, key and value
 // for self-attention. Variables are created (initialised) in ctx as needed.
 func Forward(backend backends.Backend, ctx *context.Context, query, key, value *tensors.Tensor, numHeads int,
@@ -448,6 +449,9 @@ func Forward(backend backends.Backend, ctx *context.Context, query, key, value *
 		if configure != nil {
 			configure(b)
 		}
+		if b.formulation == Flash {
+			return []*Node{b.Done()} // Flash never forms the weights
+		}
 		out, w := b.DoneWithWeights(false)
 		return []*Node{out, w}
 	})
@@ -462,6 +466,9 @@ func Forward(backend backends.Backend, ctx *context.Context, query, key, value *
 	results, err := exec.Exec(args...)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(results) == 1 {
+		return results[0], nil, nil
 	}
 	return results[0], results[1], nil
 }
