@@ -48,7 +48,7 @@ var Manifest = map[string]string{
 	"10_statedict/statedict_test.go":             "1a9f8cc1f7f39dbb63f32eba35f582ea4373b4a4",
 	"internal/grader/backend_xla.go":             "9df0e391a859129059cb9a9db8904e2aa84a9edf",
 	"internal/grader/fixtures.go":                "6fd46e247ba3027f09f29a0f222d02f39c5095cb",
-	"internal/grader/grader.go":                  "45003ec5777ad696dfa418033fe91df4fc74b59d",
+	"internal/grader/grader.go":                  "1d36455c5ce924b9db15e68e46bbf2f430302186",
 	"testdata/linear.safetensors":                "7e2ec01f610b4c30bdf54c8f44b16d2655b8998a",
 	"testdata/mha_causal_bool.safetensors":       "1c6ef12098284b2d89d480e9795abf5d0a9cb5dd",
 	"testdata/mha_cross.safetensors":             "1721f8626b31085730089ef6a3d702bad584f19b",
