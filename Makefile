@@ -10,6 +10,18 @@ SHELL := /bin/bash
 GO ?= go
 ARGS ?=
 export GOMLX_NO_AUTO_INSTALL := 1
+# fastgo's SIMD matmul kernels need Go 1.26's GOEXPERIMENT=simd (amd64 only); everything make
+# runs (tests, bench, lab, notebooks via GoNB) builds with it there. Elsewhere, or with
+# GOEXPERIMENT set by you, nothing changes and the plain-Go kernel runs. Where the CPU has AVX2 the
+# tests then require the SIMD kernel (fastgo's TestSIMDRequired).
+ifeq ($(origin GOEXPERIMENT),undefined)
+ifeq ($(shell $(GO) env GOARCH)-$(findstring go1.26,$(shell $(GO) env GOVERSION)),amd64-go1.26)
+export GOEXPERIMENT := simd
+ifneq ($(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo y),)
+export MHALAB_FASTGO_REQUIRE_SIMD := 1
+endif
+endif
+endif
 
 .PHONY: help setup run test build clean
 
