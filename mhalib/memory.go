@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/dustin/go-humanize"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
@@ -22,6 +23,9 @@ import (
 // SetMaxAttentionBytes: it does not depend on the machine nor on its load, so a graph that builds
 // once builds again. Set it to what the device can hold (a GPU's memory, a small laptop's RAM),
 // or remove it with SetMaxAttentionBytes(-1).
+//
+// Sizes in the error are written by go-humanize (IBytes: "1.5 MiB"), a module GoMLX itself
+// imports: mhalib adds no dependency beyond GoMLX and the standard library (ARCHITECTURE.md).
 
 // DefaultMaxAttentionBytes is the default limit of PlainAttentionBytes: 8 GiB, e.g. B = 1, h = 8,
 // L = 8192 in float32 (6 GiB) builds and L = 16384 (24 GiB) is refused.
@@ -52,7 +56,7 @@ type MemoryError struct {
 func (e *MemoryError) Error() string {
 	return fmt.Sprintf("%v: plain attention would hold %d copies of the scores %s = %s, more than the limit %s (%s); "+
 		"use FlashAttention (memory O(Lq·BlockK)), or raise the limit with mhalib.SetMaxAttentionBytes",
-		ErrAttentionTooLarge, ScoresCopies, e.Scores, FormatBytes(e.Need), FormatBytes(e.Limit), e.Source)
+		ErrAttentionTooLarge, ScoresCopies, e.Scores, humanize.IBytes(uint64(e.Need)), humanize.IBytes(uint64(e.Limit)), e.Source)
 }
 
 // Unwrap makes errors.Is(err, ErrAttentionTooLarge) true.
@@ -93,18 +97,4 @@ func checkPlainAttentionMemory(batch, heads, lq, lk int, dtype dtypes.DType) {
 	if err := CheckPlainAttentionMemory(batch, heads, lq, lk, dtype); err != nil {
 		panic(err)
 	}
-}
-
-// FormatBytes writes n bytes in binary units: "512 B", "1.5 KiB", "32.0 GiB".
-func FormatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	value, exp := float64(n)/unit, 0
-	for value >= unit && exp < 4 {
-		value /= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", value, "KMGTP"[exp])
 }

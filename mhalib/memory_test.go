@@ -20,11 +20,6 @@ func TestPlainAttentionBytes(t *testing.T) {
 	if got, want := mhalib.PlainAttentionBytes(1, 8, 32768, 32768, dtypes.Float32), int64(3*32)<<30; got != want {
 		t.Fatalf("PlainAttentionBytes = %d, want %d", got, want)
 	}
-	for n, want := range map[int64]string{512: "512 B", 1536: "1.5 KiB", 3 << 20: "3.0 MiB", 96 << 30: "96.0 GiB"} {
-		if got := mhalib.FormatBytes(n); got != want {
-			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
-		}
-	}
 	if limit, source := mhalib.MaxAttentionBytes(); limit != mhalib.DefaultMaxAttentionBytes || source != "mhalib.DefaultMaxAttentionBytes" {
 		t.Fatalf("default limit %d (%s), want DefaultMaxAttentionBytes = %d", limit, source, mhalib.DefaultMaxAttentionBytes)
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -947,7 +948,7 @@ func memTotal() string {
 		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
 			var kb int64
 			if _, err := fmt.Sscan(f[1], &kb); err == nil {
-				return mhalib.FormatBytes(kb * 1024)
+				return humanize.IBytes(uint64(kb * 1024))
 			}
 		}
 	}
@@ -1003,7 +1004,7 @@ func evaluateGoals(rep *benchReport) []goalResult {
 	for _, m := range rep.Memory {
 		if m.Kind == "flash" && m.L == 32768 && m.Backend == "xla:cpu" && m.Error == "" {
 			goals = append(goals, goalResult{Goal: "xla:cpu flash forward at L = 32768, B1 h8 dk64 within 2 GiB peak RSS",
-				Measured: mhalib.FormatBytes(m.PeakRSSKiB * 1024), Met: m.PeakRSSKiB*1024 <= 2<<30})
+				Measured: humanize.IBytes(uint64(m.PeakRSSKiB * 1024)), Met: m.PeakRSSKiB*1024 <= 2<<30})
 		}
 	}
 	for _, d := range rep.Decode {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
@@ -293,10 +294,10 @@ func printMemTable(w io.Writer, rows []memResult) {
 		}
 		peak, base := "—", "—"
 		if r.PeakRSSKiB > 0 {
-			peak = mhalib.FormatBytes(r.PeakRSSKiB * 1024)
+			peak = humanize.IBytes(uint64(r.PeakRSSKiB * 1024))
 		}
 		if r.BaseRSSKiB > 0 {
-			base = mhalib.FormatBytes(r.BaseRSSKiB * 1024)
+			base = humanize.IBytes(uint64(r.BaseRSSKiB * 1024))
 		}
 		compile := "—"
 		if r.CompileMS > 0 {

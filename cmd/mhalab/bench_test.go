@@ -95,7 +95,7 @@ func TestBenchPlainRefused(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(res.Error, "mhalib: attention scores too large: plain attention would hold 3 copies of the scores (Float32)[1 8 65536 65536] = 384.0 GiB") {
+	if !strings.Contains(res.Error, "mhalib: attention scores too large: plain attention would hold 3 copies of the scores (Float32)[1 8 65536 65536] = 384 GiB") {
 		t.Fatalf("error %q", res.Error)
 	}
 }
