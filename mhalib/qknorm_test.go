@@ -59,9 +59,9 @@ func TestQKNorm(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		assertClose(t, backend, "output", res[0], want, 1e-12)
+		assertClose(t, "output", res[0], want, 1e-12)
 		for i, x := range []*mhatest.Tensor{q, k, wq} {
-			assertClose(t, nil, []string{"dq", "dk", "dwq"}[i], res[1+i], mhatest.NumGrad(loss, x, 1e-6), 1e-7)
+			assertClose(t, []string{"dq", "dk", "dwq"}[i], res[1+i], mhatest.NumGrad(loss, x, 1e-6), 1e-7)
 		}
 	})
 }
