@@ -9,7 +9,6 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/pkg/errors"
 
 	"github.com/mhalab/mhalab/mhalib"
 	"github.com/mhalab/mhalab/torchio"
@@ -224,5 +223,5 @@ func build(ctx *context.Context, c Config, in, masks map[string]*Node) (out, wei
 		}
 		return b.Done(), nil
 	}
-	panic(errors.Errorf("parity: unknown kind %q", c.Kind))
+	panic(fmt.Errorf("parity: unknown kind %q", c.Kind))
 }

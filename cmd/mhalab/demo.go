@@ -11,20 +11,10 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/mhalab/mhalab/bench"
 	"github.com/mhalab/mhalab/mhalib"
 	"github.com/mhalab/mhalab/xla"
 )
-
-var demoCmd = command{
-	name:    "demo",
-	args:    "[--backend B] [--runs N] [--batch B] [--seq L] [--dmodel E] [--heads H] [--seed S]",
-	summary: "one multi-head self-attention forward pass (default batch 32, seq 128, d_model 512, 8 heads): checked and timed",
-}
-
-func init() {
-	demoCmd.run = runDemoCmd
-	register(demoCmd)
-}
 
 // demoConfig is what the demo runs.
 type demoConfig struct {
@@ -36,8 +26,8 @@ type demoConfig struct {
 // rowTolerance is how far from 1 an attention row (float32) may sum.
 const rowTolerance = 1e-4
 
-func runDemoCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet(demoCmd.name)
+func runDemo(c command, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(c.name)
 	spec := fs.String("backend", "", `backend: go, xla:cpu or xla:cuda (default: $GOMLX_BACKEND, else xla:cpu when its plugin loads, else go)`)
 	cfg := demoConfig{}
 	fs.IntVar(&cfg.runs, "runs", 10, "timed runs (the median is reported)")
@@ -46,31 +36,47 @@ func runDemoCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.dModel, "dmodel", 512, "model (embedding) dimension E")
 	fs.IntVar(&cfg.heads, "heads", 8, "number of heads h (must divide E)")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the input and of the weight initialisation")
-	if err := parseFlags(fs, demoCmd, args, stdout); err != nil {
+	maxMemory := addMaxMemoryFlag(fs, "the forward pass")
+	if err := parseFlags(fs, c, args, stdout); err != nil {
 		return err
 	}
 	if err := xla.CheckSpec(*spec); err != nil {
 		return &usageError{err.Error()}
 	}
-	switch {
-	case cfg.runs < 1:
-		return &usageError{fmt.Sprintf("--runs %d: want at least 1", cfg.runs)}
-	case cfg.batch < 1 || cfg.seq < 1 || cfg.dModel < 1 || cfg.heads < 1:
-		return &usageError{fmt.Sprintf("--batch %d --seq %d --dmodel %d --heads %d: all must be positive", cfg.batch, cfg.seq, cfg.dModel, cfg.heads)}
-	case cfg.dModel%cfg.heads != 0:
-		return &usageError{fmt.Sprintf("--heads %d does not divide --dmodel %d", cfg.heads, cfg.dModel)}
+	if err := cfg.check(uint64(*maxMemory)); err != nil {
+		return err
 	}
 	backend, reason, err := xla.NewWithReason(*spec)
 	if err != nil {
 		return err
 	}
 	defer backend.Finalize()
-	return runDemo(stdout, backend, reason, cfg)
+	return runDemoOn(stdout, backend, reason, cfg)
 }
 
-// runDemo builds self-attention MultiHeadAttention(x, x, x) with Xavier-uniform weights,
+// check returns an error, before anything is allocated, when cfg cannot run within maxMemory
+// bytes.
+func (cfg demoConfig) check(maxMemory uint64) error {
+	if err := checkSizes(sizeFlag{"runs", cfg.runs}, sizeFlag{"batch", cfg.batch}, sizeFlag{"seq", cfg.seq},
+		sizeFlag{"dmodel", cfg.dModel}, sizeFlag{"heads", cfg.heads}); err != nil {
+		return err
+	}
+	if err := checkHeads("heads", cfg.heads, "dmodel", cfg.dModel); err != nil {
+		return err
+	}
+	if maxMemory == 0 {
+		return fmt.Errorf("--max-memory 0: want a positive size")
+	}
+	b, l, e, h := cfg.batch, cfg.seq, cfg.dModel, cfg.heads
+	return checkMemory(fmt.Sprintf("--batch %d --seq %d --dmodel %d --heads %d", b, l, e, h), "the forward pass", maxMemory,
+		tensorNeed{"x, q, k, v, output", 5, []int{b, l, e}},
+		tensorNeed{"projection weights", 4, []int{e, e}},
+		tensorNeed{"scores, softmax, weights", 3, []int{b, h, l, l}})
+}
+
+// runDemoOn builds self-attention MultiHeadAttention(x, x, x) with Xavier-uniform weights,
 // checks that every attention row sums to 1 and times compilation and cfg.runs executions.
-func runDemo(w io.Writer, backend backends.Backend, reason string, cfg demoConfig) error {
+func runDemoOn(w io.Writer, backend backends.Backend, reason string, cfg demoConfig) error {
 	fmt.Fprintf(w, "mhalab demo: multi-head self-attention forward, batch %d, seq %d, d_model %d, %d heads (Xavier-uniform weights, seed %d)\n",
 		cfg.batch, cfg.seq, cfg.dModel, cfg.heads, cfg.seed)
 	fmt.Fprintf(w, "backend:  %s\n", reason)
@@ -124,9 +130,9 @@ func runDemo(w io.Writer, backend backends.Backend, reason string, cfg demoConfi
 		}
 		times = append(times, time.Since(start))
 	}
-	slices.Sort(times)
-	fmt.Fprintf(w, "compile:  %s (first run, with weight initialisation: %s)\n", ms(compile), ms(first))
-	fmt.Fprintf(w, "run:      median %s over %d runs (min %s, max %s)\n", ms(median(times)), cfg.runs, ms(times[0]), ms(times[len(times)-1]))
+	fmt.Fprintf(w, "compile:  %s (first run, with weight initialisation: %s)\n", bench.FormatDuration(compile), bench.FormatDuration(first))
+	fmt.Fprintf(w, "run:      median %s over %d runs (min %s, max %s)\n", bench.FormatDuration(bench.Median(times)), cfg.runs,
+		bench.FormatDuration(slices.Min(times)), bench.FormatDuration(slices.Max(times)))
 	return nil
 }
 
@@ -147,27 +153,4 @@ func finalizeAll(ts []*tensors.Tensor) error {
 		}
 	}
 	return nil
-}
-
-// median of sorted durations.
-func median(sorted []time.Duration) time.Duration {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
-}
-
-// ms formats d with 3 significant digits: "8.21 ms", "118 ms", "2.41 s".
-func ms(d time.Duration) string {
-	v := float64(d) / float64(time.Millisecond)
-	switch {
-	case v >= 1000:
-		return fmt.Sprintf("%.3g s", v/1000)
-	case v >= 100:
-		return fmt.Sprintf("%.0f ms", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f ms", v)
-	}
-	return fmt.Sprintf("%.2f ms", v)
 }

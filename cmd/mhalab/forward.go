@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -19,17 +20,6 @@ import (
 
 // `mhalab forward` is a public contract (parity/README.md): keep its flags, file names and
 // layouts as they are.
-var forwardCmd = command{
-	name: "forward",
-	args: "--weights W.safetensors --inputs I.safetensors --out O.safetensors --num-heads N [--batch-first] " +
-		"[--add-zero-attn] [--need-weights] [--average-attn-weights] [--is-causal] [--backend go|xla:cpu|xla:cuda]",
-	summary: "torch.nn.MultiheadAttention forward with a PyTorch state_dict, inputs and outputs in PyTorch's layouts (safetensors)",
-}
-
-func init() {
-	forwardCmd.run = runForwardCmd
-	register(forwardCmd)
-}
 
 // forwardOptions are the flags of `mhalab forward`.
 type forwardOptions struct {
@@ -46,8 +36,8 @@ type forwardOptions struct {
 // forwardInputNames are the tensors the inputs file may hold.
 var forwardInputNames = []string{"query", "key", "value", "attn_mask", "key_padding_mask"}
 
-func runForwardCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet(forwardCmd.name)
+func runForward(c command, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(c.name)
 	var o forwardOptions
 	fs.StringVar(&o.weights, "weights", "", "safetensors file with an nn.MultiheadAttention state_dict (in_proj_weight, ..., out_proj.bias); add_bias_kv, bias and kdim/vdim are read off it")
 	fs.StringVar(&o.inputs, "inputs", "", "safetensors file with query, key, value (float32, PyTorch's layout) and optional attn_mask, key_padding_mask (bool/uint8: true = blocked; float32: added)")
@@ -59,16 +49,23 @@ func runForwardCmd(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.average, "average-attn-weights", false, "with --need-weights: average the weights over the heads, [batch, Lq, Lk']")
 	fs.BoolVar(&o.isCausal, "is-causal", false, "apply the causal mask PyTorch builds for is_causal=True (query i sees keys j <= i), besides any attn_mask")
 	fs.StringVar(&o.backend, "backend", "", `go, xla:cpu or xla:cuda (default: $GOMLX_BACKEND, else xla:cpu when its plugin loads, else go)`)
-	if err := parseFlags(fs, forwardCmd, args, stdout); err != nil {
+	maxMemory := addMaxMemoryFlag(fs, "the forward pass")
+	if err := parseFlags(fs, c, args, stdout); err != nil {
 		return err
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	switch {
 	case o.weights == "" || o.inputs == "" || o.out == "":
-		return &usageError{"--weights, --inputs and --out are required"}
-	case o.numHeads < 1:
-		return &usageError{fmt.Sprintf("--num-heads %d: want a positive number of heads", o.numHeads)}
+		return usagef("--weights, --inputs and --out are required")
+	case !given["num-heads"]:
+		return usagef("--num-heads is required")
 	case o.average && !o.needWeights:
-		return &usageError{"--average-attn-weights needs --need-weights"}
+		return usagef("--average-attn-weights needs --need-weights")
+	case o.numHeads < 1:
+		return fmt.Errorf("--num-heads %d: want a positive number of heads", o.numHeads)
+	case *maxMemory == 0:
+		return fmt.Errorf("--max-memory 0: want a positive size")
 	}
 	if err := xla.CheckSpec(o.backend); err != nil {
 		return &usageError{err.Error()}
@@ -88,6 +85,9 @@ func runForwardCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fi, err := checkForwardInputs(in.Tensors, spec, o)
 	if err != nil {
+		return fmt.Errorf("--inputs %s: %w", o.inputs, err)
+	}
+	if err := fi.checkMemory(spec, o, uint64(*maxMemory)); err != nil {
 		return fmt.Errorf("--inputs %s: %w", o.inputs, err)
 	}
 	backend, reason, err := xla.NewWithReason(o.backend)
@@ -235,6 +235,18 @@ func checkForwardInputs(ts map[string]*tensors.Tensor, spec torchio.MHASpec, o f
 		}
 	}
 	return fi, nil
+}
+
+// checkMemory returns an error when the forward pass on fi would need more than maxMemory
+// bytes for its projections, scores and outputs.
+func (fi *forwardInputs) checkMemory(spec torchio.MHASpec, o forwardOptions, maxMemory uint64) error {
+	lk := fi.lk + 1 // add_bias_kv or add_zero_attn add a key column; counted whether or not
+	b, h, e := fi.batch, o.numHeads, spec.EmbedDim
+	return checkMemory(fmt.Sprintf("batch %d, %d queries, %d keys, embed_dim %d, %d heads", b, fi.lq, fi.lk, e, h),
+		"the forward pass", maxMemory,
+		tensorNeed{"q, output", 2, []int{b, fi.lq, e}},
+		tensorNeed{"k, v", 2, []int{b, lk, e}},
+		tensorNeed{"scores, softmax, weights", 3, []int{b, h, fi.lq, lk}})
 }
 
 // forward runs mhalib.MultiHeadAttention with the weights on the inputs and returns

@@ -3,7 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
+	"math/big"
 
+	"github.com/dustin/go-humanize"
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
@@ -12,17 +15,6 @@ import (
 	"github.com/mhalab/mhalab/mhalib"
 	"github.com/mhalab/mhalab/xla"
 )
-
-var hloCmd = command{
-	name:    "hlo",
-	args:    "[--stage stablehlo|hlo|optimized] [--stats] [--backend B] [--batch B] [--seq L] [--dmodel E] [--heads H] [--separate] [--causal]",
-	summary: "print what XLA makes of the multi-head self-attention graph: its StableHLO, its HLO, or the optimised HLO with fusions counted",
-}
-
-func init() {
-	hloCmd.run = runHLOCmd
-	register(hloCmd)
-}
 
 // Stages of --stage.
 const (
@@ -37,8 +29,8 @@ type hloConfig struct {
 	separate, causal          bool
 }
 
-func runHLOCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet(hloCmd.name)
+func runHLO(c command, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(c.name)
 	stage := fs.String("stage", stageStableHLO, "what to print: stablehlo (GoMLX's program), hlo (XLA's HLO before optimisation) or optimized (after optimisation)")
 	stats := fs.Bool("stats", false, "print only the op counts (and fusions), not the text")
 	spec := fs.String("backend", xla.SpecCPU, "XLA backend to compile with: xla:cpu or xla:cuda (the pure-Go backend has no HLO)")
@@ -49,25 +41,30 @@ func runHLOCmd(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.heads, "heads", 4, "number of heads h (must divide E)")
 	fs.BoolVar(&cfg.separate, "separate", false, "separate q/k/v projection weights instead of the fused in_proj_weight")
 	fs.BoolVar(&cfg.causal, "causal", false, "causal mask (key j ≤ query i)")
-	if err := parseFlags(fs, hloCmd, args, stdout); err != nil {
+	maxMemory := addMaxMemoryFlag(fs, "the input and the weights (the graph is compiled, not run)")
+	if err := parseFlags(fs, c, args, stdout); err != nil {
 		return err
 	}
 	switch *stage {
 	case stageStableHLO, stageHLO, stageOptimized:
 	default:
-		return &usageError{fmt.Sprintf("--stage %q: want stablehlo, hlo or optimized", *stage)}
+		return usagef("--stage %q: want stablehlo, hlo or optimized", *stage)
 	}
 	if err := xla.CheckSpec(*spec); err != nil {
 		return &usageError{err.Error()}
 	}
 	if *spec == xla.SpecGo {
-		return &usageError{"--backend go: the pure-Go backend does not compile to HLO; use xla:cpu or xla:cuda"}
+		return usagef("--backend go: the pure-Go backend does not compile to HLO; use xla:cpu or xla:cuda")
 	}
-	switch {
-	case cfg.batch < 1 || cfg.seq < 1 || cfg.dModel < 1 || cfg.heads < 1:
-		return &usageError{fmt.Sprintf("--batch %d --seq %d --dmodel %d --heads %d: all must be positive", cfg.batch, cfg.seq, cfg.dModel, cfg.heads)}
-	case cfg.dModel%cfg.heads != 0:
-		return &usageError{fmt.Sprintf("--heads %d does not divide --dmodel %d", cfg.heads, cfg.dModel)}
+	if err := cfg.check(uint64(*maxMemory)); err != nil {
+		return err
+	}
+	if *stage != stageStableHLO {
+		// XLA reads $XLA_FLAGS once, when the process creates its first XLA client: before
+		// the backend below.
+		if err := xla.EnableHLODump(); err != nil {
+			return err
+		}
 	}
 	backend, reason, err := xla.NewWithReason(*spec)
 	if err != nil {
@@ -76,6 +73,35 @@ func runHLOCmd(args []string, stdout, stderr io.Writer) error {
 	defer backend.Finalize()
 	fmt.Fprintf(stderr, "mhalab hlo: backend %s\n", reason)
 	return printHLO(stdout, stderr, backend, cfg, *stage, *stats)
+}
+
+// check returns an error, before anything is allocated, when the sizes of cfg are not
+// positive, its heads do not divide d_model, the input and weights (all mhalab hlo allocates)
+// need more than maxMemory bytes, or the graph's scores [B, h, L, L] would have more bytes than
+// a size can count (int64).
+func (cfg hloConfig) check(maxMemory uint64) error {
+	if err := checkSizes(sizeFlag{"batch", cfg.batch}, sizeFlag{"seq", cfg.seq},
+		sizeFlag{"dmodel", cfg.dModel}, sizeFlag{"heads", cfg.heads}); err != nil {
+		return err
+	}
+	if err := checkHeads("heads", cfg.heads, "dmodel", cfg.dModel); err != nil {
+		return err
+	}
+	if maxMemory == 0 {
+		return fmt.Errorf("--max-memory 0: want a positive size")
+	}
+	b, l, e, h := cfg.batch, cfg.seq, cfg.dModel, cfg.heads
+	subject := fmt.Sprintf("--batch %d --seq %d --dmodel %d --heads %d", b, l, e, h)
+	if err := checkMemory(subject, "compiling the graph", maxMemory,
+		tensorNeed{"x", 1, []int{b, l, e}}, tensorNeed{"projection weights", 4, []int{e, e}}); err != nil {
+		return err
+	}
+	scores := tensorNeed{"scores", 1, []int{b, h, l, l}}
+	if n := scores.bytes(); n.Cmp(big.NewInt(math.MaxInt64)) > 0 {
+		return fmt.Errorf("%s: the graph's float32 %s would hold %s, more than XLA can address (%s)",
+			subject, scores, humanize.BigIBytes(n), humanize.IBytes(math.MaxInt64))
+	}
+	return nil
 }
 
 // mhaGraph returns the graph function of multi-head self-attention for cfg:

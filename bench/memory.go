@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,8 +26,8 @@ import (
 	"github.com/mhalab/mhalab/xla"
 )
 
-// Peak memory is measured one configuration per process: the bench starts itself again with
-// --child and a JSON description, the child builds and runs one graph and prints its peak
+// Peak memory is measured one configuration per process: Run starts Config.ChildCommand with
+// a JSON description (mhalab: `mhalab bench --child JSON`), the child (RunChild) builds and runs one graph and prints its peak
 // resident set size (VmHWM of /proc/self/status) as one JSON line. A configuration that cannot
 // run gives a clear error in the table: plain attention refused up front from the shapes
 // (mhalib.MemoryError), or the child killed by the kernel (out of memory) or by the time limit.
@@ -91,22 +92,18 @@ func memoryConfigs(quick bool, specs []string, memory, checkpoint bool) []memCon
 	return cfgs
 }
 
-// runMemMeasurement runs cfg in a child process of this executable.
-func runMemMeasurement(cfg memConfig, timeout time.Duration) memResult {
+// runMemMeasurement runs cfg in a child process: child is the command line that calls
+// RunChild, cfg's JSON is appended to it.
+func runMemMeasurement(cfg memConfig, timeout time.Duration, child []string) memResult {
 	res := memResult{memConfig: cfg}
 	spec, err := json.Marshal(cfg)
 	if err != nil {
 		res.Error = err.Error()
 		return res
 	}
-	self, err := os.Executable()
-	if err != nil {
-		res.Error = err.Error()
-		return res
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, self, "bench", "--child", string(spec))
+	cmd := exec.CommandContext(ctx, child[0], append(slices.Clone(child[1:]), string(spec))...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	runErr := cmd.Run()
@@ -140,13 +137,14 @@ func lastJSONLine(s string) string {
 	return ""
 }
 
-// runMemChild is the child side: it runs the measurement described by spec and prints the
-// result as one JSON line. Measurement failures (a refusal, an XLA error) are part of the
-// result, not an error of the command.
-func runMemChild(spec string, stdout io.Writer) error {
+// RunChild is the child side of a memory measurement (see Config.ChildCommand): it runs the
+// measurement that spec (JSON written by Run) describes and prints the result to stdout as one
+// JSON line. Measurement failures (a refusal, an XLA error) are part of the result; only an
+// unreadable spec is an error.
+func RunChild(spec string, stdout io.Writer) error {
 	var cfg memConfig
 	if err := json.Unmarshal([]byte(spec), &cfg); err != nil {
-		return &usageError{fmt.Sprintf("--child: %v", err)}
+		return fmt.Errorf("bench: memory measurement %q: %w", spec, err)
 	}
 	res := memResult{memConfig: cfg}
 	if err := measure(cfg, &res); err != nil {
@@ -294,18 +292,18 @@ func printMemTable(w io.Writer, rows []memResult) {
 		}
 		peak, base := "—", "—"
 		if r.PeakRSSKiB > 0 {
-			peak = humanize.IBytes(uint64(r.PeakRSSKiB * 1024))
+			peak = humanize.IBytes(uint64(r.PeakRSSKiB) * 1024)
 		}
 		if r.BaseRSSKiB > 0 {
-			base = humanize.IBytes(uint64(r.BaseRSSKiB * 1024))
+			base = humanize.IBytes(uint64(r.BaseRSSKiB) * 1024)
 		}
 		compile := "—"
 		if r.CompileMS > 0 {
-			compile = fmtMS(r.CompileMS)
+			compile = FormatMS(r.CompileMS)
 		}
 		run := "—"
 		if r.RunMS > 0 {
-			run = fmtMS(r.RunMS)
+			run = FormatMS(r.RunMS)
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Backend, what, peak, base, compile, run, note)
 	}

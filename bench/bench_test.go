@@ -1,25 +1,30 @@
-package main
+package bench
 
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mhalab/mhalab/internal/backendtest"
 )
 
-// TestBenchQuick runs `mhalab bench --quick` in-process on every test backend (the memory
-// suites start child processes of the mhalab binary: they are covered by TestBenchMemChild here
-// and by scripts/test.sh, which runs the binary).
+func TestMain(m *testing.M) { backendtest.Main(m, "bench") }
+
+// TestBenchQuick runs a --quick bench in-process on every test backend (the memory suites
+// start child processes: they are covered by TestBenchMemChild here, by
+// TestBenchMemoryChildProcess in cmd/mhalab and by scripts/test.sh, which runs the binary).
 func TestBenchQuick(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath := filepath.Join(dir, "bench.json")
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"bench", "--quick", "--suites", "mha,decode", "--backends", testBackendList(t),
-		"--json", jsonPath}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	cfg := Config{Quick: true, Suites: []string{"mha", "decode"}, Backends: SplitList(testBackendList(t)), JSONPath: jsonPath}
+	if err := Run(&stdout, &stderr, cfg); err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	out := stdout.String()
 	for _, want := range []string{
@@ -70,7 +75,7 @@ func TestBenchMemChild(t *testing.T) {
 		`{"backend":"go","kind":"ckpt","b":1,"l":16,"h":2,"d":8,"n":2}`,
 	} {
 		var stdout bytes.Buffer
-		if err := runMemChild(spec, &stdout); err != nil {
+		if err := RunChild(spec, &stdout); err != nil {
 			t.Fatal(err)
 		}
 		var res memResult
@@ -88,7 +93,7 @@ func TestBenchMemChild(t *testing.T) {
 func TestBenchPlainRefused(t *testing.T) {
 	var stdout bytes.Buffer
 	// 3 × [1, 8, 65536, 65536] float32 = 384 GiB: more than any machine the tests run on.
-	if err := runMemChild(`{"backend":"go","kind":"plain","b":1,"l":65536,"h":8,"d":8}`, &stdout); err != nil {
+	if err := RunChild(`{"backend":"go","kind":"plain","b":1,"l":65536,"h":8,"d":8}`, &stdout); err != nil {
 		t.Fatal(err)
 	}
 	var res memResult
@@ -124,5 +129,47 @@ func TestBenchGoals(t *testing.T) {
 	}, "\n")
 	if got != want {
 		t.Fatalf("goals:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Suites: []string{"nope"}}, `bench: unknown suite "nope" (valid: mha, torch, decode, minilm, memory, checkpoint)`},
+		{Config{Suites: []string{"mha"}, Backends: []string{"tpu"}}, `unknown backend "tpu"`},
+		{Config{Suites: []string{"mha"}, TorchDevice: "mps"}, `PyTorch device "mps": want cpu or cuda`},
+		{Config{Suites: []string{"mha"}, Threads: -1}, "-1 PyTorch threads"},
+		{Config{Suites: []string{"mha"}, Budget: -time.Second}, "budget -1s"},
+		{Config{Suites: []string{"memory"}}, "need Config.ChildCommand"},
+	} {
+		err := Run(io.Discard, io.Discard, c.cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Run(%+v): err = %v, want one containing %q", c.cfg, err, c.want)
+		}
+	}
+}
+
+func TestMedianAndFormat(t *testing.T) {
+	d := []time.Duration{10, 2, 1, 3}
+	if m := Median(d); m != 2 {
+		t.Errorf("Median(10,2,1,3 ns) = %v, want 2 (integer mean of 2 and 3)", m)
+	}
+	if d[0] != 10 {
+		t.Errorf("Median sorted its argument: %v", d)
+	}
+	if m := Median([]float64{3, 1, 2}); m != 2 {
+		t.Errorf("Median(3,1,2) = %v, want 2", m)
+	}
+	if m := Median([]float64{}); m != 0 {
+		t.Errorf("Median() = %v, want 0", m)
+	}
+	for d, want := range map[time.Duration]string{
+		8210 * time.Microsecond: "8.21 ms", 118 * time.Millisecond: "118 ms", 2410 * time.Millisecond: "2.41 s", 15 * time.Millisecond: "15.0 ms",
+	} {
+		if got := FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
+		}
 	}
 }
