@@ -22,6 +22,7 @@ package sdpacmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 
@@ -31,6 +32,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/torchio"
+	"github.com/mhalab/mhalab/xla"
 )
 
 // Unbounded is the value of a window side that was not given.
@@ -289,3 +292,44 @@ func (s flashOptions) setMask(m mhalib.Mask)     { s.b.Mask(m) }
 func (s flashOptions) setCausal(c mhalib.Causal) { s.b.Causal(c) }
 func (s flashOptions) setWindow(l, r int)        { s.b.Window(l, r, mhalib.AlignTopLeft) }
 func (s flashOptions) setSinks(x *Node)          { s.b.Sinks(x) }
+
+// Files are the file flags of `mhalab sdpa` and its backend.
+type Files struct {
+	Inputs, Out string
+	Backend     string // "" = default (xla.NewWithReason)
+}
+
+// Run is `mhalab sdpa`: read f.Inputs (float32 query, key, value, optional attn_mask), compute
+// attention with o, write attn_output (float32) to f.Out, and print one line about it on stdout
+// (the backend on stderr). Every error is one line.
+func Run(f Files, o Options, stdout, stderr io.Writer) error {
+	in, err := torchio.ReadFile(f.Inputs)
+	if err != nil {
+		return fmt.Errorf("--inputs: %w", err)
+	}
+	for _, n := range []string{"query", "key", "value"} {
+		if x := in.Tensors[n]; x != nil && x.DType() != dtypes.Float32 {
+			return fmt.Errorf("--inputs %s: %s has dtype %s: want float32", f.Inputs, n, x.DType())
+		}
+	}
+	if err := Check(in.Tensors, o); err != nil {
+		return fmt.Errorf("--inputs %s: %w", f.Inputs, err)
+	}
+	backend, reason, err := xla.NewWithReason(f.Backend)
+	if err != nil {
+		return err
+	}
+	defer backend.Finalize()
+	fmt.Fprintf(stderr, "mhalab: backend %s\n", reason)
+	out, err := Attention(backend, in.Tensors, o)
+	if err != nil {
+		return err
+	}
+	meta := map[string]string{"written_by": "mhalab sdpa", "backend": backend.Name(), "flash": fmt.Sprint(o.Flash)}
+	if err := torchio.WriteFile(f.Out, map[string]*tensors.Tensor{"attn_output": out}, meta); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	fmt.Fprintf(stdout, "mhalab sdpa: query %v, key %v → %s: attn_output %v\n",
+		in.Tensors["query"].Shape().Dimensions, in.Tensors["key"].Shape().Dimensions, f.Out, out.Shape().Dimensions)
+	return nil
+}
