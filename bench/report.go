@@ -286,5 +286,5 @@ func printMiniLM(w io.Writer, rows []minilmResult) {
 		fmt.Fprintf(w, "| %s | %s | %d | %.1f | %s | %s | %.1f | %s | %s |\n", r.Impl, r.Backend, r.Batch, r.MeanTokens,
 			compile, FormatMS(r.MedianMS), r.SentencesPerS, vs, diff)
 	}
-	fmt.Fprintln(w, "\n× PyTorch: median time over PyTorch's (below 1: faster). PyTorch uses SDPA attention, mhalab plain attention with the weights.")
+	fmt.Fprintln(w, "\n× PyTorch: median time over PyTorch's (below 1: faster). PyTorch uses its SDPA attention, mhalab its plain head-parallel attention (no weights returned).")
 }

@@ -5,7 +5,6 @@
 package modelcmd
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"unicode/utf8"
@@ -69,24 +68,21 @@ func load(o Options, sentences []string) (*loaded, error) {
 
 // encode tokenises the sentences, warning on stderr about each truncated one.
 func (l *loaded) encode(o Options, sentences []string, stderr io.Writer) ([]minilm.Encoding, error) {
-	max := o.MaxTokens
-	if max <= 0 {
-		max = minilm.DefaultMaxTokens
+	limit := o.MaxTokens
+	if limit <= 0 {
+		limit = minilm.DefaultMaxTokens
 	}
-	encs, dropped, err := l.model.Encode(sentences, max)
+	encs, dropped, err := l.model.Encode(sentences, limit)
 	if err != nil {
-		if errors.Is(err, minilm.ErrInvalidUTF8) {
-			return nil, fmt.Errorf("%v", err)
-		}
 		return nil, err
 	}
 	for i, n := range dropped {
 		if n > 0 {
 			hint := " (--max-tokens N raises the limit up to 512)"
-			if max >= 512 {
+			if limit >= 512 {
 				hint = " (the model has 512 positions)"
 			}
-			fmt.Fprintf(stderr, "warning: sentence %d has %d tokens; truncated to the first %d%s\n", i+1, encs[i].Len()+n, max, hint)
+			fmt.Fprintf(stderr, "warning: sentence %d has %d tokens; truncated to the first %d%s\n", i+1, encs[i].Len()+n, limit, hint)
 		}
 	}
 	return encs, nil
