@@ -161,26 +161,41 @@ func (c *KVCache) appendTo(ctx *context.Context, name string, x, pos *Node) *Nod
 	return updated
 }
 
-// Attend computes attention of the new queries q [B, h, n, dk] over the whole cache,
+// Attend computes attention of the new queries q [B, Hq, n, dk] over the whole cache (Hq a
+// multiple of the cache's h heads: with grouped-query attention the cache keeps only the
+// key/value heads, Hq/h times less memory),
 // keys [B, h, maxLen, dk] and values [B, h, maxLen, dv] as returned by Append, with query i at
 // position pos+i seeing positions 0 … pos+i (bottom-right causal alignment over pos+n positions).
-// Logits are scaled by scale (use 1/√dk for the usual attention). It returns [B, h, n, dv].
+// Logits are scaled by scale (use 1/√dk for the usual attention). It returns [B, Hq, n, dv].
 func (c *KVCache) Attend(q, keys, values, pos *Node, scale float64) *Node {
-	c.checkBlock("q", q, c.keyDim)
+	c.checkQuery(q)
 	if pos == nil || !pos.IsScalar() || pos.DType() != dtypes.Int32 {
 		panicArg("pos", "must be a scalar int32 node")
 	}
 	g := q.Graph()
 	n := q.Shape().Dim(2)
-	logits := DotGeneral(q, []int{3}, []int{0, 1}, keys, []int{3}, []int{0, 1}) // [B, h, n, maxLen]
+	logits := groupedScores(q, keys) // [B, Hq, n, maxLen] (gqa.go: Hq may be a multiple of the cache's heads)
 	logits = MulScalar(logits, scale)
 	tile := shapes.Make(dtypes.Int32, 1, 1, n, c.maxLen)
 	i := Add(Iota(g, tile, 2), pos)                                                // [1, 1, n, maxLen]: position of query i
 	j := Iota(g, tile, 3)                                                          // [1, 1, n, maxLen]: position of key j
 	allowed := BroadcastToDims(causalSeesNode(i, j), logits.Shape().Dimensions...) // the causal rule (mask.go)
 	logits = Where(allowed, logits, BroadcastToDims(Scalar(g, logits.DType(), math.Inf(-1)), logits.Shape().Dimensions...))
-	weights := safeSoftmax(logits)                                                   // [B, h, n, maxLen]
-	return DotGeneral(weights, []int{3}, []int{0, 1}, values, []int{2}, []int{0, 1}) // [B, h, n, dv]
+	weights := safeSoftmax(logits)             // [B, Hq, n, maxLen]
+	return groupedWeightedSum(weights, values) // [B, Hq, n, dv]
+}
+
+// checkQuery validates new queries q [B, Hq, n, dk] against the cache: Hq may be a multiple of
+// the cache's heads (grouped-query attention: the cache holds only the Hkv key/value heads).
+func (c *KVCache) checkQuery(q *Node) {
+	if q == nil {
+		panicArg("q", "is nil")
+	}
+	d := q.Shape().Dimensions
+	if len(d) != 4 || d[0] != c.batch || d[1] < c.heads || d[1]%c.heads != 0 || d[3] != c.keyDim || d[2] < 1 || d[2] > c.maxLen {
+		panicArg("q", "shape %s: want [B=%d, Hq (a multiple of the cache's %d heads), n (1…maxLen=%d), %d] for this cache",
+			q.Shape(), c.batch, c.heads, c.maxLen, c.keyDim)
+	}
 }
 
 // CachedBuilder configures CachedSelfAttention; finish it with Done.
