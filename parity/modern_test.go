@@ -168,7 +168,7 @@ func modernAttention(t *testing.T, backend backends.Backend, ts map[string]*tens
 	}
 	res := map[string]*tensors.Tensor{}
 	for _, flash := range []bool{false, true} {
-		o.Flash, o.BlockQ, o.BlockK = flash, 2, 3
+		o.Flash, o.BlockQ, o.BlockK = flash, 4, 4 // several tiles at these sizes, few enough for XLA to compile quickly
 		out, err := sdpacmd.Attention(backend, in, o)
 		if err != nil {
 			t.Fatalf("flash=%v: %v", flash, err)
