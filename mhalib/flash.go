@@ -360,7 +360,7 @@ func (b *MHABuilder) flashHeads(q, k, v *Node, d mhaDims, ms *maskSet, withWeigh
 		panicArg("Formulation", "Flash does not support attention dropout (rate %g)", b.dropout)
 	}
 	h := b.numHeads
-	qh, kh, vh := SplitHeads(q, h), SplitHeads(k, h), SplitHeads(v, h) // [B, h, Lq, dk], [B, h, Lk', dk] ×2
+	qh, kh, vh := SplitHeads(q, h), SplitHeads(k, d.kvHeads), SplitHeads(v, d.kvHeads) // [B, h, Lq, dk], [B, Hkv, Lk', dk] ×2
 	out, _ := flashAttend(qh, kh, vh, b.headScale(d.sizes[0]), ms, DefaultFlashBlockQ, DefaultFlashBlockK, false)
 	return MergeHeads(out) // [B, Lq, E]
 }

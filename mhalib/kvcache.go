@@ -246,7 +246,7 @@ func (b *CachedBuilder) Done() *Node {
 		panicArg("CachedSelfAttention", "scope %q has bias_k/bias_v: add_bias_kv is not supported with a KV cache", ctx.Scope())
 	}
 	init := initOf(ctx)
-	q, k, v := inProjection(ctx, b.x, b.x, b.x, d.embed, separate, useBias, init)                 // [B, n, E] each
+	q, k, v := inProjection(ctx, b.x, b.x, b.x, d.embed, d.embed, separate, useBias, init)        // [B, n, E] each
 	qh, kh, vh := SplitHeads(q, b.numHeads), SplitHeads(k, b.numHeads), SplitHeads(v, b.numHeads) // [B, h, n, dk]
 	keys, values := c.Append(ctx.In("kv_cache"), kh, vh, b.pos)                                   // [B, h, maxLen, dk]
 	out := c.Attend(qh, keys, values, b.pos, 1/math.Sqrt(float64(c.keyDim)))                      // [B, h, n, dk]
