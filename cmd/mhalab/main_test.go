@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
 	"github.com/mhalab/mhalab/internal/backendtest"
 	"github.com/mhalab/mhalab/xla"
 )
@@ -70,26 +69,6 @@ func TestBackendsTable(t *testing.T) {
 		t.Errorf("no default line in:\n%s", stdout)
 	}
 	t.Log("\n" + stdout)
-}
-
-func TestDemoRunsOnEachBackend(t *testing.T) {
-	backendtest.Run(t, func(t *testing.T, b backends.Backend) {
-		var out bytes.Buffer
-		cfg := demoConfig{batch: 2, seq: 8, dModel: 16, heads: 4, runs: 3, seed: 1}
-		if err := runDemoOn(&out, b, "test backend", cfg); err != nil {
-			t.Fatalf("demo: %v\n%s", err, out.String())
-		}
-		for _, want := range []string{
-			"backend:  test backend",
-			"output:   (Float32)[2 8 16], attention weights (Float32)[2 4 8 8]",
-			"check:    all 64 attention rows sum to 1",
-			"median ",
-		} {
-			if !strings.Contains(out.String(), want) {
-				t.Errorf("demo output lacks %q:\n%s", want, out.String())
-			}
-		}
-	})
 }
 
 func TestDemoCommandLine(t *testing.T) {
