@@ -156,20 +156,6 @@ func attend(q, k, v *Node, scales []float64, ms *maskSet, drop dropoutSpec) (out
 	return output, weights
 }
 
-// safeSoftmax is softmax over the last axis that gives an all-zero row (and zero gradient)
-// instead of NaN when every logit of the row is −inf.
-//
-//	m = max_j logits_j (treated as a constant; 0 if it is −inf)
-//	w_j = exp(logits_j − m) / Σ_j exp(logits_j − m)   (denominator 0 → row of zeros)
-func safeSoftmax(logits *Node) *Node {
-	m := StopGradient(ReduceAndKeep(logits, ReduceMax, -1)) // [..., 1]
-	m = Where(IsFinite(m), m, ZerosLike(m))                 // [..., 1]
-	e := Exp(Sub(logits, m))                                // [..., L]
-	s := ReduceAndKeep(e, ReduceSum, -1)                    // [..., 1]
-	s = Where(Equal(s, ZerosLike(s)), OnesLike(s), s)       // [..., 1]
-	return Div(e, s)                                        // [..., L]
-}
-
 // sinkSoftmax is safeSoftmax with one extra logit per head, sinks [h], in every row's
 // denominator (attention sinks, AttentionOptions.Sinks):
 //
