@@ -205,6 +205,7 @@ type CachedBuilder struct {
 	numHeads int
 	cache    *KVCache
 	scope    string
+	kvHeads  int // 0: numHeads
 }
 
 // CachedSelfAttention starts building one decoding step of multi-head self-attention:
@@ -228,17 +229,24 @@ func (b *CachedBuilder) Scope(name string) *CachedBuilder {
 	return b
 }
 
+// KVHeads sets the number of key/value heads, as MHABuilder.KVHeads: the cache then holds
+// kvHeads heads (NewKVCache(B, kvHeads, …)), numHeads/kvHeads times less memory. Default numHeads.
+func (b *CachedBuilder) KVHeads(n int) *CachedBuilder {
+	b.kvHeads = n
+	return b
+}
+
 // Done builds the step and returns the attention output [B, n, E].
 func (b *CachedBuilder) Done() *Node {
 	if b.cache == nil {
 		panicArg("cache", "is nil")
 	}
-	mha := MultiHeadAttention(b.ctx, b.x, b.x, b.x, b.numHeads).Scope(b.scope)
+	mha := MultiHeadAttention(b.ctx, b.x, b.x, b.x, b.numHeads).Scope(b.scope).KVHeads(b.kvHeads)
 	d := mha.check()
 	c := b.cache
-	if c.batch != d.batch || c.heads != b.numHeads || c.keyDim != d.embed/b.numHeads || c.valueDim != c.keyDim {
-		panicArg("cache", "[B=%d, h=%d, maxLen=%d, dk=%d, dv=%d] does not fit x shape %s with %d heads",
-			c.batch, c.heads, c.maxLen, c.keyDim, c.valueDim, b.x.Shape(), b.numHeads)
+	if c.batch != d.batch || c.heads != d.kvHeads || c.keyDim != d.embed/b.numHeads || c.valueDim != c.keyDim {
+		panicArg("cache", "[B=%d, h=%d, maxLen=%d, dk=%d, dv=%d] does not fit x shape %s with %d heads (%d key/value heads)",
+			c.batch, c.heads, c.maxLen, c.keyDim, c.valueDim, b.x.Shape(), b.numHeads, d.kvHeads)
 	}
 	ctx := b.ctx.In(b.scope)
 	separate, useBias, addBiasKV := mha.resolveDefaults(ctx, d)
@@ -246,9 +254,10 @@ func (b *CachedBuilder) Done() *Node {
 		panicArg("CachedSelfAttention", "scope %q has bias_k/bias_v: add_bias_kv is not supported with a KV cache", ctx.Scope())
 	}
 	init := initOf(ctx)
-	q, k, v := inProjection(ctx, b.x, b.x, b.x, d.embed, d.embed, separate, useBias, init)        // [B, n, E] each
-	qh, kh, vh := SplitHeads(q, b.numHeads), SplitHeads(k, b.numHeads), SplitHeads(v, b.numHeads) // [B, h, n, dk]
-	keys, values := c.Append(ctx.In("kv_cache"), kh, vh, b.pos)                                   // [B, h, maxLen, dk]
-	out := c.Attend(qh, keys, values, b.pos, 1/math.Sqrt(float64(c.keyDim)))                      // [B, h, n, dk]
-	return outProjection(ctx, MergeHeads(out), d.embed, useBias, init)                            // [B, n, E]
+	kvWidth := d.kvHeads * c.keyDim                                                             // E, or Hkv·dk
+	q, k, v := inProjection(ctx, b.x, b.x, b.x, d.embed, kvWidth, separate, useBias, init)      // [B, n, E], [B, n, kvWidth] ×2
+	qh, kh, vh := SplitHeads(q, b.numHeads), SplitHeads(k, d.kvHeads), SplitHeads(v, d.kvHeads) // [B, h, n, dk], [B, Hkv, n, dk] ×2
+	keys, values := c.Append(ctx.In("kv_cache"), kh, vh, b.pos)                                 // [B, Hkv, maxLen, dk]
+	out := c.Attend(qh, keys, values, b.pos, 1/math.Sqrt(float64(c.keyDim)))                    // [B, h, n, dk]
+	return outProjection(ctx, MergeHeads(out), d.embed, useBias, init)                          // [B, n, E]
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/mhalab/mhalab/internal/backendtest"
@@ -91,4 +92,53 @@ func TestMHAKVHeadsErrors(t *testing.T) {
 			t.Errorf("%s: err = %v, want a KVHeads error containing %q", c.name, err, c.want)
 		}
 	}
+}
+
+// Decoding with CachedSelfAttention(...).KVHeads(2) (6 query heads, a cache of 2 key/value heads)
+// gives the rows of MultiHeadAttention(...).KVHeads(2).Causal(CausalTopLeft) over the whole
+// sequence, with the same variables.
+func TestCachedSelfAttentionKVHeads(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		const B, L, E, H, hkv = 2, 7, 12, 6, 2
+		rng := rand.New(rand.NewPCG(31, 1))
+		x := mhatest.Rand(rng, -1, 1, B, L, E)
+		dt := dtypes.Float64
+		ctx := context.New()
+		ctx.SetRNGStateFromSeed(3)
+		full := context.MustNewExec(backend, ctx, func(ctx *context.Context, x *Node) *Node {
+			return mhalib.MultiHeadAttention(ctx, x, x, x, H).KVHeads(hkv).Causal(mhalib.CausalTopLeft).Done()
+		})
+		wantT, err := full.Exec(toTensor(x, dt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fromTensor(t, wantT[0])
+		cache, _ := mhalib.NewKVCache(B, hkv, L, E/H, E/H)
+		execs := map[int]*context.Exec{}
+		for _, n := range []int{3, 1, 1, 2} {
+			pos, _ := cache.Advance(n)
+			if execs[n] == nil {
+				execs[n] = context.MustNewExec(backend, ctx, func(ctx *context.Context, x, pos *Node) *Node {
+					return mhalib.CachedSelfAttention(ctx, x, H, cache, pos).KVHeads(hkv).Done()
+				})
+			}
+			rows, wantRows := mhatest.New(B, n, E), mhatest.New(B, n, E)
+			for b := 0; b < B; b++ {
+				for i := 0; i < n; i++ {
+					for e := 0; e < E; e++ {
+						rows.Set(x.At(b, pos+i, e), b, i, e)
+						wantRows.Set(want.At(b, pos+i, e), b, i, e)
+					}
+				}
+			}
+			res, err := execs[n].Exec(toTensor(rows, dt), tensors.FromScalar(int32(pos)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertClose(t, fmt.Sprintf("step at %d", pos), res[0], wantRows, 1e-12)
+		}
+		if got, want := cacheBytes(ctx, "/kv_cache"), int64(2*B*hkv*L*(E/H)*8); got != want {
+			t.Fatalf("cache holds %d bytes, want %d (2 KV heads)", got, want)
+		}
+	})
 }
