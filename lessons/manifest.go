@@ -46,6 +46,10 @@ var Manifest = map[string]string{
 	"10_statedict/hint.md":                       "239fa227f1162fdf58bb463b4e497b948a8425b8",
 	"10_statedict/statedict.go":                  "1c6a56c974c0e96ac4da57b383815965098d41fc",
 	"10_statedict/statedict_test.go":             "1a9f8cc1f7f39dbb63f32eba35f582ea4373b4a4",
+	"11_gqa/README.md":                           "d748d087701898275082b28d360c4acc57ae2931",
+	"11_gqa/gqa.go":                              "11b5bfaadc8f362978b54a0cc69cd7df73cfc890",
+	"11_gqa/gqa_test.go":                         "2c6f100cafccd011bb9366193a338a2445ddffd1",
+	"11_gqa/hint.md":                             "5a7824f35f83be582c49001556d827b71cf85c88",
 	"internal/grader/backend_xla.go":             "9df0e391a859129059cb9a9db8904e2aa84a9edf",
 	"internal/grader/fixtures.go":                "6fd46e247ba3027f09f29a0f222d02f39c5095cb",
 	"internal/grader/grader.go":                  "45003ec5777ad696dfa418033fe91df4fc74b59d",
@@ -59,6 +63,7 @@ var Manifest = map[string]string{
 	"testdata/mha_kpm_bool.safetensors":          "3149916e674896e84c8d18fc3b812dab96b302b3",
 	"testdata/mha_self.safetensors":              "42be890434c9f143cde43d28e06052839e581a37",
 	"testdata/mha_weights_per_head.safetensors":  "72d7aafe33154ad231dcfd4926283397a4ddee17",
+	"testdata/modern_gqa.safetensors":            "a48794ecce16d078cef1404a4314806a9237d2e7",
 	"testdata/seed001_small.safetensors":         "433a91e150f6d00145dcd97d3fb534e87ff676fe",
 	"testdata/xavier.safetensors":                "175543443ae933380f718b00edfe27c8ce33fcdf",
 }

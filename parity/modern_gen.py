@@ -295,7 +295,7 @@ def full_mask(mask, c):
     return mask.reshape([1] * (4 - mask.dim()) + list(mask.shape))
 
 
-def run_attention(c, seed, out_dir):
+def run_attention(c, seed, out_dir, inputs_files=True):
     gen = torch.Generator().manual_seed(seed)
     q, k, v, mask, sinks = make_inputs(c, gen)
     m4 = full_mask(mask, c)
@@ -316,7 +316,7 @@ def run_attention(c, seed, out_dir):
     cfg = dict(c, kind="attention", seed=seed, path="flex_attention" if uses_flex(c) else "scaled_dot_product_attention")
     meta = {"config": json.dumps(cfg), "torch": torch.__version__}
     stio.save(os.path.join(out_dir, f"modern_{c['name']}.safetensors"), tensors, meta)
-    if sinks is None:
+    if sinks is None and inputs_files:
         stio.save(os.path.join(out_dir, f"modern_{c['name']}.inputs.safetensors"), inputs, meta)
 
 
@@ -433,10 +433,18 @@ def main():
     ap.add_argument("--fixtures", action="store_true", help="the fixed cases (attention, RoPE, MLA)")
     ap.add_argument("--random", type=int, default=0, help="random attention configurations")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cases", default="", help="only these attention cases (comma-separated names), no RoPE/MLA/random")
+    ap.add_argument("--no-inputs-files", action="store_true", help="do not write the <case>.inputs.safetensors files of mhalab sdpa")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     torch.set_num_threads(1)
     n = 0
+    if a.cases:
+        wanted = a.cases.split(",")
+        for i, c in enumerate(attention_cases()):
+            if c["name"] in wanted:
+                run_attention(c, 1000 + i, a.out, not a.no_inputs_files)
+                n += 1
     if a.fixtures:
         for i, c in enumerate(attention_cases()):
             run_attention(c, 1000 + i, a.out)
