@@ -107,7 +107,7 @@ lessons-verify-xla: setup
 lessons-fixtures:
 	scripts/setup.sh --only torch
 	$(PARITY_PYTHON) lessons/testdata/gen.py
-	$(PARITY_PYTHON) parity/modern_gen.py --out lessons/testdata --cases gqa --no-inputs-files
+	$(PARITY_PYTHON) parity/modern_gen.py --out lessons/testdata --cases gqa,window,rope_half_100000_rd8_off37 --no-inputs-files
 	$(GO) generate ./lessons
 
 # ---- Classroom images (docker/README.md) -----------------------------------------------------

@@ -433,7 +433,7 @@ def main():
     ap.add_argument("--fixtures", action="store_true", help="the fixed cases (attention, RoPE, MLA)")
     ap.add_argument("--random", type=int, default=0, help="random attention configurations")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--cases", default="", help="only these attention cases (comma-separated names), no RoPE/MLA/random")
+    ap.add_argument("--cases", default="", help="only these attention or RoPE cases (comma-separated names)")
     ap.add_argument("--no-inputs-files", action="store_true", help="do not write the <case>.inputs.safetensors files of mhalab sdpa")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -444,6 +444,10 @@ def main():
         for i, c in enumerate(attention_cases()):
             if c["name"] in wanted:
                 run_attention(c, 1000 + i, a.out, not a.no_inputs_files)
+                n += 1
+        for i, c in enumerate(rope_cases()):
+            if c["name"] in wanted:
+                run_rope(c, 2000 + i, a.out)
                 n += 1
     if a.fixtures:
         for i, c in enumerate(attention_cases()):

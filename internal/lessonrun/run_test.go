@@ -148,7 +148,7 @@ func Linear(x, weight, bias *Node) *Node {
 func TestListHintAndUsage(t *testing.T) {
 	root := copyRepo(t)
 	code, out, _ := cli(root, "list")
-	if code != 0 || !strings.Contains(out, "0 of 11 exercises done") || !strings.Contains(out, "← next") ||
+	if code != 0 || !strings.Contains(out, "0 of 13 exercises done") || !strings.Contains(out, "← next") ||
 		!strings.Contains(out, "Next: exercise 1") || !strings.Contains(out, "01_linear") || !strings.Contains(out, "10_statedict") {
 		t.Errorf("lessons list: exit %d, output:\n%s", code, out)
 	}
@@ -258,7 +258,7 @@ func TestProgressAndReset(t *testing.T) {
 		t.Errorf("solution 2 before a pass: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 	_, out, _ = cli(root, "list")
-	if !strings.Contains(out, "1 of 11 exercises done") || !strings.Contains(out, "Next: exercise 2") {
+	if !strings.Contains(out, "1 of 13 exercises done") || !strings.Contains(out, "Next: exercise 2") {
 		t.Errorf("list after solving 1:\n%s", out)
 	}
 
@@ -277,7 +277,7 @@ func TestProgressAndReset(t *testing.T) {
 	if data, _ := os.ReadFile(stub); !bytes.Equal(data, pristine(t, ex1.Path(ex1.File))) {
 		t.Errorf("reset did not restore the stub")
 	}
-	if _, out, _ := cli(root, "list"); !strings.Contains(out, "0 of 11 exercises done") {
+	if _, out, _ := cli(root, "list"); !strings.Contains(out, "0 of 13 exercises done") {
 		t.Errorf("list after reset:\n%s", out)
 	}
 
