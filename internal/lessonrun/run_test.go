@@ -155,7 +155,7 @@ func TestListHintAndUsage(t *testing.T) {
 	if code, out, _ := cli(root, "hint", "3"); code != 0 || !strings.Contains(out, "TransposeAllDims") || !strings.Contains(out, "03_heads/README.md") {
 		t.Errorf("lessons hint 3: exit %d, output:\n%s", code, out)
 	}
-	for _, args := range [][]string{{"hint"}, {"hint", "11"}, {"check", "1", "2"}, {"bogus"}, {"check", "--backend", "tpu"}, {"grade"}} {
+	for _, args := range [][]string{{"hint"}, {"hint", "14"}, {"check", "1", "2"}, {"bogus"}, {"check", "--backend", "tpu"}, {"grade"}} {
 		if code, _, stderr := cli(root, args...); code != 2 {
 			t.Errorf("lessons %q: exit %d (stderr %q), want 2", args, code, stderr)
 		}
@@ -284,11 +284,11 @@ func TestProgressAndReset(t *testing.T) {
 	// A corrupt state file is a fresh start, and so is a deleted one.
 	state := filepath.Join(root, "lessons", ProgressFile)
 	_ = os.WriteFile(state, []byte("{not json"), 0o644)
-	if code, out, stderr := cli(root, "list"); code != 0 || !strings.Contains(out, "0 of 10") || !strings.Contains(stderr, "unreadable") {
+	if code, out, stderr := cli(root, "list"); code != 0 || !strings.Contains(out, "0 of 13") || !strings.Contains(stderr, "unreadable") {
 		t.Errorf("list with a corrupt state: exit %d\n%s\n%s", code, out, stderr)
 	}
 	_ = os.Remove(state)
-	if code, out, _ := cli(root, "list"); code != 0 || !strings.Contains(out, "0 of 10") {
+	if code, out, _ := cli(root, "list"); code != 0 || !strings.Contains(out, "0 of 13") {
 		t.Errorf("list without a state file: exit %d\n%s", code, out)
 	}
 }
