@@ -59,11 +59,15 @@ type Options struct {
 var InputNames = []string{"query", "key", "value", "attn_mask"}
 
 // ErrBadInput is wrapped by every error about the inputs or options.
-var ErrBadInput = errors.New("sdpa")
+var ErrBadInput = errors.New("sdpa: bad input")
 
-func bad(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrBadInput, fmt.Sprintf(format, args...))
-}
+// inputError is one line about the inputs or options; it wraps ErrBadInput.
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string { return e.msg }
+func (e *inputError) Unwrap() error { return ErrBadInput }
+
+func bad(format string, args ...any) error { return &inputError{fmt.Sprintf(format, args...)} }
 
 // Check validates the inputs and the options against the contract; it returns nil or one error
 // naming the tensor, the shapes or the option.
