@@ -41,7 +41,9 @@
 //   - rope.go: RoPE, half-split and interleaved, base θ, partial rotary dims, positions.
 //   - qknorm.go: RMSNorm and QKNorm.
 //   - mla.go: MultiHeadLatentAttention (DeepSeek-V2), explicit and absorbed, with a latent cache.
-//   - kvbytes.go: KVCacheBytes and PublishedKVCacheConfigs, what a KV cache costs.
+//   - kvbytes.go: KVCacheBytes and PublishedKVCacheConfigs, what a KV cache costs; KVCache
+//     takes GQA queries and MultiHeadAttention / CachedSelfAttention a number of KVHeads;
+//     kvwindow.go: WindowedKVCache, a ring of left+1 slots for sliding-window decoding.
 //
 // # Global state
 //
