@@ -63,6 +63,10 @@ func syntheticAttention(L int) [][][][]float32 {
 func TestExplorerInChromium(t *testing.T) {
 	browser := chromium()
 	if browser == "" {
+		// Under CI the browser check must run: scripts/test.sh installs Chromium there.
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but no Chromium (scripts/test.sh installs it as root with apt-get; or set MHALAB_CHROMIUM)")
+		}
 		t.Skip("no Chromium (Debian: apt-get install chromium; or set MHALAB_CHROMIUM)")
 	}
 	python, err := exec.LookPath("python3")

@@ -2,6 +2,8 @@ package mhalib
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"sync/atomic"
 
 	"github.com/dustin/go-humanize"
@@ -35,9 +37,22 @@ const DefaultMaxAttentionBytes int64 = 8 << 30
 const ScoresCopies = 3
 
 // PlainAttentionBytes estimates the memory plain attention needs for its scores:
-// ScoresCopies · B · h · Lq · Lk · (bytes per element of dtype).
+// ScoresCopies · B · h · Lq · Lk · (bytes per element of dtype). A product that does not fit in an
+// int64 saturates at math.MaxInt64 (it never wraps around to a size that would pass the limit);
+// negative sizes count as 0.
 func PlainAttentionBytes(batch, heads, lq, lk int, dtype dtypes.DType) int64 {
-	return int64(ScoresCopies) * int64(batch) * int64(heads) * int64(lq) * int64(lk) * int64(dtype.Size())
+	total := uint64(1)
+	for _, n := range []int{ScoresCopies, batch, heads, lq, lk, dtype.Size()} {
+		if n <= 0 {
+			return 0
+		}
+		hi, lo := bits.Mul64(total, uint64(n))
+		if hi != 0 || lo > math.MaxInt64 {
+			return math.MaxInt64
+		}
+		total = lo
+	}
+	return int64(total)
 }
 
 // ErrAttentionTooLarge is wrapped by the error plain attention reports when its estimated

@@ -32,12 +32,6 @@ const SimpleGoConfig = "ops_sequential"
 // honours it.
 const BackendEnv = "GOMLX_BACKEND"
 
-func init() {
-	// GoMLX would download a CPU plugin from GitHub when it finds none: never do that.
-	// (Backends are created from a plugin's absolute path, which skips that code anyway.)
-	gomlxxla.EnableAutoInstall(false)
-}
-
 // CheckSpec returns an error listing the valid specs when spec is not one of them
 // ("" is valid: it asks for the default).
 func CheckSpec(spec string) error {
@@ -113,6 +107,9 @@ func newSpec(spec string) (b backends.Backend, note string, err error) {
 		config += ",shared_buffers"
 	}
 	clientCreated.Store(true) // XLA reads $XLA_FLAGS now (see EnableHLODump)
+	// An absolute path never triggers GoMLX's automatic download; turning it off as well costs
+	// nothing and covers a future GoMLX that would look anyway. Done here, not on import.
+	gomlxxla.EnableAutoInstall(false)
 	err = catch(func() error {
 		var err error
 		b, err = gomlxxla.New(config)

@@ -2,6 +2,9 @@ package xla_test
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"math"
 	"os"
 	"os/exec"
@@ -271,5 +274,29 @@ func TestStableHLOOpsSkipsAttributes(t *testing.T) {
 	want := map[string]int{"stablehlo.dot_general": 1, "stablehlo.exponential": 1}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("StableHLOOps = %v, want %v", got, want)
+	}
+}
+
+// The package has no init function: importing it changes nothing in the process (it used to
+// rewrite $XLA_FLAGS and switch off GoMLX's plugin download in init).
+func TestNoInitFunction(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == "init" {
+				t.Errorf("%s: func init at %s: package xla must not act on import", name, fset.Position(fn.Pos()))
+			}
+		}
 	}
 }

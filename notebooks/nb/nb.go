@@ -280,3 +280,16 @@ func Must2[A, B any](a A, b B, err error) (A, B) {
 	Must(err)
 	return a, b
 }
+
+// Exercise reports a reader's answer to an exercise: "✓ " and the message when ok, otherwise
+// "… not solved yet — " and the hint. It never stops the notebook (an unsolved exercise is
+// not an error); the folded solution cell after each exercise checks the answer with Check.
+// It returns ok.
+func Exercise(ok bool, hint, format string, args ...any) bool {
+	if ok {
+		fmt.Println("✓ " + fmt.Sprintf(format, args...))
+	} else {
+		fmt.Println("… not solved yet — " + hint)
+	}
+	return ok
+}
