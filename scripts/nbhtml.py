@@ -59,6 +59,9 @@ def offline_html(nb):
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = math_to_mathml(cell.source)
+        elif cell.get("metadata", {}).get("jupyter", {}).get("source_hidden"):
+            # A folded solution: JupyterLab shows it on a click; the HTML shows only its output.
+            cell.metadata["transient"] = {"remove_source": True}
     body, _ = HTMLExporter().from_notebook_node(nb)
     body = SCRIPT.sub(lambda m: "" if re.search(r"https?://|MathJax", m.group(0)) else m.group(0), body)
     # Code cells use tabs (Go): 4 columns, as in JupyterLab, not the browser's 8.

@@ -47,6 +47,13 @@ var commands = []command{
 		run:     runForward,
 	},
 	{
+		name: "sdpa",
+		args: "--inputs I.safetensors --out O.safetensors [--is-causal] [--scale S] [--enable-gqa] [--window-left N] [--window-right N] " +
+			"[--alibi] [--softcap C] [--rope half|interleaved] [--rope-theta T] [--flash] [--backend B]",
+		summary: "scaled dot-product attention with GQA, RoPE, sliding window, ALiBi and soft-cap on tensors from a safetensors file (float32; PyTorch's SDPA layout)",
+		run:     runSDPA,
+	},
+	{
 		name:    "hlo",
 		args:    "[--stage stablehlo|hlo|optimized] [--stats] [--backend B] [--batch B] [--seq L] [--dmodel E] [--heads H] [--separate] [--causal]",
 		summary: "what XLA makes of the multi-head self-attention graph: its StableHLO, its HLO, or the optimised HLO with fusions counted",
