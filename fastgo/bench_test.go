@@ -72,3 +72,21 @@ func contains(s []int, v int) bool {
 	}
 	return false
 }
+
+// BenchmarkAttentionLong is the attention core of the bench's long case (B1 L4096, 8 heads of
+// 64): scores = q·kᵀ, softmax, ·v, on the pure-Go backend with fastgo. With -cpuprofile it shows
+// where the time goes besides the matrix products.
+func BenchmarkAttentionLong(b *testing.B) {
+	backend := newBackend(b)
+	rng := rand.New(rand.NewPCG(1, 2))
+	q := randomTensor(rng, dtypes.Float32, []int{8, 4096, 64})
+	exec := MustNewExec(backend, func(q *Node) *Node {
+		scores := DotGeneral(q, []int{2}, []int{0}, q, []int{2}, []int{0}) // [8, 4096, 4096]
+		weights := Softmax(scores, -1)
+		return DotGeneral(weights, []int{2}, []int{0}, q, []int{1}, []int{0}) // [8, 4096, 64]
+	})
+	exec.MustExec(q)[0].FinalizeAll()
+	for b.Loop() {
+		exec.MustExec(q)[0].FinalizeAll()
+	}
+}
