@@ -32,6 +32,7 @@ import contextlib
 import copy
 import inspect
 import json
+import math
 import os
 import sys
 import time
@@ -43,6 +44,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases as cases_mod  # noqa: E402
+import errmodel  # noqa: E402
 import seeds  # noqa: E402
 import stio  # noqa: E402
 
@@ -70,6 +72,7 @@ def _sdpa_has_scale():
 SDPA_HAS_SCALE = _sdpa_has_scale()
 MHA_HAS_IS_CAUSAL = "is_causal" in inspect.signature(nn.MultiheadAttention.forward).parameters
 TORCH_MAJOR = int(torch.__version__.split(".")[0])
+NOFMA = False  # --nofma: also run PyTorch's code in float32 without FMA (torch_err_nofma; an analysis aid)
 
 
 class Skip(Exception):
@@ -191,7 +194,7 @@ def run_both(module, inputs, masks, call, cot_shape_fn, param_map=None):
     out_store = {}
     cot = None
     runs = [("torch", torch.float32), ("ref64", torch.float64)]
-    if TorchDispatchMode is not None:
+    if TorchDispatchMode is not None and NOFMA:
         runs.append(("nofma", torch.float32))
     for tag, dtype in runs:
         m = copy.deepcopy(module).to(dtype)
@@ -213,6 +216,7 @@ def run_both(module, inputs, masks, call, cot_shape_fn, param_map=None):
             pgrads = param_map(pgrads)
         for n, g in pgrads.items():
             out_store[f"{tag}.grad.param.{n}"] = g
+    out_store.update(run_bound(module, inputs, masks, call, cot, param_map))
     params = {n: p.detach() for n, p in module.named_parameters()}
     if param_map is not None:
         params = param_map(params)
@@ -222,6 +226,44 @@ def run_both(module, inputs, masks, call, cot_shape_fn, param_map=None):
         out_store[f"input.{k}"] = v.detach()
     out_store["input.cotangent"] = cot
     return out_store
+
+
+def run_bound(module, inputs, masks, call, cot, param_map=None):
+    """The error bound of every result (errmodel.py): the float64 computation once more under
+    errmodel.ErrorBound, SDPA on its math kernel (a fused kernel is one operation without a rule).
+    Returns {"bound.<result>": u·E as float32, rounded up}."""
+    m = copy.deepcopy(module).to(torch.float64)
+    ins = {k: v.detach().clone().to(torch.float64).requires_grad_(True) for k, v in inputs.items()}
+    ms = {k: (v.to(torch.float64) if v is not None and v.is_floating_point() else v) for k, v in masks.items()}
+    mode = errmodel.ErrorBound()
+    res = {}
+    with contextlib.ExitStack() as stack:
+        try:
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+            stack.enter_context(sdpa_kernel(SDPBackend.MATH))
+        except ImportError:
+            pass
+        stack.enter_context(mode)
+        out, weights = call(m, ins, ms)
+        loss = (out * cot.to(torch.float64)).sum()
+        loss.backward()
+        res["attn_output"] = out
+        if weights is not None:
+            res["attn_output_weights"] = weights
+        for k, v in ins.items():
+            res[f"grad.{k}"] = v.grad
+        pgrads = {n: p.grad for n, p in m.named_parameters()}
+        if param_map is not None:
+            pgrads = param_map(pgrads)
+        for n, g in pgrads.items():
+            res[f"grad.param.{n}"] = g
+    bounds = {}
+    for k, t in res.items():
+        b = (mode.me(t)[1] * errmodel.U).detach()
+        b32 = b.float()
+        b32 = torch.where(b32.double() < b, torch.nextafter(b32, torch.tensor(math.inf)), b32)
+        bounds["bound." + k] = b32.contiguous()
+    return bounds
 
 
 # --- nn.MultiheadAttention -----------------------------------------------------------------------
@@ -450,8 +492,12 @@ def main(argv=None):
                    "(cases.pooled_case; the soak's, replayed with the same values)")
     p.add_argument("--forward-files", action="store_true", help="also write W/I files for `mhalab forward`")
     p.add_argument("--forward-cases", default="", help="with --forward-files: only for these cases (comma-separated)")
+    p.add_argument("--nofma", action="store_true", help="also run PyTorch's float32 code without fused multiply-add "
+                   "and record its error (metadata torch_err_nofma): the analysis of parity/README.md")
     p.add_argument("--list", action="store_true", help="list the named cases and exit")
     a = p.parse_args(argv)
+    global NOFMA
+    NOFMA = a.nofma
 
     named = cases_mod.named_cases()
     if a.list:
