@@ -121,17 +121,10 @@ class ErrorBound(TorchDispatchMode):
         return mag, torch.zeros_like(t)
 
     def _set(self, t, m, e):
-        bad = ~torch.isfinite(t)
-        if bad.any():
-            m = m.masked_fill(bad, 0.0)
-            e = e.masked_fill(bad, 0.0)
-        m = torch.nan_to_num(m, nan=0.0, posinf=0.0)
-        e = torch.nan_to_num(e, nan=0.0, posinf=0.0)
-        self.table[_key(t)] = (m, e)
-        self.keep += [t, m, e]
-
-    def _M(self, x):
-        return self.me(x)[0] if _tracked(x) else x
+        """Records E of t (m, the rule's magnitude, is not kept: me() takes |t|)."""
+        e = torch.where(torch.isfinite(t) & torch.isfinite(e), e, 0.0)
+        self.table[_key(t)] = (None, e)
+        self.keep += [t, e]
 
     def _E(self, x):
         return self.me(x)[1] if _tracked(x) else x
@@ -147,22 +140,18 @@ class ErrorBound(TorchDispatchMode):
             m, e = rule(self, out, *args, **kwargs)
             self._set(out if isinstance(out, torch.Tensor) else outs[0], m, e)  # rules set further outputs
         elif func in STRUCTURAL:
-            m = func(*tree_map(self._M, args), **kwargs)
             e = func(*tree_map(self._E, args), **kwargs)
-            for o, mo, eo in zip(tree_flatten(out)[0], tree_flatten(m)[0], tree_flatten(e)[0]):
+            for o, eo in zip(outs, tree_flatten(e)[0]):
                 if _tracked(o):
-                    self._set(o, mo.abs(), eo)
+                    self._set(o, None, eo)
         elif func in CREATE:
             for o in outs:
                 if _tracked(o):
-                    self._set(o, o.detach().abs(), torch.zeros_like(o))
+                    self._set(o, None, torch.zeros_like(o))
         elif func == aten.copy_.default:  # dst.copy_(src): dst takes src's M and E
             dst, src = args[0], args[1]
-            if _tracked(src):
-                ms, es = self.me(src)
-            else:
-                ms, es = src.detach().abs().to(dst.dtype), torch.zeros_like(src, dtype=dst.dtype)
-            self._set(dst, ms.expand_as(dst).clone(), es.expand_as(dst).clone())
+            es = self.me(src)[1] if _tracked(src) else torch.zeros_like(src, dtype=dst.dtype)
+            self._set(dst, None, es.expand_as(dst).clone())
         else:
             raise NotImplementedError(f"ErrorBound: no error rule for {func}")
         return out
