@@ -24,7 +24,7 @@ gamma_n = n u / (1 - n u)):
   sum of n              M = sum M                E = sum E + (n - 1) M
   exp, rsqrt, ...       M = |f(x)|               E = |f'(x)| E_x + C_FN M  (C_FN: the function's ulps)
   softmax w (dim n)     M = w                    E = w (E_s + sum w E_s) + w (|s - max| + sum w |s - max|)
-                                                     + w (2 C_EXP + n)
+                                                     + w (4 C_EXP + n)
   softmax backward      d = w (g - sum g w)      M = w (M_g + sum M_g w)
                                                  E = E_w (M_g + sum M_g w) + w (E_g + sum (E_g w + M_g E_w))
                                                      + w (M_g + (n + 1) sum M_g w) + M
@@ -33,8 +33,9 @@ gamma_n = n u / (1 - n u)):
 The softmax rules: w = exp(s - max) / sum exp(s - max); an error d_s of the logits moves w by
 w (d_s - sum w d_s) (bounded by w (|d_s| + sum w |d_s|)); the subtraction s - max rounds by
 u |s - max|, which exp turns into a relative error of w's numerator and denominator; exp itself
-errs by C_EXP ulps (2 C_EXP u relative), the sum of n positive terms by (n - 1) u relative, the
-division by u. Entries that are infinite (-inf of a mask) or whose weight is exactly 0 carry no
+errs by C_EXP ulps (2 C_EXP u relative) in the numerator and in every term of the denominator
+(4 C_EXP u in all), the sum of n positive terms by (n - 1) u relative, the division by u (IEEE
+division, correctly rounded, on both backends). Entries that are infinite (-inf of a mask) or whose weight is exactly 0 carry no
 error: M = E = 0.
 
 The bound of a result r is u * E(r) (gen.py stores it as bound.<r>, float32 rounded up); the
@@ -278,7 +279,7 @@ def _softmax(eb, out, s, dim, *rest):
     d = torch.where(live, (sv - mx).abs(), torch.zeros_like(sv))
     es = torch.where(live, es, torch.zeros_like(es))
     n = s.shape[dim]
-    e = w * (es + (w * es).sum(dim, keepdim=True)) + w * (d + (w * d).sum(dim, keepdim=True)) + w * (2 * C_EXP + n)
+    e = w * (es + (w * es).sum(dim, keepdim=True)) + w * (d + (w * d).sum(dim, keepdim=True)) + w * (4 * C_EXP + n)
     return w.abs(), e
 
 
