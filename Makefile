@@ -146,3 +146,11 @@ notebooks-ci:
 	$(MAKE) notebooks NOTEBOOKS_BACKEND=xla:cpu
 	$(MAKE) notebooks-selftest
 	$(MAKE) lab-check LAB_SCREENSHOT=
+
+# ---- Real models (models/, scripts/minilm.sh) ------------------------------------------------
+#   make minilm-fixtures   rewrite models/minilm/testdata with Hugging Face tokenizers and transformers
+.PHONY: minilm-fixtures
+minilm-fixtures:
+	scripts/setup.sh --only torch,minilm
+	$(PARITY_PYTHON) models/minilm/gen_fixture.py --out models/minilm/testdata \
+		--model $${MHALAB_MODELS:-$${XDG_CACHE_HOME:-$$HOME/.cache}/mhalab/models}/all-minilm-l6-v2

@@ -78,7 +78,7 @@ esac
 
 context="$(mktemp -d "${TMPDIR:-/var/tmp}/mhalab-context.XXXXXX")"
 trap 'rm -rf -- "$context"' EXIT
-git archive --format=tar HEAD | tar -C "$context" -x
+docker/context.sh "$context" # committed sources, without the lessons' reference solutions
 commit="$(git rev-parse --short HEAD)"
 args=(--file "$context/$dockerfile" --tag "$tag" --build-arg "BASE=$base_ref"
 	--label "org.opencontainers.image.revision=$commit" --label "org.opencontainers.image.source=mhalab")

@@ -136,11 +136,13 @@ for name in ("GOMLX_BACKEND", "XLA_FLAGS", "NVIDIA_VISIBLE_DEVICES", "LANG"):
 
 
 def copy_repository(home, uid=None, gid=None):
-    """Copies SOURCE (without build outputs) to home/mhalab unless the student already has it."""
+    """Copies SOURCE (without build outputs, and without the lessons' reference solutions, which
+    are for teachers: lessons/solutions/files/README.md) to home/mhalab unless the student
+    already has it."""
     target = os.path.join(home, "mhalab")
     if os.path.exists(target):
         return target, False
-    ignore = shutil.ignore_patterns(".git", "build", "bin", "__pycache__", "*.test", ".scratch")
+    ignore = shutil.ignore_patterns(".git", "build", "bin", "__pycache__", "*.test", ".scratch", "*_solution.go")
     shutil.copytree(SOURCE, target, ignore=ignore, symlinks=True)
     if uid is not None:
         for root, dirs, files in os.walk(target):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # mhalab-hub — JupyterHub for a class, in the mhalab image (config: docker/jupyterhub_config.py).
 # Each student gets a notebook server with the GoNB kernel and a copy of the repository
-# (notebooks/, lessons/) in their home.
+# (notebooks/, lessons/; not the lessons' reference solutions) in their home.
 #
 # As root (docker run --user root …): PAM logins, one Linux account per student. The students
 # are read from $MHALAB_HUB_STUDENTS (default /etc/mhalab/students): "name:password" lines (# for

@@ -1,20 +1,20 @@
 // Package lessons is the catalogue of mhalab's classroom exercises and the pristine copy of the
 // files a student must not change: each exercise's grader, the files given with it, the graders'
-// helper package and the PyTorch fixtures. `mhalab lessons` (cmd/mhalab) restores those files
-// from here before it grades, so editing a grader cannot pass an exercise, and restores a stub
-// for `mhalab lessons reset`.
+// helper package and the PyTorch fixtures. The lesson runner (internal/lessonrun, behind
+// `mhalab lessons`) restores those files from here before it grades, so editing a grader cannot
+// pass an exercise, and restores a stub for `mhalab lessons reset`.
 //
 // Each exercise is a Go package lessons/NN_name/ with
 //
 //	README.md          goal, formula, shapes, what the grader checks
 //	hint.md            two or three guiding questions
-//	<name>.go          the stub with a // TODO (build tag !solution): the student's file
-//	<name>_solution.go the reference solution (build tag solution)
-//	<name>_test.go     the grader
+//	<name>.go          the stub with a // TODO: the student's file
+//	<name>_test.go     the grader (build tag lessons)
 //
-// so that `go test -tags lessons ./lessons/01_linear` grades the stub and `go test -tags solution
-// ./lessons/01_linear` the solution. Manifest holds the git blob hash of every embedded file;
-// `go generate ./lessons` rewrites it after a maintainer changes one (TestManifest checks).
+// and its reference solution lives apart, in lessons/solutions/files/NN_name/<name>_solution.go
+// (package solutions embeds them; student copies leave them out). Forbidden and Allowed say, per
+// exercise, what the graded files may not use. Manifest holds the git blob hash of every embedded
+// file; `go generate ./lessons` rewrites it after a maintainer changes one (TestManifest checks).
 package lessons
 
 import (
@@ -37,7 +37,7 @@ type Exercise struct {
 	File     string   // the file the student edits: the stub, e.g. "linear.go"
 	Given    []string // other files that come with the exercise and are not to be edited
 	Grader   string   // "linear_test.go"
-	Solution string   // "linear_solution.go"
+	Solution string   // "linear_solution.go", in lessons/solutions/files/<Dir>/
 	Notebook string   // the notebook that tells the story of the concept
 }
 
@@ -55,7 +55,7 @@ var Exercises = []Exercise{
 	{10, "10_statedict", "Load a PyTorch state_dict, match PyTorch's output", "statedict.go", nil, "statedict_test.go", "statedict_solution.go", "notebooks/06_parity.ipynb"},
 }
 
-// files holds the pristine copies (no solutions: they stay in the repository only).
+// files holds the pristine copies (no solutions: package solutions has them).
 //
 //go:embed */README.md */hint.md */*_test.go
 //go:embed 01_linear/linear.go 02_xavier/xavier.go 03_heads/heads.go 04_uneven_heads/uneven.go

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mhalab/mhalab/lessons/solutions"
 )
 
 // TestManifest fails when a file was changed without `go generate ./lessons`: then the pristine
@@ -45,8 +47,8 @@ func questions(hint string) (items, asking int) {
 	return len(parts), asking
 }
 
-// TestCatalogue checks that every exercise has its files, a stub with a TODO under the build tag
-// !solution, a solution under the tag solution, and a hint of 2 or 3 questions.
+// TestCatalogue checks that every exercise has its files, a stub with a TODO, a solution in
+// solutions/files (not beside the stub) under the tag solution, and a hint of 2 or 3 questions.
 func TestCatalogue(t *testing.T) {
 	for i, e := range Exercises {
 		if e.Number != i+1 {
@@ -64,11 +66,14 @@ func TestCatalogue(t *testing.T) {
 			}
 			return string(data)
 		}
-		if stub := read(e.File); !strings.HasPrefix(stub, "//go:build !solution\n") || !strings.Contains(stub, "// TODO") {
-			t.Errorf("%s: a stub starts with //go:build !solution and has a // TODO", e.Path(e.File))
+		if stub := read(e.File); strings.HasPrefix(stub, "//go:build") || !strings.Contains(stub, "// TODO") {
+			t.Errorf("%s: a stub has a // TODO and no build constraint (the solutions live in solutions/files)", e.Path(e.File))
 		}
-		if sol := read(e.Solution); !strings.HasPrefix(sol, "//go:build solution\n") {
-			t.Errorf("%s: a solution starts with //go:build solution", e.Path(e.Solution))
+		if _, err := os.Stat(e.Path(e.Solution)); err == nil {
+			t.Errorf("%s: a solution beside its stub ships to every student: it belongs in solutions/files/%s", e.Path(e.Solution), e.Dir)
+		}
+		if sol, err := solutions.Source(e.Dir, e.Solution); err != nil || !strings.HasPrefix(string(sol), solutions.Constraint) {
+			t.Errorf("solutions/files/%s: a solution exists and starts with %q (%v)", e.Path(e.Solution), solutions.Constraint, err)
 		}
 		if n, asking := questions(read("hint.md")); n < 2 || n > 3 || asking != n {
 			t.Errorf("%s: %d numbered items, %d of them questions; want 2 or 3 questions", e.Path("hint.md"), n, asking)

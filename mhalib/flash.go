@@ -39,11 +39,10 @@ import (
 // [B, h, BlockK, dk]ᵀ. Memory for the scores is therefore O(Lq·BlockK) instead of O(Lq·Lk).
 // Two details of the graph: l is not kept apart but as the last column of acc (v gets a column
 // of ones, so one product p·[v | 1] gives Σ p·v and Σ p), and each step is tied to the previous
-// one (see flashRows.after) so that XLA cannot compute every block's scores up front. Measured
-// on XLA CPU (2 cores, `mhalab bench`): B = 1, h = 8, dk = 64, L = 32768 runs in 1.5 GiB peak RSS
-// for the whole process, where plain attention would need 32 GiB for one copy of the scores;
-// at L = 4096 it takes 201 ms against plain attention's 465 ms (a 16 MiB tile of scores per step
-// instead of a 512 MiB matrix).
+// one (see flashRows.after) so that XLA cannot compute every block's scores up front. At
+// B = 1, h = 8, L = 32768 in float32 one tile of scores is 8·L·BlockK·4 B = 128 MiB where plain
+// attention would need 32 GiB for one copy of the scores; `mhalab bench` measures the time and
+// peak memory of both (the README's tables).
 //
 // With a causal mask, key block j is visible only to query blocks whose last row reaches it;
 // because the key blocks are visited in order, the query blocks that need no more keys are a
@@ -70,16 +69,12 @@ const (
 	DefaultFlashBlockK = 128
 )
 
-// FlashBuilder configures FlashAttention; finish it with Done or DoneWithLSE.
+// FlashBuilder configures FlashAttention; finish it with Done or DoneWithLSE. Its options are
+// AttentionOptions' (shared with ScaledDotProductAttention) and BlockSizes.
 type FlashBuilder struct {
+	AttentionOptions[*FlashBuilder]
 	q, k, v        *Node
 	blockQ, blockK int
-	scale          float64
-	scaleSet       bool
-	mask           Mask
-	keyPadding     Mask
-	causal         Causal
-	fill           float64
 }
 
 // FlashAttention starts building softmax(q·kᵀ·scale + mask)·v block by block (see the
@@ -90,50 +85,19 @@ type FlashBuilder struct {
 // Finish with Done (output [B, h, Lq, dv]) or DoneWithLSE (also the log-sum-exp [B, h, Lq]).
 // It never returns the weights: not materialising them is the point.
 func FlashAttention(q, k, v *Node) *FlashBuilder {
-	return &FlashBuilder{q: q, k: k, v: v, blockQ: DefaultFlashBlockQ, blockK: DefaultFlashBlockK, fill: FillNegInf}
+	b := &FlashBuilder{q: q, k: k, v: v, blockQ: DefaultFlashBlockQ, blockK: DefaultFlashBlockK}
+	b.AttentionOptions = newAttentionOptions(b)
+	return b
 }
 
 // BlockSizes sets the number of query rows per query block (the granularity at which causal
 // attention drops finished rows) and the number of keys per key block (one unrolled step each).
-// Neither needs to divide the lengths. Defaults DefaultFlashBlockQ = 512, DefaultFlashBlockK = 128,
-// measured on XLA CPU at L = 4096: key blocks of 128 ran fastest of 128…1024 (at L = 32768,
-// h = 8 one tile of scores is then 128 MiB and the graph has 256 steps); causal query blocks of
-// 512 instead of 128 halve the compilation time (7.6 s instead of 13.8 s: every step that drops
-// rows has new shapes to compile) for ~12% more masked work.
+// Neither needs to divide the lengths. Defaults DefaultFlashBlockQ and DefaultFlashBlockK.
+// Larger key blocks mean fewer unrolled steps but larger score tiles; larger causal query blocks
+// mean fewer distinct shapes to compile (every step that drops rows has new ones) for more
+// masked work. Measure a change with `mhalab bench` (its flash rows).
 func (b *FlashBuilder) BlockSizes(blockQ, blockK int) *FlashBuilder {
 	b.blockQ, b.blockK = blockQ, blockK
-	return b
-}
-
-// Scale sets the factor multiplying q·kᵀ. Default 1/√dk.
-func (b *FlashBuilder) Scale(s float64) *FlashBuilder {
-	b.scale, b.scaleSet = s, true
-	return b
-}
-
-// Mask sets the attention mask (see Mask for conventions and shapes). Default: none.
-func (b *FlashBuilder) Mask(m Mask) *FlashBuilder {
-	b.mask = m
-	return b
-}
-
-// KeyPaddingMask sets a [B, Lk] mask of padded keys. Default: none.
-func (b *FlashBuilder) KeyPaddingMask(m Mask) *FlashBuilder {
-	b.keyPadding = m
-	return b
-}
-
-// Causal sets a causal mask, combined with the others. Default NoCausal.
-func (b *FlashBuilder) Causal(c Causal) *FlashBuilder {
-	b.causal = c
-	return b
-}
-
-// Fill sets the value blocked logits take. Default FillNegInf (−inf): a row with every key
-// blocked gives output 0 and lse −inf. With FillMinus1e9 such a row averages all values, as
-// plain attention does.
-func (b *FlashBuilder) Fill(v float64) *FlashBuilder {
-	b.fill = v
 	return b
 }
 
@@ -170,8 +134,8 @@ type flashRows struct {
 // scores depend only on q and that block, and the accumulator update is a chain of element-wise
 // operations. XLA's CPU compiler takes advantage of that: it fuses the whole chain
 // acc ← α·acc + p·v into one final loop that reads every block's p·v, so all ⌈Lk/BlockK⌉ of
-// them (and the score tiles scheduled early) are alive at once — at L = 32768 that was 8.9 GiB
-// instead of 1.1 GiB. GoMLX has no optimisation barrier, so the next block's keys get a zero
+// them (and the score tiles scheduled early) are alive at once, and memory grows with Lk again.
+// GoMLX has no optimisation barrier, so the next block's keys get a zero
 // term computed from the current accumulator: the accumulator must then be materialised
 // before the next block's scores, and at most about two score tiles are alive. The term is
 // exact (the token is finite) and costs one multiply-add per key of the block.
@@ -194,14 +158,9 @@ func flashToken(cut func(x *Node, axis, from, n int) *Node, acc *Node) *Node {
 }
 
 func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
-	batch, heads, lq, lk := checkSDPAInputs(b.q, b.k, b.v)
+	ms, scale := b.cfg.prepare(b.q, b.k, b.v)
 	if b.blockQ < 1 || b.blockK < 1 {
 		panicArg("BlockSizes", "blockQ=%d, blockK=%d: both must be ≥ 1", b.blockQ, b.blockK)
-	}
-	ms := newMaskSet(batch, heads, lq, lk, b.q.DType(), b.mask, "mask", b.keyPadding, "key padding mask", b.causal, b.fill)
-	scale := 1 / math.Sqrt(float64(b.q.Shape().Dim(-1)))
-	if b.scaleSet {
-		scale = b.scale
 	}
 	return flashAttend(b.q, b.k, b.v, scale, ms, b.blockQ, b.blockK, withLSE)
 }

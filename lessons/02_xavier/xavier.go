@@ -1,5 +1,3 @@
-//go:build !solution
-
 // Package xavier is lesson 2: Xavier (Glorot) uniform initialisation.
 //
 // Read README.md, replace the TODOs below with your code, then run `mhalab lessons check 2`.

@@ -1,5 +1,3 @@
-//go:build !solution
-
 // Package heads is lesson 3: splitting the model width into heads, and merging them back.
 //
 // Read README.md, replace the TODOs below with your code, then run `mhalab lessons check 3`.

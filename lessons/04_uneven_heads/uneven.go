@@ -1,5 +1,3 @@
-//go:build !solution
-
 // Package uneven is lesson 4: heads of different sizes, as when a model width of 440 is cut into
 // heads of 100 features: 440 = 4×100 + 40.
 //

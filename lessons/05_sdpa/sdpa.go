@@ -1,5 +1,3 @@
-//go:build !solution
-
 // Package sdpa is lesson 5: scaled dot-product attention, with the right scale.
 //
 // Read README.md, replace the TODO below with your code, then run `mhalab lessons check 5`.

@@ -1,5 +1,3 @@
-//go:build !solution
-
 // Package masks is lesson 6: causal and key-padding masks, and a softmax that survives a row with
 // every key masked.
 //

@@ -1,5 +1,3 @@
-//go:build !solution
-
 // Package mha is lesson 7: assembling multi-head attention from the pieces of lessons 1 to 5, for
 // self-attention and cross-attention.
 //

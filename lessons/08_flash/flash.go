@@ -1,5 +1,3 @@
-//go:build !solution
-
 // Package flash is lesson 8: the online softmax, one block of FlashAttention at a time.
 //
 // Read README.md, replace the TODOs below with your code, then run `mhalab lessons check 8`.

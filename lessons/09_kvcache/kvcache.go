@@ -1,5 +1,3 @@
-//go:build !solution
-
 // Package kvcache is lesson 9: one decoding step with a KV cache.
 //
 // Read README.md, replace the TODO below with your code, then run `mhalab lessons check 9`.

@@ -1,5 +1,3 @@
-//go:build !solution
-
 // Package statedict is lesson 10: loading the weights PyTorch saved, and getting PyTorch's output.
 //
 // Read README.md, replace the TODOs below with your code, then run `mhalab lessons check 10`.

@@ -1,4 +1,4 @@
-package main
+package lessonrun
 
 // mhalab lessons verify (maintainers, CI) and grade (teachers).
 
@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,11 +17,12 @@ import (
 	"time"
 
 	"github.com/mhalab/mhalab/lessons"
+	"github.com/mhalab/mhalab/lessons/solutions"
 )
 
 // verify checks the exercises themselves: every file matches the manifest, every stub compiles
 // and fails its grader, and every solution passes it.
-func (env *lessonsEnv) verify(ctx context.Context) error {
+func (env *runner) verify(ctx context.Context) error {
 	start := time.Now()
 	var problems []string
 	names := make([]string, 0, len(lessons.Manifest))
@@ -29,7 +31,7 @@ func (env *lessonsEnv) verify(ctx context.Context) error {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		data, err := os.ReadFile(env.lessonsPath(name))
+		data, err := os.ReadFile(env.inLessons(name))
 		switch {
 		case err != nil:
 			problems = append(problems, fmt.Sprintf("lessons/%s: %v", name, err))
@@ -37,19 +39,41 @@ func (env *lessonsEnv) verify(ctx context.Context) error {
 			problems = append(problems, fmt.Sprintf("lessons/%s differs from lessons/manifest.go: after changing it on purpose, run `go generate ./lessons`", name))
 		}
 	}
+	if !solutions.Available() {
+		return fmt.Errorf("verify: this mhalab carries no reference solutions (built from a student's copy): build it from the full repository (go run ./cmd/mhalab lessons verify)")
+	}
+	// The solutions are embedded in this binary (lessons/solutions): each one goes into its
+	// exercise's package in place of the stub, through go build -overlay.
+	tmp, err := os.MkdirTemp("", "mhalab-verify-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	overlay := map[string]string{}
 	for _, e := range lessons.Exercises {
-		if _, err := os.Stat(env.lessonsPath(e.Path(e.Solution))); err != nil {
-			problems = append(problems, fmt.Sprintf("lessons/%s: the reference solution is missing", e.Path(e.Solution)))
+		src, err := solutions.Source(e.Dir, e.Solution)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("lessons/solutions/files/%s: %v", e.Path(e.Solution), err))
+			continue
 		}
+		for _, p := range checkImports(e, map[string][]byte{e.Solution: src}) {
+			problems = append(problems, fmt.Sprintf("%s solution: %s", e.Dir, p))
+		}
+		copyPath := filepath.Join(tmp, e.Dir, e.Solution)
+		if err := writeFile(copyPath, src); err != nil {
+			return err
+		}
+		overlay[env.inLessons(e.Path(e.File))] = ""
+		overlay[env.inLessons(e.Path(e.Solution))] = copyPath
 	}
 	fmt.Fprintf(env.stdout, "mhalab lessons verify: %d exercises on backend %s (stubs, then solutions)\n\n", len(lessons.Exercises), env.backend)
-	stubs := env.runGoTest(ctx, lessonsGoTest{exercises: lessons.Exercises})
-	solutions := env.runGoTest(ctx, lessonsGoTest{exercises: lessons.Exercises, tags: []string{"solution"}})
+	stubs := env.runGoTest(ctx, goTestRun{exercises: lessons.Exercises})
+	solved := env.runGoTest(ctx, goTestRun{exercises: lessons.Exercises, tags: []string{"solution"}, overlay: overlay})
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "EXERCISE\tSTUB (must fail)\tSOLUTION (must pass)\t")
 	for i, e := range lessons.Exercises {
-		st, so := stubs[i], solutions[i]
-		stubOK := st.status == "fail" && len(st.checks) > 0 && !lessonsAllPassed(st.checks)
+		st, so := stubs[i], solved[i]
+		stubOK := st.status == "fail" && len(st.checks) > 0 && !allPassed(st.checks)
 		stubCell := "fails: " + st.checksSummary() + " checks pass"
 		if !stubOK {
 			stubCell = "WRONG: " + st.status
@@ -87,14 +111,14 @@ func (env *lessonsEnv) verify(ctx context.Context) error {
 	return nil
 }
 
-// lessonsStudent is one row of the grade table.
-type lessonsStudent struct {
+// studentGrade is one row of the grade table.
+type studentGrade struct {
 	name    string
-	results []*lessonsResult // one per exercise graded, in order
+	results []*result // one per exercise graded, in order
 	notes   []string
 }
 
-func (g *lessonsStudent) total() int {
+func (g *studentGrade) total() int {
 	n := 0
 	for _, r := range g.results {
 		if r.passed() {
@@ -107,15 +131,22 @@ func (g *lessonsStudent) total() int {
 // grade grades each student folder (a copy of lessons/) on the given exercises, prints a
 // markdown table and writes a CSV. A submission that does not compile, crashes, hangs or lacks
 // files fails that exercise with the reason; the next one is graded all the same.
-func (env *lessonsEnv) grade(ctx context.Context, dirs []string, exercises []lessons.Exercise, csvPath string) error {
-	notes, err := env.restore(lessonsProtectedFiles(exercises))
+func (env *runner) grade(ctx context.Context, dirs []string, exercises []lessons.Exercise, csvPath string) error {
+	// Every folder is checked before anything is graded or written: a typo in a path is an
+	// error, not a student with 0 points.
+	for _, dir := range dirs {
+		if err := checkStudentDir(dir, exercises); err != nil {
+			return err
+		}
+	}
+	notes, err := env.restore(protectedFiles(exercises))
 	for _, n := range notes {
 		fmt.Fprintf(env.stderr, "mhalab lessons grade: %s\n", n)
 	}
 	if err != nil {
 		return err
 	}
-	var grades []*lessonsStudent
+	var grades []*studentGrade
 	seen := map[string]int{}
 	for _, dir := range dirs {
 		name := filepath.Base(filepath.Clean(dir))
@@ -130,34 +161,54 @@ func (env *lessonsEnv) grade(ctx context.Context, dirs []string, exercises []les
 			return fmt.Errorf("grading stopped")
 		}
 	}
-	lessonsGradeTable(env.stdout, grades, exercises)
-	if err := lessonsGradeCSV(csvPath, grades, exercises); err != nil {
+	gradeTable(env.stdout, grades, exercises)
+	if err := gradeCSV(csvPath, grades, exercises); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "\nCSV written to %s\n", csvPath)
 	return nil
 }
 
+// checkStudentDir returns an error unless dir is a folder holding at least one of the
+// exercises' folders, directly (a copy of lessons/) or in lessons/ (a copy of the repository).
+func checkStudentDir(dir string, exercises []lessons.Exercise) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("grade: student folder %s does not exist", dir)
+	case err != nil:
+		return fmt.Errorf("grade: student folder %s: %w", dir, err)
+	case !st.IsDir():
+		return fmt.Errorf("grade: %s is not a folder: give each student's copy of lessons/ (or of the repository)", dir)
+	}
+	for _, e := range exercises {
+		if isDir(filepath.Join(dir, e.Dir)) || isDir(filepath.Join(dir, "lessons", e.Dir)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("grade: %s holds none of the exercise folders (%s, …) nor lessons/: give each student's copy of lessons/ (or of the repository)", dir, exercises[0].Dir)
+}
+
 // gradeStudent runs the graders of the teacher's repository against one student's files. The
 // student's .go files (except tests, the solution and the given files) are copied to a
 // temporary folder and overlaid on the exercise packages (go build -overlay); the repository's
 // own stubs are left out; graders, given files and fixtures are the originals.
-func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exercises []lessons.Exercise) *lessonsStudent {
-	g := &lessonsStudent{name: name}
+func (env *runner) gradeStudent(ctx context.Context, name, dir string, exercises []lessons.Exercise) *studentGrade {
+	g := &studentGrade{name: name}
 	base := dir
-	if lessonsIsDir(filepath.Join(dir, "lessons")) && !lessonsIsDir(filepath.Join(dir, exercises[0].Dir)) {
+	if isDir(filepath.Join(dir, "lessons")) && !isDir(filepath.Join(dir, exercises[0].Dir)) {
 		base = filepath.Join(dir, "lessons") // a copy of the whole repository
 	}
-	results := map[string]*lessonsResult{}
+	results := map[string]*result{}
 	missing := func(e lessons.Exercise, why string) {
-		results[e.Dir] = &lessonsResult{exercise: e, status: "missing", reason: why}
+		results[e.Dir] = &result{exercise: e, status: "missing", reason: why}
 	}
 	tmp, err := os.MkdirTemp("", "mhalab-grade-*")
 	if err != nil {
 		for _, e := range exercises {
 			missing(e, err.Error())
 		}
-		g.results = lessonsOrdered(results, exercises)
+		g.results = ordered(results, exercises)
 		return g
 	}
 	defer os.RemoveAll(tmp)
@@ -165,11 +216,11 @@ func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exerc
 	var run []lessons.Exercise
 	for _, e := range exercises {
 		sdir := filepath.Join(base, e.Dir)
-		if !lessonsIsDir(sdir) {
+		if !isDir(sdir) {
 			missing(e, fmt.Sprintf("the folder %s is missing", e.Dir))
 			continue
 		}
-		repoDir := env.lessonsPath(e.Dir)
+		repoDir := env.inLessons(e.Dir)
 		provided := map[string]bool{}
 		entries, err := os.ReadDir(sdir)
 		if err != nil {
@@ -191,24 +242,35 @@ func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exerc
 			switch {
 			case fname == e.Grader || slices.Contains(e.Given, fname):
 				sawGrader = sawGrader || fname == e.Grader
-				if orig, err := env.original(e.Path(fname)); err == nil && !lessonsSameFile(src, orig) {
+				if orig, err := env.original(e.Path(fname)); err == nil && !sameFile(src, orig) {
 					g.notes = append(g.notes, fmt.Sprintf("%s/%s differs from the original: graded with the original", e.Dir, fname))
 				}
 			case strings.HasSuffix(fname, "_test.go"):
 				g.notes = append(g.notes, fmt.Sprintf("%s/%s: ignored (only the grader runs)", e.Dir, fname))
 			case fname == e.Solution:
-				// The reference solution is the repository's business, not the student's.
+				// A copy made before the solutions moved out of the exercises' folders.
+				g.notes = append(g.notes, fmt.Sprintf("%s/%s: ignored (the reference solution's name; it does not belong in a student's copy)", e.Dir, fname))
 			case info.Size() > 1<<20:
 				g.notes = append(g.notes, fmt.Sprintf("%s/%s: skipped (larger than 1 MiB)", e.Dir, fname))
 			default:
 				dst := filepath.Join(tmp, e.Dir, fname)
-				if err := lessonsCopyFile(src, dst); err != nil {
+				if err := copyFile(src, dst); err != nil {
 					g.notes = append(g.notes, fmt.Sprintf("%s/%s: cannot read it (%v)", e.Dir, fname, err))
 					continue
 				}
 				overlay[filepath.Join(repoDir, fname)] = dst
 				provided[fname] = true
 			}
+		}
+		graded := map[string][]byte{}
+		for fname := range provided {
+			if data, err := os.ReadFile(filepath.Join(tmp, e.Dir, fname)); err == nil {
+				graded[e.Path(fname)] = data
+			}
+		}
+		if refused := checkImports(e, graded); len(refused) > 0 {
+			results[e.Dir] = refusedResult(e, refused)
+			continue
 		}
 		if !sawGrader {
 			g.notes = append(g.notes, fmt.Sprintf("%s/%s was missing: graded with the original", e.Dir, e.Grader))
@@ -224,74 +286,79 @@ func (env *lessonsEnv) gradeStudent(ctx context.Context, name, dir string, exerc
 		run = append(run, e)
 	}
 	if len(run) > 0 {
-		for _, r := range env.runGoTest(ctx, lessonsGoTest{exercises: run, overlay: overlay}) {
+		for _, r := range env.runGoTest(ctx, goTestRun{exercises: run, overlay: overlay}) {
 			// Compiler messages name the temporary copies: show the student's paths.
-			r.reason = lessonsStudentPaths(r.reason, env.root, tmp)
+			r.reason = studentPaths(r.reason, env.root, tmp)
 			for i := range r.build {
-				r.build[i] = lessonsStudentPaths(r.build[i], env.root, tmp)
+				r.build[i] = studentPaths(r.build[i], env.root, tmp)
 			}
 			results[r.exercise.Dir] = r
 		}
 	}
-	g.results = lessonsOrdered(results, exercises)
+	g.results = ordered(results, exercises)
 	return g
 }
 
-// lessonsStudentPaths rewrites the paths of the temporary copies in a compiler message (go
+// studentPaths rewrites the paths of the temporary copies in a compiler message (go
 // prints them absolute, or relative to the repository) as paths in the student's folder:
 // "01_linear/linear.go:7:1: ...".
-func lessonsStudentPaths(msg, root, tmp string) string {
+func studentPaths(msg, root, tmp string) string {
 	if rel, err := filepath.Rel(root, tmp); err == nil {
 		msg = strings.ReplaceAll(msg, rel+string(filepath.Separator), "")
 	}
 	return strings.ReplaceAll(msg, tmp+string(filepath.Separator), "")
 }
 
-func lessonsOrdered(results map[string]*lessonsResult, exercises []lessons.Exercise) []*lessonsResult {
-	out := make([]*lessonsResult, len(exercises))
+func ordered(results map[string]*result, exercises []lessons.Exercise) []*result {
+	out := make([]*result, len(exercises))
 	for i, e := range exercises {
 		out[i] = results[e.Dir]
 	}
 	return out
 }
 
-func lessonsIsDir(p string) bool {
+func isDir(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()
 }
 
-func lessonsSameFile(path string, want []byte) bool {
+func sameFile(path string, want []byte) bool {
 	got, err := os.ReadFile(path)
 	return err == nil && bytes.Equal(got, want)
 }
 
-func lessonsCopyFile(src, dst string) error {
+func copyFile(src, dst string) error {
 	data, err := os.ReadFile(src)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(dst, data, 0o644)
+	return writeFile(dst, data)
 }
 
-// lessonsShortName is the column title of an exercise: its number.
-func lessonsShortName(e lessons.Exercise) string { return fmt.Sprintf("%02d", e.Number) }
+// writeFile writes data to path, making its folder first.
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
 
-// lessonsGradeTable writes the markdown table and, under it, why each failure failed.
-func lessonsGradeTable(w io.Writer, grades []*lessonsStudent, exercises []lessons.Exercise) {
+// shortName is the column title of an exercise: its number.
+func shortName(e lessons.Exercise) string { return fmt.Sprintf("%02d", e.Number) }
+
+// gradeTable writes the markdown table and, under it, why each failure failed.
+func gradeTable(w io.Writer, grades []*studentGrade, exercises []lessons.Exercise) {
 	header := []string{"student"}
 	align := []string{"---"}
 	for _, e := range exercises {
-		header = append(header, lessonsShortName(e))
+		header = append(header, shortName(e))
 		align = append(align, ":-:")
 	}
 	header = append(header, "total")
 	align = append(align, "--:")
 	fmt.Fprintf(w, "| %s |\n|%s|\n", strings.Join(header, " | "), strings.Join(align, "|"))
 	for _, g := range grades {
-		row := []string{lessonsMarkdownEscape(g.name)}
+		row := []string{markdownEscape(g.name)}
 		for _, r := range g.results {
 			if r.passed() {
 				row = append(row, "✓")
@@ -302,46 +369,84 @@ func lessonsGradeTable(w io.Writer, grades []*lessonsStudent, exercises []lesson
 		row = append(row, fmt.Sprintf("%d/%d", g.total(), len(exercises)))
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
-	var failures, notes []string
+	fmt.Fprintf(w, "\nExercises: %s\n", legend(exercises))
+	// Per student: every exercise that did not pass, why, and which checks failed.
 	for _, g := range grades {
+		fmt.Fprintf(w, "\n### %s: %d/%d\n\n", markdownEscape(g.name), g.total(), len(exercises))
+		if g.total() == len(exercises) {
+			fmt.Fprintf(w, "Every graded exercise passes.\n")
+		}
 		for _, r := range g.results {
-			if !r.passed() {
-				failures = append(failures, fmt.Sprintf("- %s, %s: %s: %s", lessonsMarkdownEscape(g.name), r.exercise.Dir, r.status, lessonsMarkdownEscape(r.reason)))
+			if r.passed() {
+				continue
+			}
+			failed := failedChecks(r)
+			switch {
+			case r.status == "fail" && len(failed) > 0:
+				fmt.Fprintf(w, "- %s: fail, %s checks pass; failed checks:\n", r.exercise.Dir, r.checksSummary())
+			default:
+				fmt.Fprintf(w, "- %s: %s: %s\n", r.exercise.Dir, r.status, markdownEscape(r.reason))
+				if len(failed) > 0 {
+					fmt.Fprintf(w, "  failed checks:\n")
+				}
+			}
+			for _, c := range failed {
+				msg := ""
+				if len(c.lines) > 0 {
+					msg = ": " + markdownEscape(shorten(strings.TrimSpace(c.lines[0]), 160))
+				}
+				fmt.Fprintf(w, "  - %s%s\n", c.name, msg)
+			}
+			for _, line := range r.refused[min(1, len(r.refused)):] {
+				fmt.Fprintf(w, "  - %s\n", markdownEscape(line))
 			}
 		}
 		for _, n := range g.notes {
-			notes = append(notes, fmt.Sprintf("- %s: %s", lessonsMarkdownEscape(g.name), lessonsMarkdownEscape(n)))
+			fmt.Fprintf(w, "- note: %s\n", markdownEscape(n))
 		}
-	}
-	fmt.Fprintf(w, "\nExercises: %s\n", lessonsLegend(exercises))
-	if len(failures) > 0 {
-		fmt.Fprintf(w, "\nFailures:\n%s\n", strings.Join(failures, "\n"))
-	}
-	if len(notes) > 0 {
-		fmt.Fprintf(w, "\nNotes:\n%s\n", strings.Join(notes, "\n"))
 	}
 }
 
-func lessonsLegend(exercises []lessons.Exercise) string {
+// failedChecks returns the checks of r that ran and failed.
+func failedChecks(r *result) []*checkResult {
+	var out []*checkResult
+	for _, c := range r.checks {
+		if !c.passed {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// shorten cuts s to n characters, with an ellipsis.
+func shorten(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+func legend(exercises []lessons.Exercise) string {
 	var parts []string
 	for _, e := range exercises {
-		parts = append(parts, fmt.Sprintf("%s %s", lessonsShortName(e), e.Dir))
+		parts = append(parts, fmt.Sprintf("%s %s", shortName(e), e.Dir))
 	}
 	return strings.Join(parts, ", ")
 }
 
-// lessonsMarkdownEscape keeps text from breaking a markdown table.
-func lessonsMarkdownEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+// markdownEscape keeps text from breaking a markdown table.
+func markdownEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
-// lessonsGradeCSV writes student, one pass/fail column per exercise, total, notes.
-func lessonsGradeCSV(path string, grades []*lessonsStudent, exercises []lessons.Exercise) error {
+// gradeCSV writes student, one pass/fail column per exercise, total, notes (why each failure
+// failed), failed checks (exercise: check, check; ...).
+func gradeCSV(path string, grades []*studentGrade, exercises []lessons.Exercise) error {
 	var b bytes.Buffer
 	cw := csv.NewWriter(&b)
 	header := []string{"student"}
 	for _, e := range exercises {
 		header = append(header, e.Dir)
 	}
-	_ = cw.Write(append(header, "total", "notes"))
+	_ = cw.Write(append(header, "total", "notes", "failed checks"))
 	for _, g := range grades {
 		row := []string{g.name}
 		var why []string
@@ -354,7 +459,21 @@ func lessonsGradeCSV(path string, grades []*lessonsStudent, exercises []lessons.
 			why = append(why, fmt.Sprintf("%s: %s: %s", r.exercise.Dir, r.status, r.reason))
 		}
 		why = append(why, g.notes...)
-		_ = cw.Write(append(row, fmt.Sprint(g.total()), strings.Join(why, "; ")))
+		var failed []string
+		for _, r := range g.results {
+			if r.passed() {
+				continue
+			}
+			var names []string
+			for _, c := range failedChecks(r) {
+				names = append(names, c.name)
+			}
+			if len(names) == 0 {
+				names = []string{"(" + r.status + ")"}
+			}
+			failed = append(failed, r.exercise.Dir+": "+strings.Join(names, ", "))
+		}
+		_ = cw.Write(append(row, fmt.Sprint(g.total()), strings.Join(why, "; "), strings.Join(failed, "; ")))
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {

@@ -1,15 +1,15 @@
 //go:build unix
 
-package main
+package lessonrun
 
 import (
 	"os/exec"
 	"syscall"
 )
 
-// lessonsProcessGroup starts cmd in its own process group and makes its cancellation kill the whole
+// processGroup starts cmd in its own process group and makes its cancellation kill the whole
 // group: `go test` runs the compiled test binary as a child, which must die with it.
-func lessonsProcessGroup(cmd *exec.Cmd) {
+func processGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		if cmd.Process == nil {

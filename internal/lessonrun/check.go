@@ -1,4 +1,4 @@
-package main
+package lessonrun
 
 // mhalab lessons check and watch: grading the student's working tree, with a report a student
 // can act on.
@@ -7,32 +7,27 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mhalab/mhalab/lessons"
+	"github.com/mhalab/mhalab/lessons/solutions"
 )
-
-// lessonsSignalContext is cancelled by Ctrl-C (SIGINT) or SIGTERM.
-func lessonsSignalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-}
 
 // check restores the grader and given files of e, runs the grader on the working tree, prints
 // the report and records the result in the progress file.
-func (env *lessonsEnv) check(ctx context.Context, e lessons.Exercise) *lessonsResult {
-	notes, err := env.restore(lessonsProtectedFiles([]lessons.Exercise{e}))
+func (env *runner) check(ctx context.Context, e lessons.Exercise) *result {
+	notes, err := env.restore(protectedFiles([]lessons.Exercise{e}))
 	if err != nil {
-		res := &lessonsResult{exercise: e, status: "error", reason: err.Error(), notes: notes}
+		res := &result{exercise: e, status: "error", reason: err.Error(), notes: notes}
 		env.report(res)
 		return res
 	}
 	// Only the grader runs: other test files of the folder are left out of the build.
 	overlay := map[string]string{}
-	dir := env.lessonsPath(e.Dir)
+	dir := env.inLessons(e.Dir)
 	extra, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
 	for _, f := range extra {
 		if filepath.Base(f) != e.Grader {
@@ -40,7 +35,24 @@ func (env *lessonsEnv) check(ctx context.Context, e lessons.Exercise) *lessonsRe
 			notes = append(notes, fmt.Sprintf("ignoring lessons/%s: only the grader (%s) runs.", e.Path(filepath.Base(f)), e.Grader))
 		}
 	}
-	res := env.runGoTest(ctx, lessonsGoTest{exercises: []lessons.Exercise{e}, overlay: overlay})[0]
+	// The graded files: the folder's .go files but the tests and the given files.
+	graded := map[string][]byte{}
+	sources, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	for _, f := range sources {
+		name := filepath.Base(f)
+		if strings.HasSuffix(name, "_test.go") || slices.Contains(e.Given, name) {
+			continue
+		}
+		if data, err := os.ReadFile(f); err == nil {
+			graded["lessons/"+e.Path(name)] = data
+		}
+	}
+	var res *result
+	if refused := checkImports(e, graded); len(refused) > 0 {
+		res = refusedResult(e, refused)
+	} else {
+		res = env.runGoTest(ctx, goTestRun{exercises: []lessons.Exercise{e}, overlay: overlay})[0]
+	}
 	res.notes = append(notes, res.notes...)
 	env.report(res)
 	if res.status != "stopped" {
@@ -49,8 +61,13 @@ func (env *lessonsEnv) check(ctx context.Context, e lessons.Exercise) *lessonsRe
 	return res
 }
 
+// refusedResult is the result of an exercise whose graded files use what it forbids: not run.
+func refusedResult(e lessons.Exercise, refused []string) *result {
+	return &result{exercise: e, status: "refused", reason: refused[0], refused: refused}
+}
+
 // report prints the result of one exercise for its student.
-func (env *lessonsEnv) report(r *lessonsResult) {
+func (env *runner) report(r *result) {
 	e, w := r.exercise, env.stdout
 	fmt.Fprintf(w, "Exercise %d of %d · %s · %s\n", e.Number, len(lessons.Exercises), e.Dir, e.Title)
 	for _, n := range r.notes {
@@ -71,6 +88,13 @@ func (env *lessonsEnv) report(r *lessonsResult) {
 		}
 		fmt.Fprintf(w, "  Fix the first error, save, and check again.\n")
 		return
+	case "refused":
+		fmt.Fprintf(w, "  ✗ not graded: your code uses what this exercise asks you to write:\n")
+		for _, line := range r.refused {
+			fmt.Fprintf(w, "      %s\n", line)
+		}
+		fmt.Fprintf(w, "  Remove those uses, write the code with GoMLX's graph operations, save, and check again. Stuck? `mhalab lessons hint %d`\n", e.Number)
+		return
 	case "error", "stopped":
 		fmt.Fprintf(w, "  ✗ %s\n", r.reason)
 		return
@@ -84,7 +108,7 @@ func (env *lessonsEnv) report(r *lessonsResult) {
 		if c.passed {
 			continue
 		}
-		if (r.status == "time limit" || r.status == "crashed") && lessonsHasCrash(c.lines) {
+		if (r.status == "time limit" || r.status == "crashed") && hasCrash(c.lines) {
 			fmt.Fprintf(w, "      (this check was running when the program was stopped)\n")
 			continue
 		}
@@ -104,6 +128,9 @@ func (env *lessonsEnv) report(r *lessonsResult) {
 		} else {
 			fmt.Fprintf(w, " That was the last one.\n")
 		}
+		if solutions.Available() {
+			fmt.Fprintf(w, "  Compare with the reference solution: `mhalab lessons solution %d`.\n", e.Number)
+		}
 		return
 	case "time limit", "crashed":
 		if r.status == "crashed" {
@@ -116,7 +143,7 @@ func (env *lessonsEnv) report(r *lessonsResult) {
 			for _, c := range r.checks {
 				all = append(all, c.lines...)
 			}
-			for _, line := range lessonsCrashLines(all, 6) {
+			for _, line := range crashLines(all, 6) {
 				fmt.Fprintf(w, "      %s\n", line)
 			}
 		}
@@ -128,8 +155,8 @@ func (env *lessonsEnv) report(r *lessonsResult) {
 	fmt.Fprintf(w, "%s checks pass. Edit lessons/%s, save, and check again. Stuck? `mhalab lessons hint %d`\n", summary, e.Path(e.File), e.Number)
 }
 
-// lessonsHasCrash reports whether output holds a panic or fatal error of the test program.
-func lessonsHasCrash(lines []string) bool {
+// hasCrash reports whether output holds a panic or fatal error of the test program.
+func hasCrash(lines []string) bool {
 	for _, line := range lines {
 		t := strings.TrimSpace(line)
 		if strings.HasPrefix(t, "panic: ") || strings.HasPrefix(t, "fatal error: ") {
@@ -139,12 +166,12 @@ func lessonsHasCrash(lines []string) bool {
 	return false
 }
 
-// lessonsCrashLines returns the places in the student's files (file:line) that the stack of a crash
+// crashLines returns the places in the student's files (file:line) that the stack of a crash
 // passes through, at most n, outermost last.
-func lessonsCrashLines(output []string, n int) []string {
+func crashLines(output []string, n int) []string {
 	var out []string
 	for i, line := range output {
-		if !lessonsHasCrash([]string{line}) {
+		if !hasCrash([]string{line}) {
 			continue
 		}
 		for _, l := range output[i+1:] {
@@ -168,10 +195,10 @@ func lessonsCrashLines(output []string, n int) []string {
 
 // watch checks the current exercise (the first not done) and checks it again whenever a file
 // of its folder is saved; when it passes it moves on to the next. Ctrl-C (ctx) stops it.
-func (env *lessonsEnv) watch(ctx context.Context, interval time.Duration) error {
+func (env *runner) watch(ctx context.Context, interval time.Duration) error {
 	e, ok := env.next()
 	if !ok {
-		fmt.Fprintln(env.stdout, "Every exercise is done: nothing to watch. (Delete lessons/"+lessonsProgressFile+" to start over.)")
+		fmt.Fprintln(env.stdout, "Every exercise is done: nothing to watch. (Delete lessons/"+ProgressFile+" to start over.)")
 		return nil
 	}
 	clear := false
@@ -195,7 +222,7 @@ func (env *lessonsEnv) watch(ctx context.Context, interval time.Duration) error 
 			continue
 		}
 		fmt.Fprintf(env.stdout, "\nWatching lessons/%s/ : save a file to check again (Ctrl-C to stop).\n", e.Dir)
-		if !lessonsWaitForChange(ctx, env.lessonsPath(e.Dir), interval) {
+		if !waitForChange(ctx, env.inLessons(e.Dir), interval) {
 			fmt.Fprintln(env.stdout, "\nwatch stopped.")
 			return nil
 		}
@@ -204,7 +231,7 @@ func (env *lessonsEnv) watch(ctx context.Context, interval time.Duration) error 
 }
 
 // clearScreen clears a terminal (and does nothing when the output is not one).
-func (env *lessonsEnv) clearScreen() {
+func (env *runner) clearScreen() {
 	if f, ok := env.stdout.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			fmt.Fprint(f, "\033[H\033[2J")
@@ -214,8 +241,8 @@ func (env *lessonsEnv) clearScreen() {
 	fmt.Fprintln(env.stdout)
 }
 
-// lessonsSnapshot is the size and modification time of every file of a folder.
-func lessonsSnapshot(dir string) map[string]string {
+// snapshot is the size and modification time of every file of a folder.
+func snapshot(dir string) map[string]string {
 	out := map[string]string{}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
@@ -229,9 +256,9 @@ func lessonsSnapshot(dir string) map[string]string {
 	return out
 }
 
-// lessonsWaitForChange polls dir until a file appears, disappears or changes (true) or ctx ends (false).
-func lessonsWaitForChange(ctx context.Context, dir string, interval time.Duration) bool {
-	before := lessonsSnapshot(dir)
+// waitForChange polls dir until a file appears, disappears or changes (true) or ctx ends (false).
+func waitForChange(ctx context.Context, dir string, interval time.Duration) bool {
+	before := snapshot(dir)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
@@ -240,7 +267,7 @@ func lessonsWaitForChange(ctx context.Context, dir string, interval time.Duratio
 			return false
 		case <-tick.C:
 		}
-		now := lessonsSnapshot(dir)
+		now := snapshot(dir)
 		changed := len(now) != len(before)
 		for name, v := range now {
 			changed = changed || before[name] != v

@@ -1,4 +1,4 @@
-package main
+package lessonrun
 
 // Running the graders: `go test -json` on exercise packages in a child process, and turning its
 // events into results a student can read.
@@ -20,38 +20,39 @@ import (
 	"github.com/mhalab/mhalab/lessons"
 )
 
-// lessonsGoTest describes one `go test` invocation.
-type lessonsGoTest struct {
+// goTestRun describes one `go test` invocation.
+type goTestRun struct {
 	exercises []lessons.Exercise
 	tags      []string          // build tags, e.g. "solution"
 	overlay   map[string]string // go build -overlay: absolute path → replacement ("" = deleted)
 }
 
-// lessonsCheck is one check of a grader (a subtest of TestLesson).
-type lessonsCheck struct {
+// checkResult is one check of a grader (a subtest of TestLesson).
+type checkResult struct {
 	name   string   // "output shape"
 	passed bool     // it ran and passed
 	lines  []string // its messages, without file:line prefixes and without the hint line
 	indent int      // indentation of the continuation lines of the current message
 }
 
-// lessonsResult is the outcome of grading one exercise.
-type lessonsResult struct {
+// result is the outcome of grading one exercise.
+type result struct {
 	exercise lessons.Exercise
-	status   string // "pass", "fail", "does not compile", "time limit", "crashed", "missing", "error"
+	status   string // "pass", "fail", "does not compile", "refused", "time limit", "crashed", "missing", "error"
 	reason   string // one line for tables: why it failed
-	checks   []*lessonsCheck
+	checks   []*checkResult
 	build    []string // compiler messages
 	output   []string // package output outside the checks (crash dumps, …)
 	notes    []string // restored or ignored files
+	refused  []string // uses of what the exercise forbids (checkImports), when status is "refused"
 	elapsed  time.Duration
 	ended    bool // go test reported the package's end
 }
 
-func (r *lessonsResult) passed() bool { return r.status == "pass" }
+func (r *result) passed() bool { return r.status == "pass" }
 
 // checksSummary is "passed/total" for the checks that ran, or "".
-func (r *lessonsResult) checksSummary() string {
+func (r *result) checksSummary() string {
 	if len(r.checks) == 0 {
 		return ""
 	}
@@ -64,8 +65,8 @@ func (r *lessonsResult) checksSummary() string {
 	return fmt.Sprintf("%d/%d", n, len(r.checks))
 }
 
-// lessonsEvent is one line of `go test -json` (cmd/test2json), with the build events of Go ≥ 1.24.
-type lessonsEvent struct {
+// testEvent is one line of `go test -json` (cmd/test2json), with the build events of Go ≥ 1.24.
+type testEvent struct {
 	Action      string
 	Package     string
 	ImportPath  string
@@ -75,8 +76,8 @@ type lessonsEvent struct {
 	FailedBuild string
 }
 
-// lessonsGoBinary is the go command on PATH (running it reports a missing toolchain).
-func lessonsGoBinary() string {
+// goBinary is the go command on PATH (running it reports a missing toolchain).
+func goBinary() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
@@ -86,9 +87,9 @@ func lessonsGoBinary() string {
 // runGoTest runs the graders of run.exercises and returns one result per exercise, in order.
 // The child process gets env.timeout for running the tests (go test -timeout) and, with
 // compiling, env.timeout + env.compile in all; past that its whole process group is killed.
-func (env *lessonsEnv) runGoTest(ctx context.Context, run lessonsGoTest) []*lessonsResult {
-	results := make([]*lessonsResult, len(run.exercises))
-	byDir := map[string]*lessonsResult{}
+func (env *runner) runGoTest(ctx context.Context, run goTestRun) []*result {
+	results := make([]*result, len(run.exercises))
+	byDir := map[string]*result{}
 	// -trimpath: the compiled packages do not depend on where the repository is, so copies of
 	// it (a teacher's, a test's) share the build cache.
 	args := []string{"test", "-json", "-count=1", "-trimpath", "-timeout", env.timeout.String()}
@@ -102,10 +103,10 @@ func (env *lessonsEnv) runGoTest(ctx context.Context, run lessonsGoTest) []*less
 		args = append(args, "-tags", strings.Join(tags, ","))
 	}
 	for i, e := range run.exercises {
-		results[i] = &lessonsResult{exercise: e}
+		results[i] = &result{exercise: e}
 		byDir[e.Dir] = results[i]
 	}
-	fail := func(status, reason string) []*lessonsResult {
+	fail := func(status, reason string) []*result {
 		for _, r := range results {
 			r.status, r.reason = status, reason
 		}
@@ -131,10 +132,10 @@ func (env *lessonsEnv) runGoTest(ctx context.Context, run lessonsGoTest) []*less
 	limit := env.timeout + env.compile
 	runCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, lessonsGoBinary(), args...)
+	cmd := exec.CommandContext(runCtx, goBinary(), args...)
 	cmd.Dir = env.root
 	cmd.Env = append(os.Environ(), "MHALAB_LESSONS_BACKEND="+env.backend, "GOMLX_NO_AUTO_INSTALL=1")
-	lessonsProcessGroup(cmd) // so that the kill reaches the test binaries too
+	processGroup(cmd) // so that the kill reaches the test binaries too
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -142,7 +143,7 @@ func (env *lessonsEnv) runGoTest(ctx context.Context, run lessonsGoTest) []*less
 	err := cmd.Run()
 	elapsed := time.Since(start)
 
-	lessonsParseEvents(stdout.Bytes(), byDir)
+	parseEvents(stdout.Bytes(), byDir)
 	killed := runCtx.Err() != nil
 	for _, r := range results {
 		if r.elapsed == 0 {
@@ -158,7 +159,7 @@ func (env *lessonsEnv) runGoTest(ctx context.Context, run lessonsGoTest) []*less
 			r.reason = fmt.Sprintf("stopped after %s (compiling and running): is there an infinite loop?", limit.Round(time.Second))
 		default:
 			r.status = "error"
-			r.reason = strings.TrimSpace(lessonsFirstLines(stderr.String(), 3))
+			r.reason = strings.TrimSpace(firstLines(stderr.String(), 3))
 			if r.reason == "" && err != nil {
 				r.reason = err.Error()
 			}
@@ -175,17 +176,17 @@ func (env *lessonsEnv) runGoTest(ctx context.Context, run lessonsGoTest) []*less
 }
 
 var (
-	lessonsFileLine = regexp.MustCompile(`^\s*[\w.\-]+\.go:\d+: `)
-	lessonsHintLine = regexp.MustCompile("^Stuck\\? Run `mhalab lessons hint")
+	fileLine = regexp.MustCompile(`^\s*[\w.\-]+\.go:\d+: `)
+	hintLine = regexp.MustCompile("^Stuck\\? Run `mhalab lessons hint")
 )
 
-// lessonsParseEvents fills the results (by exercise folder) from go test's JSON events.
-func lessonsParseEvents(out []byte, byDir map[string]*lessonsResult) {
-	checks := map[string]*lessonsCheck{} // "dir\x00TestLesson/name"
+// parseEvents fills the results (by exercise folder) from go test's JSON events.
+func parseEvents(out []byte, byDir map[string]*result) {
+	checks := map[string]*checkResult{} // "dir\x00TestLesson/name"
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
-		var ev lessonsEvent
+		var ev testEvent
 		if json.Unmarshal(sc.Bytes(), &ev) != nil {
 			continue
 		}
@@ -217,7 +218,7 @@ func lessonsParseEvents(out []byte, byDir map[string]*lessonsResult) {
 			key := r.exercise.Dir + "\x00" + ev.Test
 			c := checks[key]
 			if c == nil {
-				c = &lessonsCheck{name: strings.ReplaceAll(strings.TrimPrefix(ev.Test, "TestLesson/"), "_", " ")}
+				c = &checkResult{name: strings.ReplaceAll(strings.TrimPrefix(ev.Test, "TestLesson/"), "_", " ")}
 				checks[key] = c
 				r.checks = append(r.checks, c)
 			}
@@ -239,17 +240,17 @@ func lessonsParseEvents(out []byte, byDir map[string]*lessonsResult) {
 // cleanOutput turns one output event of a check into message lines: no === RUN / --- FAIL
 // lines, no "file.go:12: " prefixes, no hint line (the report says it once). go test indents
 // a message's continuation lines 4 columns deeper than the message: c.indent remembers where.
-func (c *lessonsCheck) cleanOutput(s string) []string {
+func (c *checkResult) cleanOutput(s string) []string {
 	var out []string
 	for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
 		trimmed := strings.TrimSpace(line)
 		switch {
 		case trimmed == "", strings.HasPrefix(trimmed, "=== "), strings.HasPrefix(trimmed, "--- "):
 			continue
-		case lessonsFileLine.MatchString(line):
+		case fileLine.MatchString(line):
 			c.indent = len(line) - len(strings.TrimLeft(line, " \t")) + 4
-			msg := lessonsFileLine.ReplaceAllString(line, "")
-			if lessonsHintLine.MatchString(msg) {
+			msg := fileLine.ReplaceAllString(line, "")
+			if hintLine.MatchString(msg) {
 				continue
 			}
 			out = append(out, msg)
@@ -262,7 +263,7 @@ func (c *lessonsCheck) cleanOutput(s string) []string {
 }
 
 // classify sets status and reason once go test reported the package's end.
-func (r *lessonsResult) classify(timeout time.Duration) {
+func (r *result) classify(timeout time.Duration) {
 	all := append(append([]string{}, r.output...), r.build...)
 	for _, c := range r.checks {
 		all = append(all, c.lines...)
@@ -282,11 +283,11 @@ func (r *lessonsResult) classify(timeout time.Duration) {
 	switch {
 	case r.status == "does not compile" || (r.status == "fail" && len(r.build) > 0 && len(r.checks) == 0):
 		r.status = "does not compile"
-		r.reason = lessonsFirstLines(strings.Join(r.build, "\n"), 1)
+		r.reason = firstLines(strings.Join(r.build, "\n"), 1)
 	case crash != "":
 		r.status = "crashed"
 		r.reason = crash
-	case r.status == "pass" && len(r.checks) > 0 && lessonsAllPassed(r.checks):
+	case r.status == "pass" && len(r.checks) > 0 && allPassed(r.checks):
 		r.status = "pass"
 	case len(r.checks) == 0:
 		r.status = "fail"
@@ -309,7 +310,7 @@ func (r *lessonsResult) classify(timeout time.Duration) {
 	}
 }
 
-func lessonsAllPassed(checks []*lessonsCheck) bool {
+func allPassed(checks []*checkResult) bool {
 	for _, c := range checks {
 		if !c.passed {
 			return false
@@ -318,8 +319,8 @@ func lessonsAllPassed(checks []*lessonsCheck) bool {
 	return true
 }
 
-// lessonsFirstLines returns the first n non-empty lines of s.
-func lessonsFirstLines(s string, n int) string {
+// firstLines returns the first n non-empty lines of s.
+func firstLines(s string, n int) string {
 	var out []string
 	for _, line := range strings.Split(s, "\n") {
 		if strings.TrimSpace(line) != "" && len(out) < n {

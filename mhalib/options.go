@@ -1,0 +1,92 @@
+package mhalib
+
+import (
+	"math"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+)
+
+// Options shared by ScaledDotProductAttention and FlashAttention.
+//
+// Both compute softmax(q·kᵀ·scale + masks)·v and take the same options; they differ only in how
+// (all scores at once, or block by block). The options live in one type, AttentionOptions,
+// embedded in both builders: a setter written once is a method of SDPABuilder and of
+// FlashBuilder, and returns that builder, so calls chain on either:
+//
+//	out, w := ScaledDotProductAttention(q, k, v).Causal(CausalTopLeft).Scale(0.125).Done()
+//	out := FlashAttention(q, k, v).Causal(CausalTopLeft).Scale(0.125).Done()
+//
+// A new option is a field of attentionConfig, a setter on AttentionOptions, and its effect in
+// attend (sdpa.go) and flashAttend (flash.go); the tests compare both builders on every option.
+
+// attentionConfig holds the values of the shared options.
+type attentionConfig struct {
+	scale      float64 // factor of q·kᵀ, when scaleSet
+	scaleSet   bool
+	mask       Mask // attention mask, any shape Mask accepts
+	keyPadding Mask // [B, Lk]
+	causal     Causal
+	fill       float64 // logit of blocked pairs
+}
+
+// defaultAttentionConfig is the configuration before any setter: scale 1/√dk, no masks,
+// blocked logits −inf.
+func defaultAttentionConfig() attentionConfig { return attentionConfig{fill: FillNegInf} }
+
+// AttentionOptions are the options of ScaledDotProductAttention and FlashAttention. It is
+// embedded in SDPABuilder and FlashBuilder (Builder is the embedding builder's type), whose
+// setters it provides; it is not used on its own.
+type AttentionOptions[Builder any] struct {
+	builder Builder // returned by every setter, for chaining
+	cfg     attentionConfig
+}
+
+// newAttentionOptions returns the default options of builder b.
+func newAttentionOptions[Builder any](b Builder) AttentionOptions[Builder] {
+	return AttentionOptions[Builder]{builder: b, cfg: defaultAttentionConfig()}
+}
+
+// Scale sets the factor multiplying q·kᵀ. Default 1/√dk.
+func (o *AttentionOptions[Builder]) Scale(s float64) Builder {
+	o.cfg.scale, o.cfg.scaleSet = s, true
+	return o.builder
+}
+
+// Mask sets the attention mask (see Mask for conventions and shapes). Default: none.
+func (o *AttentionOptions[Builder]) Mask(m Mask) Builder {
+	o.cfg.mask = m
+	return o.builder
+}
+
+// KeyPaddingMask sets a [B, Lk] mask of padded keys. Default: none.
+func (o *AttentionOptions[Builder]) KeyPaddingMask(m Mask) Builder {
+	o.cfg.keyPadding = m
+	return o.builder
+}
+
+// Causal sets a causal mask, combined with the others. Default NoCausal.
+func (o *AttentionOptions[Builder]) Causal(c Causal) Builder {
+	o.cfg.causal = c
+	return o.builder
+}
+
+// Fill sets the value blocked logits take. Default FillNegInf (−inf): a row with every key
+// blocked gives zero weights and output 0 (and, from FlashAttention, lse −inf). With
+// FillMinus1e9, the classic alternative, such a row averages all values.
+func (o *AttentionOptions[Builder]) Fill(v float64) Builder {
+	o.cfg.fill = v
+	return o.builder
+}
+
+// prepare validates q [B, h, Lq, dk], k [B, h, Lk, dk], v [B, h, Lk, dv] and the options, and
+// returns the masks normalised for them and the scale of q·kᵀ. It panics with an
+// *ArgumentError on bad input.
+func (c *attentionConfig) prepare(q, k, v *Node) (ms *maskSet, scale float64) {
+	batch, heads, lq, lk := checkSDPAInputs(q, k, v)
+	ms = newMaskSet(batch, heads, lq, lk, q.DType(), c.mask, "mask", c.keyPadding, "key padding mask", c.causal, c.fill)
+	scale = 1 / math.Sqrt(float64(q.Shape().Dim(-1)))
+	if c.scaleSet {
+		scale = c.scale
+	}
+	return ms, scale
+}
