@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/mhalab/mhalab/models/modelfiles"
 )
 
 // The model file scripts/setup.sh installs (step smollm2; pins in scripts/pins.env).
@@ -18,23 +20,12 @@ const (
 	FileSize = 98362432
 )
 
-// EnvModels names the folder holding the models (as for scripts/setup.sh).
-const EnvModels = "MHALAB_MODELS"
-
 // DefaultPath is where scripts/setup.sh installs the model:
 // ${MHALAB_MODELS:-${XDG_CACHE_HOME:-~/.cache}/mhalab/models}/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf.
 func DefaultPath() (string, error) {
-	root := os.Getenv(EnvModels)
-	if root == "" {
-		cache := os.Getenv("XDG_CACHE_HOME")
-		if cache == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return "", fmt.Errorf("smollm2: cannot find the models folder: set %s (%w)", EnvModels, err)
-			}
-			cache = filepath.Join(home, ".cache")
-		}
-		root = filepath.Join(cache, "mhalab", "models")
+	root, err := modelfiles.Root()
+	if err != nil {
+		return "", err
 	}
 	return filepath.Join(root, DirName, FileName), nil
 }

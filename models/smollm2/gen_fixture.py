@@ -113,8 +113,114 @@ def main():
         model_fixture(a.out)
 
 
+PROMPTS = [
+    "Once upon a time, there was a little",
+    "The capital of France is",
+    "def fibonacci(n):",
+    "The three primary colors are",
+    "In 1969, astronauts",
+    "Water boils at",
+    "My favourite recipe for pancakes starts with",
+    "The quick brown fox",
+    "Machine learning is",
+    "Dear Sir or Madam,",
+    "Photosynthesis is the process by which",
+    "Ünïcödé 日本語 🙂 and numbers 12345:",
+]
+CHAT_PROMPTS = ["What is the capital of France?", "Write a haiku about the sea."]
+NEW_TOKENS = 40
+N_RANDOM_IDS = 48
+
+
+def f32bits(t):
+    import numpy as np
+    return np.ascontiguousarray(t.detach().to("cpu").float().numpy()).view(np.uint32).ravel().tolist()
+
+
 def model_fixture(out):
-    raise SystemExit("model fixture: not yet")
+    import time
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.manual_seed(0)
+    torch.set_num_threads(2)
+    t0 = time.time()
+    tok = AutoTokenizer.from_pretrained(DIR, gguf_file=FILE)
+    m32 = AutoModelForCausalLM.from_pretrained(DIR, gguf_file=FILE, dtype=torch.float32).eval()
+    print(f"loaded in {time.time() - t0:.1f} s")
+    m64 = AutoModelForCausalLM.from_pretrained(DIR, gguf_file=FILE, dtype=torch.float32).eval().double()
+    sd = m32.state_dict()
+    layer0 = {
+        "q_proj": {"rows": [0, 1, 2, 31, 32, 63, 64, 575], "name": "model.layers.0.self_attn.q_proj.weight"},
+        "k_proj": {"rows": [0, 1, 32, 63, 64, 191], "name": "model.layers.0.self_attn.k_proj.weight"},
+    }
+    for v in layer0.values():
+        v["bits"] = f32bits(sd[v["name"]][v["rows"]])
+    rng = random.Random(7)
+    random_ids = sorted(rng.sample(range(m32.config.vocab_size), N_RANDOM_IDS))
+
+    cases = []
+    prompts = [(p, False) for p in PROMPTS] + [(p, True) for p in CHAT_PROMPTS]
+    for text, chat in prompts:
+        if chat:
+            msgs = [{"role": "user", "content": text}]
+            ids = tok.encode(tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True), add_special_tokens=False)
+        else:
+            ids = tok.encode(text, add_special_tokens=False)
+        x = torch.tensor([ids])
+        with torch.no_grad():
+            o32 = m32(x, output_hidden_states=True)
+            o64 = m64(x, output_hidden_states=True)
+        l32, l64 = o32.logits[0], o64.logits[0]  # [L, V]
+        err32 = (l32.double() - l64).abs()
+        positions = []
+        for p in range(len(ids)):
+            top = torch.topk(l64[p], 10).indices.tolist()
+            sel = sorted(set(top) | set(random_ids))
+            positions.append({
+                "top10_64": top,
+                "argmax32": int(l32[p].argmax()),
+                "ids": sel,
+                "logits64": l64[p, sel].tolist(),
+                "logits32_bits": f32bits(l32[p, sel]),
+                "max_abs": float(l64[p].abs().max()),
+                "err32": float(err32[p].max()),
+            })
+        # Hidden states after each layer (hidden_states[0] is the embedding, [-1] after the
+        # final norm), last position, float64 reference; and HF float32's error per layer.
+        hidden = [{"ref64": h64[0, -1].tolist(), "err32": float((h32[0, -1].double() - h64[0, -1]).abs().max())}
+                  for h32, h64 in zip(o32.hidden_states, o64.hidden_states)]
+        # Greedy continuation, pure argmax for NEW_TOKENS steps (no stop), with HF's cache;
+        # margin = top-1 − top-2 logit at each step (float32).
+        gen, margins, eos_at = [], [], None
+        with torch.no_grad():
+            r = m32(x, use_cache=True)
+            past, logits = r.past_key_values, r.logits[0, -1]
+            for step in range(NEW_TOKENS):
+                v, i = torch.topk(logits, 2)
+                nxt = int(i[0])
+                gen.append(nxt)
+                margins.append(float(v[0] - v[1]))
+                if nxt == tok.eos_token_id and eos_at is None:
+                    eos_at = step
+                r = m32(torch.tensor([[nxt]]), past_key_values=past, use_cache=True)
+                past, logits = r.past_key_values, r.logits[0, -1]
+            # Full recompute of the last step equals the cached one (HF's own check).
+            full = m32(torch.tensor([ids + gen[:-1]])).logits[0, -1]
+            cache_vs_full = float((full - m32(torch.tensor([ids + gen[:-1]]), use_cache=False).logits[0, -1]).abs().max())
+        stop = gen[:eos_at] if eos_at is not None else gen
+        cases.append({
+            "prompt": text, "chat": chat, "prompt_ids": ids, "positions": positions, "hidden": hidden if not chat else None,
+            "greedy": gen, "margins": margins, "eos_at": eos_at, "text": tok.decode(stop),
+            "hf_full_recompute_check": cache_vs_full,
+        })
+        print(f"{text[:40]!r}: {len(ids)} ids, err32 {max(p['err32'] for p in positions):.2e}, "
+              f"min margin {min(margins):.3f}, eos at {eos_at}, {tok.decode(stop)[:60]!r}")
+    with open(os.path.join(out, "model.json"), "w") as f:
+        json.dump({"generator": "transformers AutoModelForCausalLM.from_pretrained(gguf_file=..., dtype=float32); ref64 = the same weights in float64",
+                   "new_tokens": NEW_TOKENS, "eos": tok.eos_token_id, "layer0": layer0, "cases": cases}, f)
+        f.write("\n")
 
 
 if __name__ == "__main__":
