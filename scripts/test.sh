@@ -7,6 +7,7 @@
 #   3. mhalab lessons verify       every exercise stub fails its grader, every solution passes
 #   4. mhalab bench --quick        the benchmark's smoke test (small shapes, all suites)
 #   5. scripts/setup_test.sh       setup.sh on bad input (hash mismatch, no network, ...)
+#   6. scripts/smollm2_test.sh     the same for the smollm2 step
 # GOMLX_NO_AUTO_INSTALL=1 keeps GoMLX from downloading plugins. Set CI=true to make a
 # missing XLA CPU plugin a failure instead of a skip.
 set -euo pipefail
@@ -50,5 +51,8 @@ build/mhalab bench --quick --no-progress --json build/bench-quick.json
 
 echo "==> scripts/setup_test.sh"
 scripts/setup_test.sh
+
+echo "==> scripts/smollm2_test.sh"
+scripts/smollm2_test.sh
 
 echo "==> all tests passed in $((SECONDS - start)) s"
