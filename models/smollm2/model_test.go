@@ -278,6 +278,9 @@ func TestLogitsMatchHuggingFace(t *testing.T) {
 	})
 }
 
+// greedyPromptsGo is how many prompts TestGreedyMatchesHuggingFace decodes on the pure-Go backend.
+const greedyPromptsGo = 2
+
 // greedyHost decodes n tokens greedily with a session (pure argmax, no stop), returning the
 // tokens and the logits after each fed position.
 func greedyHost(t *testing.T, r *Runner, prompt []int, n int) []int {
@@ -308,17 +311,20 @@ func greedyHost(t *testing.T, r *Runner, prompt []int, n int) []int {
 // TestGreedyMatchesHuggingFace: greedy continuations with the KV cache are token-identical to
 // transformers' for ≥ 32 tokens on ≥ 10 prompts (pure argmax, no stop; 40 tokens each). Where
 // transformers' own top-2 margin at a step is below the logit bound, the tokens after may
-// legitimately differ: the comparison stops there and says so.
+// legitimately differ: the comparison stops there and says so. The pure-Go backend decodes at
+// ~0.7 s of CPU per token (GoMLX v0.26's scalar matrix products), so there it checks the first
+// greedyPromptsGo prompts; MHALAB_SMOLLM2_ALL=1 checks all of them there too.
 func TestGreedyMatchesHuggingFace(t *testing.T) {
 	var fx modelFixture
 	readFixture(t, "model.json", &fx)
-	if os.Getenv("MHALAB_SMOLLM2_QUICK") != "" {
-		fx.Cases = fx.Cases[:1]
-	}
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
 		r := testRunner(t, backend)
+		cases := fx.Cases
+		if strings.HasSuffix(t.Name(), "/go") && os.Getenv("MHALAB_SMOLLM2_ALL") == "" {
+			cases = cases[:greedyPromptsGo]
+		}
 		full := 0
-		for _, c := range fx.Cases {
+		for _, c := range cases {
 			err32, maxAbs := 0.0, 0.0
 			for _, p := range c.Positions {
 				err32, maxAbs = max(err32, p.Err32), max(maxAbs, p.MaxAbs)
@@ -342,10 +348,10 @@ func TestGreedyMatchesHuggingFace(t *testing.T) {
 				t.Errorf("%q: token %d is %d, want %d (margin %.3g)\n got  %q\n want %q", c.Prompt, same, got[same], c.Greedy[same], c.Margins[same], text, c.Text)
 			}
 		}
-		if len(fx.Cases) >= 10 && full < 10 {
+		if len(cases) >= 10 && full < 10 {
 			t.Errorf("only %d prompts identical for ≥ 32 tokens, want ≥ 10", full)
 		}
-		t.Logf("%d of %d prompts: %d greedy tokens identical to transformers", full, len(fx.Cases), fx.NewTokens)
+		t.Logf("%d of %d prompts identical to transformers for ≥ 32 of %d greedy tokens", full, len(cases), fx.NewTokens)
 	})
 }
 
