@@ -1,7 +1,7 @@
 # mhalab — `make lab` and `make test` do all the setup they need (scripts/setup.sh is
 # idempotent: on a machine that has everything it takes a few seconds).
 #
-#   make lab                                   Jupyter on localhost with the notebooks (GoNB)
+#   make lab                                   JupyterLab on localhost with the notebooks (GoNB)
 #   make run [ARGS="--backend go --runs 5"]   the MHA demo (mhalab demo)
 #   make test                                  the whole suite (CI): go tests on every backend, lessons, parity, notebooks
 #   make setup                                 only the setup (Go check, modules, XLA CPU plugin)
@@ -28,6 +28,7 @@ run: setup
 test: setup
 	scripts/test.sh
 	$(MAKE) --no-print-directory parity
+	$(MAKE) --no-print-directory parity-minilm
 	$(MAKE) --no-print-directory notebooks-ci
 	@echo "==> make test: everything passed"
 
@@ -45,13 +46,21 @@ clean:
 # compares mhalib with them on every backend (TestParity, TestForwardParity with MHALAB_PARITY_DIR)
 # and runs the mhalab binary's forward subcommand on a sample (parity/check_forward.py).
 # `make parity-fixtures` rewrites the committed fixtures (parity/testdata, torchio/testdata).
+#   make parity-soak [PARITY_RANDOM=20000] [PARITY_SEED=S] [PARITY_SOAK_POOL=200] [PARITY_SOAK_CHUNK=2000]
+# The soak (parity/soak.py): PARITY_RANDOM random configurations on go and xla:cpu, in chunks,
+# each chunk's structures drawn from a pool of PARITY_SOAK_POOL (compiled once per backend; 0 =
+# every configuration fully random); failing chunks kept in build/parity-soak/failed-*, the
+# distribution of err/bound in build/parity-soak/summary.txt. Hours on a 2-core machine.
 PARITY_DIR ?= build/parity
 PARITY_RANDOM ?= 60
 PARITY_SEED ?= $(shell date +%s)
 PARITY_PYTHON ?= $${MHALAB_TORCH_VENV:-$${XDG_CACHE_HOME:-$$HOME/.cache}/mhalab/torch-venv}/bin/python
 PARITY_FORWARD_FIXTURES := mha_self,mha_everything,mha_uint8_masks,mha_is_causal_noweights,mha_is_causal_cross_kpm,mha_weights_per_head,mha_nobias,mha_kdim_vdim
 
-.PHONY: parity parity-fixtures
+PARITY_SOAK_POOL ?= 200
+PARITY_SOAK_CHUNK ?= 2000
+
+.PHONY: parity parity-fixtures parity-soak
 
 parity: setup
 	rm -rf $(PARITY_DIR) && mkdir -p $(PARITY_DIR)
@@ -61,6 +70,12 @@ parity: setup
 		status=$$?; cat $(PARITY_DIR)/report.txt 2>/dev/null; exit $$status
 	$(GO) build -o $(PARITY_DIR)/mhalab ./cmd/mhalab
 	$(PARITY_PYTHON) parity/check_forward.py --bin $(PARITY_DIR)/mhalab --dir $(PARITY_DIR) --max 12
+
+parity-soak: setup
+	rm -rf build/parity-soak && mkdir -p build/parity-soak
+	$(GO) test -c -o build/parity-soak/parity.test ./parity/
+	$(PARITY_PYTHON) parity/soak.py --bin build/parity-soak/parity.test --out build/parity-soak \
+		--random $(PARITY_RANDOM) --seed $(PARITY_SEED) --pool $(PARITY_SOAK_POOL) --chunk $(PARITY_SOAK_CHUNK)
 
 parity-fixtures:
 	scripts/setup.sh --only torch
@@ -90,18 +105,24 @@ lessons-fixtures:
 	$(GO) generate ./lessons
 
 # ---- Classroom images (docker/README.md) -----------------------------------------------------
-#   make docker-cpu [DOCKER_BASE=auto|registry|local|IMAGE]   build localhost/mhalab:cpu
+#   make docker-cpu [DOCKER_BASE=auto|registry|local|IMAGE]   build localhost/mhalab:cpu (with PyTorch)
+#   make docker-slim [DOCKER_BASE=...]                          build localhost/mhalab:slim, the student
+#       image: the same without PyTorch (the parity notebook uses the committed fixtures)
 #   make docker-cuda [DOCKER_BASE=...]                          build localhost/mhalab:cuda
-#   make docker-verify                                          build the CPU image, then run in it:
-#       mhalab backends, Jupyter with its token, make notebooks, the JupyterHub test (both modes)
+#   make docker-verify                                          build both CPU images, then run in each:
+#       mhalab backends, JupyterLab with its token, make notebooks; in the full one also XLA CPU
+#       notebooks and the JupyterHub test (both modes); prints both sizes
 # With podman (root) or docker; DOCKER_BASE=auto pulls the digest-pinned base and falls back to
 # a Debian base made here with debootstrap (docker/make-base.sh). Images hold the committed tree.
 DOCKER_BASE ?= auto
 
-.PHONY: docker-cpu docker-cuda docker-verify
+.PHONY: docker-cpu docker-slim docker-cuda docker-verify
 
 docker-cpu:
 	docker/build.sh cpu --base $(DOCKER_BASE)
+
+docker-slim:
+	docker/build.sh slim --base $(DOCKER_BASE)
 
 docker-cuda:
 	docker/build.sh cuda --base $(DOCKER_BASE)
@@ -110,7 +131,8 @@ docker-verify:
 	docker/verify.sh
 
 # ---- Notebooks (README, section Notebooks) ---------------------------------------------------
-#   make lab [LAB_BACKEND=go|xla:cpu] [LAB_PORT=8888]  Jupyter on localhost with the notebooks (GoNB)
+#   make lab [LAB_BACKEND=go|xla:cpu] [LAB_PORT=8888]  JupyterLab on localhost with the notebooks (GoNB);
+#       Jupyter comes from PyPI into a venv of ~/.cache/mhalab (scripts/setup.sh, step jupyter; no root)
 #   make notebooks [NOTEBOOKS_BACKEND=go|xla:cpu]     run every notebook headless; fails on a failing
 #       cell (also the ones GoNB reports as OK) and names it; executed copies and HTML go to
 #       build/notebooks/<backend>/
@@ -120,7 +142,7 @@ docker-verify:
 #       list and open a notebook over HTTP, run it in the server's GoNB kernel, screenshot it (Chromium)
 #   make notebooks-ci          what CI runs: the notebooks on go and on xla:cpu, the self-test, lab-check
 NOTEBOOKS_BACKEND ?= go
-NOTEBOOKS_SETUP := go,cc,gomod,jupyter,gonb
+NOTEBOOKS_SETUP := go,cc,gomod,minilm,jupyter,gonb
 comma := ,
 
 LAB_SCREENSHOT ?= build/lab/01_qkv_projection.png
@@ -131,11 +153,11 @@ lab:
 	scripts/lab.sh
 
 lab-check:
-	/usr/bin/python3 scripts/lab_check.py $(if $(LAB_SCREENSHOT),--screenshot $(LAB_SCREENSHOT))
+	"$$(scripts/jupyter_python.sh)" scripts/lab_check.py $(if $(LAB_SCREENSHOT),--screenshot $(LAB_SCREENSHOT))
 
 notebooks:
 	scripts/setup.sh --only $(NOTEBOOKS_SETUP)$(if $(filter xla:cpu,$(NOTEBOOKS_BACKEND)),$(comma)xla-cpu)
-	/usr/bin/python3 scripts/notebooks.py --backend $(NOTEBOOKS_BACKEND)
+	"$$(scripts/jupyter_python.sh)" scripts/notebooks.py --backend $(NOTEBOOKS_BACKEND)
 
 notebooks-selftest:
 	scripts/setup.sh --only $(NOTEBOOKS_SETUP)
@@ -149,8 +171,16 @@ notebooks-ci:
 
 # ---- Real models (models/, scripts/minilm.sh) ------------------------------------------------
 #   make minilm-fixtures   rewrite models/minilm/testdata with Hugging Face tokenizers and transformers
-.PHONY: minilm-fixtures
+#   make parity-minilm     the same references regenerated live into build/parity-minilm, and the
+#                          models/minilm parity tests run on them (make test runs it)
+MINILM_DIR ?= $${MHALAB_MODELS:-$${XDG_CACHE_HOME:-$$HOME/.cache}/mhalab/models}/all-minilm-l6-v2
+.PHONY: minilm-fixtures parity-minilm
+parity-minilm: setup
+	rm -rf build/parity-minilm && mkdir -p build/parity-minilm
+	$(PARITY_PYTHON) models/minilm/gen_fixture.py --out build/parity-minilm --model $(MINILM_DIR)
+	MHALAB_MINILM_REFERENCE=$(abspath build/parity-minilm) $(GO) test -count=1 \
+		-run 'TestTokenizerMatchesHuggingFace|TestParityWithTransformers|TestEmbeddingsMatchSentenceTransformers' ./models/minilm/
+
 minilm-fixtures:
 	scripts/setup.sh --only torch,minilm
-	$(PARITY_PYTHON) models/minilm/gen_fixture.py --out models/minilm/testdata \
-		--model $${MHALAB_MODELS:-$${XDG_CACHE_HOME:-$$HOME/.cache}/mhalab/models}/all-minilm-l6-v2
+	$(PARITY_PYTHON) models/minilm/gen_fixture.py --out models/minilm/testdata --model $(MINILM_DIR)

@@ -2,14 +2,19 @@
 # docker/build.sh — build an mhalab classroom image from the committed sources (git archive HEAD),
 # with podman (or docker), on hosts with or without access to a container registry.
 #
-#   docker/build.sh cpu|cuda [--base auto|registry|local|IMAGE] [--tag TAG] [-- EXTRA BUILD ARGS]
+#   docker/build.sh cpu|slim|cuda [--base auto|registry|local|IMAGE] [--tag TAG] [-- EXTRA BUILD ARGS]
+#
+#   cpu    docker/Dockerfile: the full CPU image (with PyTorch for live parity)
+#   slim   docker/Dockerfile with SETUP_SKIP=torch: the student image, without PyTorch (the
+#          parity notebook uses the committed fixtures)
+#   cuda   docker/Dockerfile.cuda
 #
 #   --base registry   the digest-pinned base of the Dockerfile (pulled from a registry)
 #   --base local      a Debian bookworm base made here with debootstrap (docker/make-base.sh),
 #                     referenced by its image ID; reused when it already exists
 #   --base auto       registry if the pinned base is present or can be pulled, else local (default)
 #   --base IMAGE      any image reference or ID
-#   --tag TAG         default localhost/mhalab:cpu or localhost/mhalab:cuda
+#   --tag TAG         default localhost/mhalab:cpu, :slim or :cuda
 #
 # The CUDA image's pinned base is nvidia/cuda; "--base local" builds it on the Debian base
 # instead (everything but the GPU can be checked that way: the CUDA libraries come from pip).
@@ -22,13 +27,15 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 die() { printf 'docker/build.sh: %s\n' "$*" >&2; exit 1; }
 
-[[ $# -ge 1 ]] || die "usage: docker/build.sh cpu|cuda [--base auto|registry|local|IMAGE] [--tag TAG] [-- BUILD ARGS]"
+[[ $# -ge 1 ]] || die "usage: docker/build.sh cpu|slim|cuda [--base auto|registry|local|IMAGE] [--tag TAG] [-- BUILD ARGS]"
 flavour="$1"
 shift
+flavour_args=()
 case "$flavour" in
 cpu) dockerfile=docker/Dockerfile ;;
+slim) dockerfile=docker/Dockerfile flavour_args=(--build-arg SETUP_SKIP=torch) ;;
 cuda) dockerfile=docker/Dockerfile.cuda ;;
-*) die "unknown image '$flavour': cpu or cuda" ;;
+*) die "unknown image '$flavour': cpu, slim or cuda" ;;
 esac
 base=auto
 tag="localhost/mhalab:$flavour"
@@ -80,7 +87,7 @@ context="$(mktemp -d "${TMPDIR:-/var/tmp}/mhalab-context.XXXXXX")"
 trap 'rm -rf -- "$context"' EXIT
 docker/context.sh "$context" # committed sources, without the lessons' reference solutions
 commit="$(git rev-parse --short HEAD)"
-args=(--file "$context/$dockerfile" --tag "$tag" --build-arg "BASE=$base_ref"
+args=(--file "$context/$dockerfile" --tag "$tag" --build-arg "BASE=$base_ref" ${flavour_args[@]+"${flavour_args[@]}"}
 	--label "org.opencontainers.image.revision=$commit" --label "org.opencontainers.image.source=mhalab")
 ca="${MHALAB_BUILD_CA:-/etc/ssl/certs/ca-certificates.crt}"
 [[ -s "$ca" ]] && args+=(--secret "id=build-ca,src=$ca")

@@ -325,7 +325,8 @@ func TestCopiedFilesExist(t *testing.T) {
 
 // TestNotebookNeedsToken: the images start Jupyter through start-notebook.sh, which refuses a
 // short or empty token and options that turn the token or the XSRF check off, and otherwise
-// starts `jupyter notebook` on 0.0.0.0:8888 in the repository.
+// starts JupyterLab (the Python scripts/jupyter_python.sh names, -m jupyterlab) on 0.0.0.0:8888 in
+// the repository.
 func TestNotebookNeedsToken(t *testing.T) {
 	for _, name := range dockerfiles {
 		ins := parseDockerfile(t, name)
@@ -354,14 +355,21 @@ func TestNotebookNeedsToken(t *testing.T) {
 		t.Skip("no bash")
 	}
 	dir := t.TempDir()
-	// A stand-in jupyter that prints its arguments.
-	fake := filepath.Join(dir, "jupyter")
-	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho \"jupyter $*\"\n"), 0o755); err != nil {
+	// A stand-in for the Jupyter Python (named by MHALAB_JUPYTER_PYTHON through the repository's
+	// scripts/jupyter_python.sh) that prints its arguments.
+	fake := filepath.Join(dir, "python")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho \"python $*\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scripts", "jupyter_python.sh"), []byte(readFile(t, "../scripts/jupyter_python.sh")), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	run := func(env []string, args ...string) (string, int) {
 		cmd := exec.Command("bash", append([]string{"start-notebook.sh"}, args...)...)
-		cmd.Env = append([]string{"PATH=" + dir + ":/usr/bin:/bin", "MHALAB_DIR=" + dir}, env...)
+		cmd.Env = append([]string{"PATH=" + dir + ":/usr/bin:/bin", "MHALAB_DIR=" + dir, "MHALAB_JUPYTER_PYTHON=" + fake}, env...)
 		out, err := cmd.CombinedOutput()
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -390,7 +398,7 @@ func TestNotebookNeedsToken(t *testing.T) {
 		}
 	}
 	out, code := run([]string{"JUPYTER_TOKEN=0123456789abcdef0123"}, "--NotebookApp.iopub_data_rate_limit=1e9")
-	if code != 0 || !strings.Contains(out, "jupyter notebook --ip=0.0.0.0 --port=8888 --no-browser --notebook-dir="+dir+" --NotebookApp.iopub_data_rate_limit=1e9") {
+	if code != 0 || !strings.Contains(out, "python -m jupyterlab --ip=0.0.0.0 --port=8888 --no-browser --ServerApp.root_dir="+dir+" --NotebookApp.iopub_data_rate_limit=1e9") {
 		t.Errorf("start-notebook.sh with a good token: exit %d, output %q", code, out)
 	}
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# mhalab-notebook [JUPYTER OPTION...] — the classroom image's default command: Jupyter Notebook
-# on 0.0.0.0:${PORT:-8888} (publish it with `docker run -p 8888:8888 …`), rooted at the mhalab
+# mhalab-notebook [JUPYTER OPTION...] — the classroom image's default command: JupyterLab (the
+# setup's, from the Python scripts/jupyter_python.sh names) on 0.0.0.0:${PORT:-8888} (publish it with `docker run -p 8888:8888 …`), rooted at the mhalab
 # repository ($MHALAB_DIR), GoNB as the Go kernel. Access needs a token: $JUPYTER_TOKEN when set
 # (at least 16 characters), otherwise a random one that Jupyter prints in the log, in the URL
 # to open ("http://127.0.0.1:8888/?token=…"). It refuses options that would turn the token or
@@ -18,6 +18,7 @@ for arg in "$@"; do
 	esac
 done
 cd "${MHALAB_DIR:?MHALAB_DIR is not set}"
-echo "mhalab-notebook: Jupyter Notebook on port ${PORT:-8888}, notebooks in $MHALAB_DIR/notebooks, lessons in $MHALAB_DIR/lessons"
+JUPYTER_PY="$("$MHALAB_DIR/scripts/jupyter_python.sh")"
+echo "mhalab-notebook: JupyterLab ($JUPYTER_PY) on port ${PORT:-8888}, notebooks in $MHALAB_DIR/notebooks, lessons in $MHALAB_DIR/lessons"
 echo "mhalab-notebook: open the http://127.0.0.1:${PORT:-8888}/?token=… URL printed below (with -p ${PORT:-8888}:${PORT:-8888})"
-exec jupyter notebook --ip=0.0.0.0 --port="${PORT:-8888}" --no-browser --notebook-dir="$MHALAB_DIR" "$@"
+exec "$JUPYTER_PY" -m jupyterlab --ip=0.0.0.0 --port="${PORT:-8888}" --no-browser --ServerApp.root_dir="$MHALAB_DIR" "$@"

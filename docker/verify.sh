@@ -1,30 +1,35 @@
 #!/usr/bin/env bash
-# docker/verify.sh — what `make docker-verify` runs: build the CPU classroom image and check it
-# from the outside, the way a teacher and a student use it. Needs podman (or docker) and root
-# for podman; takes 10-20 minutes from nothing on 2 cores, a few minutes with a warm build cache.
+# docker/verify.sh — what `make docker-verify` runs: build both CPU classroom images — the full
+# one (localhost/mhalab:cpu, with PyTorch) and the student one (localhost/mhalab:slim, without) —
+# and check them from the outside, the way a teacher and a student use them. Needs podman (or
+# docker) and root for podman; the full image took 18 min from nothing on 2 cores, the second
+# shares every layer but the setup's.
 #
-#   docker/verify.sh [--no-build] [--image TAG] [--skip CHECK]...
+#   docker/verify.sh [--no-build] [--only cpu|slim] [--skip CHECK]...
 #
-# Checks (each prints PASS/FAIL; the script exits 1 if any failed):
+# Checks (each prints PASS/FAIL with the image; the script exits 1 if any failed):
 #   static     go test ./docker/ (pins, setup as non-root, token-only Jupyter, hub config)
-#   build      docker/build.sh cpu (skipped with --no-build)
+#   build      docker/build.sh cpu / slim (skipped with --no-build)
 #   user       the image runs as a non-root user; prints ~/image-versions.txt
 #   backends   `mhalab backends` in the image: go and xla:cpu available, offline (--network none)
-#   jupyter    `docker run -p …` the default command: 403 without the token, 200 with the token
-#              from the log, the GoNB kernel offered
+#   jupyter    `docker run -p …` the default command: JupyterLab answers 403 without the token,
+#              200 with the token from the log (/api/status and the /lab page), offers GoNB
 #   notebooks  `make notebooks` in the image, offline; results copied to build/docker-verify/
-#   notebooks-xla  the same on the XLA CPU backend
-#   hub        docker/hub_test.py in the image: shared password as the image user, and PAM with
-#              a throw-away student account as root (each logs in, gets a server, runs a Go cell)
+#              (in the slim image the parity notebook runs on the committed fixtures)
+#   torch      full: PyTorch imports; slim: there is none (the image is the student one)
+#   notebooks-xla  full image only: the same on the XLA CPU backend
+#   hub        full image only (the same Dockerfile and hub): docker/hub_test.py in the image:
+#              shared password as the image user, and PAM with a throw-away student account as
+#              root (each logs in, gets a server, runs a Go cell)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build=1
-image=localhost/mhalab:cpu
+flavours=(cpu slim)
 skip=()
 while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--no-build) build=0; shift ;;
-	--image) image="${2:?}"; shift 2 ;;
+	--only) flavours=("${2:?}"); shift 2 ;;
 	--skip) skip+=("${2:?}"); shift 2 ;;
 	*) echo "docker/verify.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
@@ -38,23 +43,24 @@ results=()
 failed=0
 start=$SECONDS
 
-skipped() { local s; for s in "${skip[@]}"; do [[ "$s" == "$1" ]] && return 0; done; return 1; }
-# check NAME COMMAND...: runs COMMAND, logs to $out/NAME.log, records PASS/FAIL with the time.
+skipped() { local s; for s in ${skip[@]+"${skip[@]}"}; do [[ "$s" == "$1" ]] && return 0; done; return 1; }
+# check NAME COMMAND...: runs COMMAND, logs to $out/<flavour>-NAME.log, records PASS/FAIL with
+# the time.
 check() {
-	local name="$1"
+	local name="$1" label="$flavour $1"
 	shift
 	if skipped "$name"; then
-		results+=("SKIP $name")
+		results+=("SKIP $label")
 		return 0
 	fi
-	echo "==> $name"
+	echo "==> $label"
 	local t0=$SECONDS rc
-	"$@" 2>&1 | tee "$out/$name.log"
+	"$@" 2>&1 | tee "$out/$flavour-$name.log"
 	rc=${PIPESTATUS[0]}
 	if [[ $rc == 0 ]]; then
-		results+=("PASS $name ($((SECONDS - t0)) s)")
+		results+=("PASS $label ($((SECONDS - t0)) s)")
 	else
-		results+=("FAIL $name ($((SECONDS - t0)) s, exit $rc; log $out/$name.log)")
+		results+=("FAIL $label ($((SECONDS - t0)) s, exit $rc; log $out/$flavour-$name.log)")
 		failed=1
 	fi
 	return "$rc"
@@ -87,6 +93,9 @@ check_jupyter() {
 	status="$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/api/status?token=$tok")"
 	echo "with the token from the log (${#tok} characters): HTTP $status"
 	[[ "$status" == 200 ]] || return 1
+	status="$(curl -s -o "$out/lab-page.html" -w '%{http_code}' "http://127.0.0.1:$port/lab?token=$tok")"
+	echo "JupyterLab page /lab: HTTP $status, $(grep -c JupyterLab "$out/lab-page.html") mentions of JupyterLab"
+	[[ "$status" == 200 ]] && grep -q JupyterLab "$out/lab-page.html" || return 1
 	curl -s "http://127.0.0.1:$port/api/kernelspecs?token=$tok" | python3 -c '
 import json, sys
 specs = json.load(sys.stdin)["kernelspecs"]
@@ -98,7 +107,7 @@ sys.exit(0 if "gonb" in specs else 1)'
 # be in the image); the results (executed notebooks, HTML, timings) are copied to
 # build/docker-verify/notebooks/BACKEND (":" as "-"); a missing result fails the check.
 check_notebooks() {
-	local backend="$1" dest="$PWD/$out/notebooks" name="mhalab-verify-nb-$$" rc dir
+	local backend="$1" dest="$PWD/$out/notebooks-$flavour" name="mhalab-verify-nb-$$" rc dir
 	dir="${backend//:/-}" # scripts/notebooks.py writes xla:cpu's results to xla-cpu
 	mkdir -p "$dest"
 	rm -rf "${dest:?}/$dir"
@@ -110,29 +119,47 @@ check_notebooks() {
 	return "$rc"
 }
 
+# check_torch: the full image has PyTorch, the student image has none.
+check_torch() {
+	if [[ "$flavour" == slim ]]; then
+		run_in "$image" bash -c 'test ! -e ~/.cache/mhalab/torch-venv && echo "no PyTorch venv (student image)"'
+	else
+		run_in --network none "$image" bash -c '~/.cache/mhalab/torch-venv/bin/python -c "import torch; print(\"torch\", torch.__version__)"'
+	fi
+}
+
 check_hub() {
 	run_in "$image" docker/hub_test.py --mode shared-password &&
 		run_in --user root "$image" docker/hub_test.py --mode pam
 }
 
+flavour=all
 check static go test -count=1 ./docker/
-if [[ $build == 1 ]]; then
-	check build docker/build.sh cpu --tag "$image"
-fi
-if "$engine" image inspect "$image" >/dev/null 2>&1; then
-	check user check_user
-	check backends check_backends
-	check jupyter check_jupyter
-	check notebooks check_notebooks go
-	check notebooks-xla check_notebooks xla:cpu
-	check hub check_hub
-else
-	results+=("FAIL image $image not found (build it: make docker-cpu)")
-	failed=1
-fi
+sizes=()
+for flavour in "${flavours[@]}"; do
+	image="localhost/mhalab:$flavour"
+	if [[ $build == 1 ]]; then
+		check build docker/build.sh "$flavour" --tag "$image"
+	fi
+	if "$engine" image inspect "$image" >/dev/null 2>&1; then
+		check user check_user
+		check backends check_backends
+		check jupyter check_jupyter
+		check torch check_torch
+		check notebooks check_notebooks go
+		if [[ "$flavour" == cpu ]]; then
+			check notebooks-xla check_notebooks xla:cpu
+			check hub check_hub
+		fi
+	else
+		results+=("FAIL image $image not found (build it: make docker-$flavour)")
+		failed=1
+	fi
+	sizes+=("$image $("$engine" image inspect --format '{{.Size}}' "$image" 2>/dev/null | awk '{printf "%.2f GB (%d bytes)", $1 / 1e9, $1}')")
+done
 
 echo
-size="$("$engine" image inspect --format '{{.Size}}' "$image" 2>/dev/null | awk '{printf "%.2f GB", $1 / 1e9}')"
-echo "==> docker/verify.sh: $image (${size:-absent}), $((SECONDS - start)) s"
+echo "==> docker/verify.sh: $((SECONDS - start)) s"
+printf '    size: %s\n' "${sizes[@]}"
 printf '    %s\n' "${results[@]}"
 exit "$failed"

@@ -55,9 +55,8 @@
 //
 // # Gradients on every backend
 //
-// The pure-Go backend cannot differentiate Slice or Concatenate. mhalib never uses them on a
-// differentiable path: it selects with Gather (whose gradient, ScatterSum, every backend has)
-// and joins with Gather + Where. So gradients of every option work on the pure-Go backend and
-// on XLA. (FlashAttention uses Slice and Concatenate where the backend can differentiate them,
-// and Gather elsewhere.)
+// The pure-Go backend cannot differentiate Slice or Concatenate (their gradients need Pad). mhalib
+// slices and joins tensors only through take.go, which uses Slice and Concatenate where the
+// backend can differentiate them and Gather (whose gradient, ScatterSum, every backend has) with
+// Where elsewhere. So gradients of every option work on the pure-Go backend and on XLA.
 package mhalib

@@ -18,20 +18,20 @@ import (
 func assertSameResults(t *testing.T, a, b mhaResult, tol float64) {
 	t.Helper()
 	ref := func(x *tensors.Tensor) *mhatest.Tensor { return fromTensor(t, x) }
-	assertClose(t, nil, "output", b.out, ref(a.out), tol)
-	assertClose(t, nil, "weights", b.weights, ref(a.weights), tol)
+	assertClose(t, "output", b.out, ref(a.out), tol)
+	assertClose(t, "weights", b.weights, ref(a.weights), tol)
 	if len(a.inputGrads) != len(b.inputGrads) {
 		t.Fatalf("%d vs %d input gradients", len(a.inputGrads), len(b.inputGrads))
 	}
 	for i := range a.inputGrads {
-		assertClose(t, nil, "input gradient", b.inputGrads[i], ref(a.inputGrads[i]), tol)
+		assertClose(t, "input gradient", b.inputGrads[i], ref(a.inputGrads[i]), tol)
 	}
 	for name, ga := range a.varGrads {
 		gb, ok := b.varGrads[name]
 		if !ok {
 			t.Fatalf("variable %s has a gradient in one run only", name)
 		}
-		assertClose(t, nil, "gradient of "+name, gb, ref(ga), tol)
+		assertClose(t, "gradient of "+name, gb, ref(ga), tol)
 	}
 	if len(a.varGrads) != len(b.varGrads) {
 		t.Fatalf("%d vs %d variable gradients", len(a.varGrads), len(b.varGrads))
@@ -94,7 +94,7 @@ func TestFusedEqualsSeparate(t *testing.T) {
 				w := fromTensor(t, fused.varGrads["in_proj_weight"])
 				for i, name := range []string{"q_proj_weight", "k_proj_weight", "v_proj_weight"} {
 					block := mhatest.FromFloat64(w.Data[i*E*E:(i+1)*E*E], E, E)
-					assertClose(t, nil, name+" vs in_proj_weight block", sep.varGrads[name], block, 1e-13)
+					assertClose(t, name+" vs in_proj_weight block", sep.varGrads[name], block, 1e-13)
 					delete(sep.varGrads, name)
 				}
 				delete(fused.varGrads, "in_proj_weight")

@@ -18,7 +18,7 @@ import (
 // goBackend returns the pure-Go backend, which needs no plugin. One instance serves every
 // example: a tensor used on one backend instance cannot be fed to another one.
 var goBackend = sync.OnceValue(func() backends.Backend {
-	b, err := backends.NewWithConfig("go")
+	b, err := backends.NewWithConfig("go:ops_sequential") // GoMLX v0.26's parallel scheduler deadlocks on 2 cores (xla.SimpleGoConfig)
 	if err != nil {
 		panic(err)
 	}

@@ -3,7 +3,6 @@ package mhalib
 import (
 	"math"
 
-	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
@@ -59,7 +58,7 @@ import (
 // every block's probabilities, so it needs O(Lq·Lk) memory like plain attention; only the
 // forward pass is memory-efficient. On backends that cannot differentiate Slice and
 // Concatenate (the pure-Go backend has no Pad), rows and blocks are selected with Gather and
-// joined with Where, which every backend differentiates.
+// joined with Where, which every backend differentiates (sliceAxis and concatAxis, take.go).
 //
 // Dropout of the attention weights is not supported here (use ScaledDotProductAttention).
 
@@ -152,8 +151,8 @@ func (st *flashRows) after(x *Node) *Node {
 
 // flashToken is the dependency token of the next step: acc[0, 0, 0, 0] as a scalar, replaced
 // by 0 when it is not finite (so that 0·token is exactly 0), without gradient.
-func flashToken(cut func(x *Node, axis, from, n int) *Node, acc *Node) *Node {
-	t := Reshape(cut(cut(cut(cut(acc, 0, 0, 1), 1, 0, 1), 2, 0, 1), 3, 0, 1)) // acc[0,0,0,0], scalar
+func flashToken(acc *Node) *Node {
+	t := Reshape(sliceAxis(sliceAxis(sliceAxis(sliceAxis(acc, 0, 0, 1), 1, 0, 1), 2, 0, 1), 3, 0, 1)) // acc[0,0,0,0], scalar
 	return StopGradient(Where(IsFinite(t), t, ZerosLike(t)))
 }
 
@@ -174,28 +173,23 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 	g := qIn.Graph()
 	dtype := qIn.DType()
 	dv := v.Shape().Dim(-1)
-	cut := rowCutter(g)
 
 	// q is scaled once (cheaper than scaling every tile of scores). v gets a column of ones, so
 	// that p·[v | 1] gives Σ p·v and the row sums l = Σ p from one matrix product.
 	q := MulScalar(qIn, scale)                               // [B, h, Lq, dk]
 	ones := Ones(g, shapes.Make(dtype, batch, heads, lk, 1)) // [B, h, Lk, 1]
-	v1 := joinAxis(g, []*Node{v, ones}, 3)                   // [B, h, Lk, dv+1]
+	v1 := concatAxis([]*Node{v, ones}, 3)                    // [B, h, Lk, dv+1]
 	st := &flashRows{dv: dv, withL: withLSE}
 	st.m = BroadcastToDims(Scalar(g, dtype, math.Inf(-1)), batch, heads, lq, 1) // [B, h, Lq, 1]
 	st.acc = Zeros(g, shapes.Make(dtype, batch, heads, lq, dv+1))               // [B, h, Lq, dv+1]
 
-	// Causal shift: query i sees key j < ms.causalLk iff j ≤ i + shift (keys from ms.causalLk
-	// on, added by add_bias_kv / add_zero_attn, are visible to all).
+	// The causal rule (mask.go): row r sees key j < ms.causalLk iff causalSees(position of r, j);
+	// keys from ms.causalLk on, added by add_bias_kv / add_zero_attn, are visible to all.
 	causal := ms.causal
-	shift := 0
-	if causal == CausalBottomRight {
-		shift = ms.causalLk - lq
-	}
 	// needs reports whether any row of query block qb sees any key at or after column c.
 	needs := func(qb, c int) bool {
 		lastRow := min((qb+1)*blockQ, lq) - 1
-		return causal == NoCausal || c <= lastRow+shift || lk > ms.causalLk
+		return causal == NoCausal || causalSees(ms.queryPosition(lastRow), c) || lk > ms.causalLk
 	}
 	numQBlocks := (lq + blockQ - 1) / blockQ
 
@@ -207,21 +201,21 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 			firstBlock++
 		}
 		if first := min(firstBlock*blockQ, lq); first > st.first {
-			st.finish(cut, first-st.first)
+			st.finish(first - st.first)
 		}
 		if st.first == lq {
 			break // every row is finished: the remaining key blocks are above the diagonal
 		}
 		rows := lq - st.first
 
-		qa := cut(q, 2, st.first, rows)     // [B, h, rows, dk]
-		kb := st.after(cut(k, 2, c0, cols)) // [B, h, cols, dk]
-		vb := cut(v1, 2, c0, cols)          // [B, h, cols, dv+1]
+		qa := sliceAxis(q, 2, st.first, rows)     // [B, h, rows, dk]
+		kb := st.after(sliceAxis(k, 2, c0, cols)) // [B, h, cols, dk]
+		vb := sliceAxis(v1, 2, c0, cols)          // [B, h, cols, dv+1]
 
 		// 1) Scores of the tile, masked.
 		s := DotGeneral(qa, []int{3}, []int{0, 1}, kb, []int{3}, []int{0, 1}) // [B, h, rows, cols]
 		tileMasks := ms
-		if causal != NoCausal && c0+cols-1 <= st.first+shift && c0+cols <= ms.causalLk {
+		if causal != NoCausal && causalSees(ms.queryPosition(st.first), c0+cols-1) && c0+cols <= ms.causalLk {
 			// The whole tile is on or below the diagonal: no causal mask needed.
 			noCausal := *ms
 			noCausal.causal = NoCausal
@@ -240,32 +234,32 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 		pv := DotGeneral(p, []int{3}, []int{0, 1}, vb, []int{2}, []int{0, 1})           // [B, h, rows, dv+1]
 		st.acc = Add(Mul(BroadcastToDims(alpha, batch, heads, rows, dv+1), st.acc), pv) // [B, h, rows, dv+1]
 		st.m = mNew
-		st.token = flashToken(cut, st.acc)
+		st.token = flashToken(st.acc)
 	}
 	if st.first < lq {
-		st.finish(cut, lq-st.first)
+		st.finish(lq - st.first)
 	}
-	output = joinAxis(g, st.outs, 2) // [B, h, Lq, dv]
+	output = concatAxis(st.outs, 2) // [B, h, Lq, dv]
 	if withLSE {
-		lse = Reshape(joinAxis(g, st.lses, 2), batch, heads, lq) // [B, h, Lq]
+		lse = Reshape(concatAxis(st.lses, 2), batch, heads, lq) // [B, h, Lq]
 	}
 	return output, lse
 }
 
 // finish computes output = acc/l (0 where l = 0) and lse = m + log l for the first n remaining
 // rows and drops them from the state.
-func (st *flashRows) finish(cut func(x *Node, axis, from, n int) *Node, n int) {
+func (st *flashRows) finish(n int) {
 	rows := st.acc.Shape().Dim(2)
 	take := func(x *Node) (head, rest *Node) {
-		head = cut(x, 2, 0, n)
+		head = sliceAxis(x, 2, 0, n)
 		if n < rows {
-			rest = cut(x, 2, n, rows-n)
+			rest = sliceAxis(x, 2, n, rows-n)
 		}
 		return
 	}
-	acc, accRest := take(st.acc) // [B, h, n, dv+1]
-	l := cut(acc, 3, st.dv, 1)   // [B, h, n, 1]
-	acc = cut(acc, 3, 0, st.dv)  // [B, h, n, dv]
+	acc, accRest := take(st.acc)      // [B, h, n, dv+1]
+	l := sliceAxis(acc, 3, st.dv, 1)  // [B, h, n, 1]
+	acc = sliceAxis(acc, 3, 0, st.dv) // [B, h, n, dv]
 	empty := Equal(l, ZerosLike(l))
 	lSafe := Where(empty, OnesLike(l), l)
 	st.outs = append(st.outs, Div(acc, BroadcastToDims(lSafe, acc.Shape().Dimensions...))) // [B, h, n, dv]
@@ -276,42 +270,10 @@ func (st *flashRows) finish(cut func(x *Node, axis, from, n int) *Node, n int) {
 		negInf := BroadcastToDims(Scalar(l.Graph(), l.DType(), math.Inf(-1)), l.Shape().Dimensions...)
 		st.lses = append(st.lses, Where(empty, negInf, Add(m, Log(lSafe)))) // [B, h, n, 1]
 	} else if n < rows {
-		mRest = cut(st.m, 2, n, rows-n)
+		mRest = sliceAxis(st.m, 2, n, rows-n)
 	}
 	st.acc, st.m = accRest, mRest
 	st.first += n
-}
-
-// differentiableSlices reports whether g's backend can differentiate Slice and Concatenate
-// (their gradients are built with Pad).
-func differentiableSlices(g *Graph) bool {
-	return g.Backend().Capabilities().Operations[backends.OpTypePad]
-}
-
-// rowCutter returns the function that takes x[..., from:from+n, ...] along an axis: Slice
-// where the backend can differentiate it, else a Gather (takeRange).
-func rowCutter(g *Graph) func(x *Node, axis, from, n int) *Node {
-	if differentiableSlices(g) {
-		return func(x *Node, axis, from, n int) *Node {
-			if from == 0 && n == x.Shape().Dim(axis) {
-				return x
-			}
-			return SliceAxis(x, axis, AxisRange(from, from+n))
-		}
-	}
-	return takeRange
-}
-
-// joinAxis concatenates parts along axis: Concatenate where the backend can differentiate it,
-// else concatAxis.
-func joinAxis(g *Graph, parts []*Node, axis int) *Node {
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	if differentiableSlices(g) {
-		return Concatenate(parts, axis)
-	}
-	return concatAxis(parts, axis)
 }
 
 // flashHeads is MultiHeadAttention's Flash formulation: attention of the projected

@@ -175,9 +175,9 @@ func (c *KVCache) Attend(q, keys, values, pos *Node, scale float64) *Node {
 	logits := DotGeneral(q, []int{3}, []int{0, 1}, keys, []int{3}, []int{0, 1}) // [B, h, n, maxLen]
 	logits = MulScalar(logits, scale)
 	tile := shapes.Make(dtypes.Int32, 1, 1, n, c.maxLen)
-	i := Add(Iota(g, tile, 2), pos) // [1, 1, n, maxLen]: position of query i
-	j := Iota(g, tile, 3)           // [1, 1, n, maxLen]: position of key j
-	allowed := BroadcastToDims(LessOrEqual(j, i), logits.Shape().Dimensions...)
+	i := Add(Iota(g, tile, 2), pos)                                                // [1, 1, n, maxLen]: position of query i
+	j := Iota(g, tile, 3)                                                          // [1, 1, n, maxLen]: position of key j
+	allowed := BroadcastToDims(causalSeesNode(i, j), logits.Shape().Dimensions...) // the causal rule (mask.go)
 	logits = Where(allowed, logits, BroadcastToDims(Scalar(g, logits.DType(), math.Inf(-1)), logits.Shape().Dimensions...))
 	weights := safeSoftmax(logits)                                                   // [B, h, n, maxLen]
 	return DotGeneral(weights, []int{3}, []int{0, 1}, values, []int{2}, []int{0, 1}) // [B, h, n, dv]

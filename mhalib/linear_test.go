@@ -36,7 +36,7 @@ func TestLinearMatchesReference(t *testing.T) {
 				return mhalib.Linear(ctx.In("lin"), x, 4, useBias)
 			})
 			got := exec.MustExec(toTensor(x, dtypes.Float64))[0]
-			assertClose(t, backend, "Linear", got, mhatest.Linear(x, w, b), 1e-14)
+			assertClose(t, "Linear", got, mhatest.Linear(x, w, b), 1e-14)
 		}
 	})
 }

@@ -215,7 +215,7 @@ func (ms *maskSet) forHeads(first, count int) *maskSet {
 			if m.Shape().Dimensions[1] == 1 {
 				res[i] = m
 			} else {
-				res[i] = takeRange(m, 1, first, count) // [B|1, count, Lq|1, Lk]
+				res[i] = sliceAxis(m, 1, first, count) // [B|1, count, Lq|1, Lk]
 			}
 		}
 		return res
@@ -256,9 +256,9 @@ func (ms *maskSet) extendKeys(n int) *maskSet {
 // [B|1, h|1, Lq|1, Lk] — the tile of a block-wise computation.
 func (ms *maskSet) block(m *Node, rowOff, rows, colOff, cols int) *Node {
 	if m.Shape().Dimensions[2] != 1 {
-		m = takeRange(m, 2, rowOff, rows)
+		m = sliceAxis(m, 2, rowOff, rows)
 	}
-	return takeRange(m, 3, colOff, cols)
+	return sliceAxis(m, 3, colOff, cols)
 }
 
 // blockAllowed returns the bool "may attend" tile [B|1, h|1, rows, cols] for rows
@@ -284,23 +284,38 @@ func (ms *maskSet) blockBias(rowOff, rows, colOff, cols int) *Node {
 	return combine(parts, Add)
 }
 
-// causalTile is the causal "may attend" tile [1, 1, rows, cols], or nil without a causal mask.
-// Query i (global row rowOff+r) may see key j (global column colOff+c) iff
-// j ≤ i (top-left) or j ≤ i + Lk − Lq (bottom-right), with Lk the keys before any extra
-// (bias_kv / zero_attn) columns, which are always visible.
+// The causal rule, written once. Queries and keys get positions in one sequence; the query at
+// position i may see the keys at positions j ≤ i. Key j's position is j. Query row r's position
+// is r + shift, with shift 0 for CausalTopLeft and Lk − Lq for CausalBottomRight (Lk counting the
+// keys before any extra add_bias_kv / add_zero_attn columns, which every query sees); for a KV
+// cache it is pos + r. causalSees is the rule on host integers (FlashAttention uses it to skip
+// tiles), causalSeesNode the same rule in the graph.
+
+// causalSees reports whether the query at position i may see the key at position j.
+func causalSees(i, j int) bool { return j <= i }
+
+// causalSeesNode is causalSees on int32 position nodes of the same shape: bool, true = may see.
+func causalSeesNode(i, j *Node) *Node { return LessOrEqual(j, i) }
+
+// queryPosition is the causal position of query row r (see causalSees).
+func (ms *maskSet) queryPosition(r int) int {
+	if ms.causal == CausalBottomRight {
+		return r + ms.causalLk - ms.lq
+	}
+	return r
+}
+
+// causalTile is the causal "may attend" tile [1, 1, rows, cols], or nil without a causal mask:
+// query row rowOff+r may see key colOff+c by causalSees, and always the extra keys from
+// ms.causalLk on.
 func (ms *maskSet) causalTile(g *Graph, rowOff, rows, colOff, cols int) *Node {
 	if ms.causal == NoCausal {
 		return nil
 	}
-	shift := 0
-	if ms.causal == CausalBottomRight {
-		shift = ms.causalLk - ms.lq
-	}
 	tile := shapes.Make(dtypes.Int32, 1, 1, rows, cols)
-	i := AddScalar(Iota(g, tile, 2), rowOff) // global query index, [1, 1, rows, cols]
-	j := AddScalar(Iota(g, tile, 3), colOff) // global key index, [1, 1, rows, cols]
-	return LogicalOr(
-		LessOrEqual(j, AddScalar(i, shift)),
+	i := AddScalar(Iota(g, tile, 2), ms.queryPosition(rowOff)) // query position, [1, 1, rows, cols]
+	j := AddScalar(Iota(g, tile, 3), colOff)                   // key position, [1, 1, rows, cols]
+	return LogicalOr(causalSeesNode(i, j),
 		GreaterOrEqual(j, Scalar(g, dtypes.Int32, ms.causalLk))) // [1, 1, rows, cols]
 }
 

@@ -2,8 +2,11 @@ package mhalib
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"sync/atomic"
 
+	"github.com/dustin/go-humanize"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
@@ -22,6 +25,9 @@ import (
 // SetMaxAttentionBytes: it does not depend on the machine nor on its load, so a graph that builds
 // once builds again. Set it to what the device can hold (a GPU's memory, a small laptop's RAM),
 // or remove it with SetMaxAttentionBytes(-1).
+//
+// Sizes in the error are written by go-humanize (IBytes: "1.5 MiB"), a module GoMLX itself
+// imports: mhalib adds no dependency beyond GoMLX and the standard library (ARCHITECTURE.md).
 
 // DefaultMaxAttentionBytes is the default limit of PlainAttentionBytes: 8 GiB, e.g. B = 1, h = 8,
 // L = 8192 in float32 (6 GiB) builds and L = 16384 (24 GiB) is refused.
@@ -31,9 +37,22 @@ const DefaultMaxAttentionBytes int64 = 8 << 30
 const ScoresCopies = 3
 
 // PlainAttentionBytes estimates the memory plain attention needs for its scores:
-// ScoresCopies · B · h · Lq · Lk · (bytes per element of dtype).
+// ScoresCopies · B · h · Lq · Lk · (bytes per element of dtype). A product that does not fit in an
+// int64 saturates at math.MaxInt64 (it never wraps around to a size that would pass the limit);
+// negative sizes count as 0.
 func PlainAttentionBytes(batch, heads, lq, lk int, dtype dtypes.DType) int64 {
-	return int64(ScoresCopies) * int64(batch) * int64(heads) * int64(lq) * int64(lk) * int64(dtype.Size())
+	total := uint64(1)
+	for _, n := range []int{ScoresCopies, batch, heads, lq, lk, dtype.Size()} {
+		if n <= 0 {
+			return 0
+		}
+		hi, lo := bits.Mul64(total, uint64(n))
+		if hi != 0 || lo > math.MaxInt64 {
+			return math.MaxInt64
+		}
+		total = lo
+	}
+	return int64(total)
 }
 
 // ErrAttentionTooLarge is wrapped by the error plain attention reports when its estimated
@@ -52,7 +71,7 @@ type MemoryError struct {
 func (e *MemoryError) Error() string {
 	return fmt.Sprintf("%v: plain attention would hold %d copies of the scores %s = %s, more than the limit %s (%s); "+
 		"use FlashAttention (memory O(Lq·BlockK)), or raise the limit with mhalib.SetMaxAttentionBytes",
-		ErrAttentionTooLarge, ScoresCopies, e.Scores, FormatBytes(e.Need), FormatBytes(e.Limit), e.Source)
+		ErrAttentionTooLarge, ScoresCopies, e.Scores, humanize.IBytes(uint64(e.Need)), humanize.IBytes(uint64(e.Limit)), e.Source)
 }
 
 // Unwrap makes errors.Is(err, ErrAttentionTooLarge) true.
@@ -93,18 +112,4 @@ func checkPlainAttentionMemory(batch, heads, lq, lk int, dtype dtypes.DType) {
 	if err := CheckPlainAttentionMemory(batch, heads, lq, lk, dtype); err != nil {
 		panic(err)
 	}
-}
-
-// FormatBytes writes n bytes in binary units: "512 B", "1.5 KiB", "32.0 GiB".
-func FormatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	value, exp := float64(n)/unit, 0
-	for value >= unit && exp < 4 {
-		value /= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", value, "KMGTP"[exp])
 }

@@ -2,6 +2,7 @@ package mhalib_test
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -20,13 +21,25 @@ func TestPlainAttentionBytes(t *testing.T) {
 	if got, want := mhalib.PlainAttentionBytes(1, 8, 32768, 32768, dtypes.Float32), int64(3*32)<<30; got != want {
 		t.Fatalf("PlainAttentionBytes = %d, want %d", got, want)
 	}
-	for n, want := range map[int64]string{512: "512 B", 1536: "1.5 KiB", 3 << 20: "3.0 MiB", 96 << 30: "96.0 GiB"} {
-		if got := mhalib.FormatBytes(n); got != want {
-			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
-		}
-	}
 	if limit, source := mhalib.MaxAttentionBytes(); limit != mhalib.DefaultMaxAttentionBytes || source != "mhalib.DefaultMaxAttentionBytes" {
 		t.Fatalf("default limit %d (%s), want DefaultMaxAttentionBytes = %d", limit, source, mhalib.DefaultMaxAttentionBytes)
+	}
+}
+
+// TestPlainAttentionBytesSaturates: sizes whose product overflows int64 must not wrap around to
+// a small or negative estimate that passes the limit: the estimate saturates at MaxInt64.
+func TestPlainAttentionBytesSaturates(t *testing.T) {
+	for _, c := range []struct{ b, h, lq, lk int }{
+		{3_000_000_000, 8, 3_000_000_000, 3_000_000_000}, // wraps to a negative int64 when multiplied naively
+		{1 << 20, 1 << 20, 1 << 20, 1 << 4},              // 2^64 · 12: wraps to exactly 0
+		{1, 1, math.MaxInt64, 2},
+	} {
+		if got := mhalib.PlainAttentionBytes(c.b, c.h, c.lq, c.lk, dtypes.Float32); got != math.MaxInt64 {
+			t.Errorf("PlainAttentionBytes(%d, %d, %d, %d, float32) = %d, want math.MaxInt64 (saturated)", c.b, c.h, c.lq, c.lk, got)
+		}
+	}
+	if got := mhalib.PlainAttentionBytes(0, 8, 1<<40, 1<<40, dtypes.Float32); got != 0 {
+		t.Errorf("a zero-sized batch needs %d bytes, want 0", got)
 	}
 }
 

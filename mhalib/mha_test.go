@@ -333,8 +333,8 @@ func TestMultiHeadAttentionMatchesReference(t *testing.T) {
 				r := prepare(t, c)
 				res := r.execute(t, backend, false, nil)
 				tol := tolFor(r.c.dtype)
-				assertClose(t, backend, "output", res.out, r.want, tol)
-				assertClose(t, backend, "weights", res.weights, r.wantW, tol)
+				assertClose(t, "output", res.out, r.want, tol)
+				assertClose(t, "weights", res.weights, r.wantW, tol)
 				if err := mhalib.CheckRowsSumToOne(res.weights, 10*tol); err != nil {
 					t.Errorf("weights: %v", err)
 				}
@@ -398,7 +398,7 @@ func TestMultiHeadAttentionGradients(t *testing.T) {
 				want := r.numGrads()
 				for i, got := range res.inputGrads {
 					name := "input" + string(rune('0'+i))
-					assertClose(t, nil, "d loss/d "+name, got, want[name], 1e-7)
+					assertClose(t, "d loss/d "+name, got, want[name], 1e-7)
 					delete(want, name)
 				}
 				for name, got := range res.varGrads {
@@ -407,7 +407,7 @@ func TestMultiHeadAttentionGradients(t *testing.T) {
 						t.Errorf("gradient for unexpected variable %q", name)
 						continue
 					}
-					assertClose(t, nil, "d loss/d "+name, got, w, 1e-7)
+					assertClose(t, "d loss/d "+name, got, w, 1e-7)
 					delete(want, name)
 				}
 				for name := range want {

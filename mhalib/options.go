@@ -11,7 +11,7 @@ import (
 // Both compute softmax(q·kᵀ·scale + masks)·v and take the same options; they differ only in how
 // (all scores at once, or block by block). The options live in one type, AttentionOptions,
 // embedded in both builders: a setter written once is a method of SDPABuilder and of
-// FlashBuilder, and returns that builder, so calls chain on either:
+// FlashBuilder, and returns that builder, so calls chain on either (ExampleAttentionOptions):
 //
 //	out, w := ScaledDotProductAttention(q, k, v).Causal(CausalTopLeft).Scale(0.125).Done()
 //	out := FlashAttention(q, k, v).Causal(CausalTopLeft).Scale(0.125).Done()

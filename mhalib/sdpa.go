@@ -1,7 +1,6 @@
 package mhalib
 
 import (
-
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/ml/context"
@@ -142,18 +141,4 @@ func attend(q, k, v *Node, scales []float64, ms *maskSet, drop dropoutSpec) (out
 	// 5) Weighted sum of the values.
 	output = DotGeneral(weights, []int{3}, []int{0, 1}, v, []int{2}, []int{0, 1}) // [B, h, Lq, dv]
 	return output, weights
-}
-
-// safeSoftmax is softmax over the last axis that gives an all-zero row (and zero gradient)
-// instead of NaN when every logit of the row is −inf.
-//
-//	m = max_j logits_j (treated as a constant; 0 if it is −inf)
-//	w_j = exp(logits_j − m) / Σ_j exp(logits_j − m)   (denominator 0 → row of zeros)
-func safeSoftmax(logits *Node) *Node {
-	m := StopGradient(ReduceAndKeep(logits, ReduceMax, -1)) // [..., 1]
-	m = Where(IsFinite(m), m, ZerosLike(m))                 // [..., 1]
-	e := Exp(Sub(logits, m))                                // [..., L]
-	s := ReduceAndKeep(e, ReduceSum, -1)                    // [..., 1]
-	s = Where(Equal(s, ZerosLike(s)), OnesLike(s), s)       // [..., 1]
-	return Div(e, s)                                        // [..., L]
 }

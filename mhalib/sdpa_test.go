@@ -130,14 +130,14 @@ func TestScaledDotProductAttention(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				assertClose(t, backend, "output", res[0], want, 1e-13)
-				assertClose(t, backend, "weights", res[1], wantW, 1e-13)
+				assertClose(t, "output", res[0], want, 1e-13)
+				assertClose(t, "weights", res[1], wantW, 1e-13)
 				if err := mhalib.CheckRowsSumToOne(res[1], 1e-12); err != nil {
 					t.Error(err)
 				}
 				loss := func() float64 { out, _ := sdpaRef(); return mhatest.Loss(out, cot) }
 				for i, x := range []*mhatest.Tensor{q, k, v} {
-					assertClose(t, nil, "gradient "+"qkv"[i:i+1], res[2+i], mhatest.NumGrad(loss, x, 1e-6), 1e-8)
+					assertClose(t, "gradient "+"qkv"[i:i+1], res[2+i], mhatest.NumGrad(loss, x, 1e-6), 1e-8)
 				}
 			})
 		}
@@ -275,7 +275,7 @@ func TestAttentionDropout(t *testing.T) {
 		if frac < p-0.08 || frac > p+0.08 {
 			t.Errorf("training: dropped fraction %.3f, want about %g", frac, p)
 		}
-		assertClose(t, nil, "output = dropped weights · v", train[0], fromTensor(t, train[4]), 1e-14)
+		assertClose(t, "output = dropped weights · v", train[0], fromTensor(t, train[4]), 1e-14)
 		again := run(true, 1)
 		if d, _ := mhatest.MaxAbsDiff(fromTensor(t, train[1]), fromTensor(t, again[1])); d != 0 {
 			t.Errorf("same seed, different dropout masks (max diff %g)", d)

@@ -98,7 +98,7 @@ func TestCheckpointSharedVariableGradientsSum(t *testing.T) {
 				t.Errorf("%s d loss/d w = %g, want 8 (= 2·w·x)", what, got)
 			}
 		}
-		assertClose(t, backend, "d loss/d x", ckpt.Input, mhatest.FromFloat64([]float64{4}, 1, 1), 0)
+		assertClose(t, "d loss/d x", ckpt.Input, mhatest.FromFloat64([]float64{4}, 1, 1), 0)
 	})
 }
 
@@ -128,7 +128,7 @@ func TestForwardFlashRuns(t *testing.T) {
 		if !got.Shape().Equal(shapes.Make(dtypes.Float64, 2, 5, 8)) {
 			t.Fatalf("Flash output shape %s", got.Shape())
 		}
-		assertClose(t, backend, "Flash vs HeadParallel output", got, fromTensor(t, want), 1e-12)
+		assertClose(t, "Flash vs HeadParallel output", got, fromTensor(t, want), 1e-12)
 	})
 }
 

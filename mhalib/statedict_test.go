@@ -81,7 +81,7 @@ func TestBuilderFollowsLoadedLayout(t *testing.T) {
 			return mhalib.MultiHeadAttention(ctx, q, k, v, h).Done()
 		})
 		got := exec.MustExec(toTensor(q, dtypes.Float64), toTensor(k, dtypes.Float64), toTensor(v, dtypes.Float64))[0]
-		assertClose(t, backend, "output", got, want, 1e-12)
+		assertClose(t, "output", got, want, 1e-12)
 		back, err := mhalib.StateDict(ctx, mhalib.DefaultScope)
 		if err != nil {
 			t.Fatal(err)

@@ -1,15 +1,23 @@
 package mhalib
 
 import (
+	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 )
 
-// Differentiable selection and concatenation.
+// Slicing and concatenation, differentiable on every backend: the one mechanism mhalib uses.
 //
 // The pure-Go backend cannot differentiate Slice nor Concatenate (their gradients need Pad,
-// which it lacks). Gather can be differentiated on every backend (its gradient is ScatterSum),
-// so mhalib selects and joins tensors with Gather and Where only. The functions here are the
-// only place that does it.
+// which it lacks). Gather can be differentiated on every backend (its gradient is ScatterSum).
+// So sliceAxis and concatAxis use Slice and Concatenate where the backend has Pad (XLA), and
+// Gather and Where elsewhere; takeAxis and takeIndex select arbitrary indices with Gather. The
+// functions here are the only place that slices or joins tensors.
+
+// differentiableSlices reports whether g's backend can differentiate Slice and Concatenate
+// (their gradients are built with Pad).
+func differentiableSlices(g *Graph) bool {
+	return g.Backend().Capabilities().Operations[backends.OpTypePad]
+}
 
 // takeAxis returns x with the given indices of axis selected, in order (indices may repeat).
 // The result has the shape of x with axis resized to len(indices).
@@ -52,13 +60,17 @@ func takeAxis(x *Node, axis int, indices []int) *Node {
 	return out
 }
 
-// takeRange returns x[..., from:from+n, ...] along axis: a slice, built with Gather.
-func takeRange(x *Node, axis, from, n int) *Node {
+// sliceAxis returns x[..., from:from+n, ...] along axis (x itself when that is all of it):
+// Slice where the backend can differentiate it, else a Gather.
+func sliceAxis(x *Node, axis, from, n int) *Node {
 	if axis < 0 {
 		axis += x.Rank()
 	}
 	if from == 0 && n == x.Shape().Dimensions[axis] {
 		return x
+	}
+	if differentiableSlices(x.Graph()) {
+		return SliceAxis(x, axis, AxisRange(from, from+n))
 	}
 	idx := make([]int, n)
 	for i := range idx {
@@ -79,12 +91,15 @@ func takeIndex(x *Node, axis, i int) *Node {
 	return Squeeze(takeAxis(x, axis, []int{i}), axis)
 }
 
-// concatAxis joins parts along axis, like Concatenate, but differentiable on every backend:
-// each part is gathered to the full length (indices clamped) and Where keeps its own segment.
-// All parts must have the same shape except along axis.
+// concatAxis joins parts along axis, like Concatenate (which it uses where the backend can
+// differentiate it). Elsewhere each part is gathered to the full length (indices clamped) and
+// Where keeps its own segment. All parts must have the same shape except along axis.
 func concatAxis(parts []*Node, axis int) *Node {
 	if len(parts) == 1 {
 		return parts[0]
+	}
+	if differentiableSlices(parts[0].Graph()) {
+		return Concatenate(parts, axis)
 	}
 	rank := parts[0].Rank()
 	if axis < 0 {

@@ -12,7 +12,9 @@ in float64 from the same (float32-representable) values, and writes DIR/<case>.s
   torch.<t>, ref64.<t>          PyTorch float32 and float64 results, for <t> in
                                 attn_output, attn_output_weights (when returned), grad.query|key|value,
                                 grad.param.<name>
-and the metadata "config" (the case as JSON) and "torch_version".
+and the metadata "config" (the case as JSON), "torch_version", "torch_err" (PyTorch float32's max
+|torch - ref64| per result) and "torch_err_nofma" (the same for PyTorch's code run in float32 with every
+matrix product's products rounded before the sum, as without fused multiply-add: NoFMA below).
 
 With --forward-files it also writes, for nn.MultiheadAttention cases, <case>.weights.safetensors (the
 module's state_dict, saved with the official safetensors package when installed) and
@@ -26,6 +28,7 @@ with FORWARD_FIXTURES as in the Makefile (target parity-fixtures).
 """
 
 import argparse
+import contextlib
 import copy
 import inspect
 import json
@@ -117,7 +120,60 @@ def perturb_biases(module, std=0.2):
                 p.add_(torch.randn(p.shape) * std)
 
 
-# --- running a module twice: float32 and float64 -------------------------------------------------------
+# --- float32 without fused multiply-add ------------------------------------------------------------------
+
+
+def mm_nofma(a, b):
+    """a [..., m, n] @ b [..., n, p] with every product rounded to the operand dtype before the sum
+    over n: a dot product without fused multiply-add, as GoMLX's pure-Go backend computes it (the sum
+    itself is PyTorch's, in the operand dtype)."""
+    return (a.unsqueeze(-1) * b.unsqueeze(-3)).sum(-2)  # [..., m, n, p] → [..., m, p]
+
+
+try:
+    from torch.utils._python_dispatch import TorchDispatchMode
+except ImportError:  # very old torch: no dispatch modes, the no-FMA run is skipped
+    TorchDispatchMode = None
+
+if TorchDispatchMode is not None:
+    class NoFMA(TorchDispatchMode):
+        """Runs every matrix product of PyTorch's own code (forward and backward) as mm_nofma."""
+
+        _aten = torch.ops.aten
+        _plain = {_aten.mm.default, _aten.bmm.default}
+        _added = {_aten.addmm.default, _aten.baddbmm.default}
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func in self._plain:
+                return mm_nofma(args[0], args[1])
+            if func in self._added:
+                prod = mm_nofma(args[1], args[2])
+                alpha, beta = kwargs.get("alpha", 1), kwargs.get("beta", 1)
+                if alpha != 1:
+                    prod = prod * alpha
+                return prod + (args[0] if beta == 1 else beta * args[0])
+            name = func.__name__
+            if any(w in name for w in ("mm", "dot", "mv", "attention", "conv")) and "comm" not in name:
+                raise NotImplementedError(f"NoFMA: unhandled product op {func}")
+            return func(*args, **kwargs)
+
+
+def nofma_context():
+    """The context of the no-FMA float32 run: NoFMA, and SDPA's math kernel (its fused CPU kernels
+    are single ops that NoFMA cannot reach)."""
+    import contextlib
+    stack = contextlib.ExitStack()
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        stack.enter_context(sdpa_kernel(SDPBackend.MATH))
+    except ImportError:
+        pass
+    stack.enter_context(NoFMA())
+    return stack
+
+
+# --- running a module: float32, float64, float32 without FMA -------------------------------------------
 
 
 def run_both(module, inputs, masks, call, cot_shape_fn, param_map=None):
@@ -129,15 +185,19 @@ def run_both(module, inputs, masks, call, cot_shape_fn, param_map=None):
     """
     out_store = {}
     cot = None
-    for tag, dtype in (("torch", torch.float32), ("ref64", torch.float64)):
+    runs = [("torch", torch.float32), ("ref64", torch.float64)]
+    if TorchDispatchMode is not None:
+        runs.append(("nofma", torch.float32))
+    for tag, dtype in runs:
         m = copy.deepcopy(module).to(dtype)
         ins = {k: v.detach().clone().to(dtype).requires_grad_(True) for k, v in inputs.items()}
         ms = {k: (v.to(dtype) if v is not None and v.is_floating_point() else v) for k, v in masks.items()}
-        out, weights = call(m, ins, ms)
-        if cot is None:
-            cot = randn(*cot_shape_fn(out))
-        loss = (out * cot.to(dtype)).sum()
-        loss.backward()
+        with (nofma_context() if tag == "nofma" else contextlib.nullcontext()):
+            out, weights = call(m, ins, ms)
+            if cot is None:
+                cot = randn(*cot_shape_fn(out))
+            loss = (out * cot.to(dtype)).sum()
+            loss.backward()
         out_store[f"{tag}.attn_output"] = out.detach()
         if weights is not None:
             out_store[f"{tag}.attn_output_weights"] = weights.detach()
@@ -361,8 +421,13 @@ def generate(c, out_dir, forward_files=False, keep_torch=True):
         store, c = run_seed(c, ff)
     errs = {k[len("torch."):]: max_err(v, store["ref64." + k[len("torch."):]])
             for k, v in store.items() if k.startswith("torch.")}
+    errs_nofma = {k[len("nofma."):]: max_err(v, store["ref64." + k[len("nofma."):]])
+                  for k, v in store.items() if k.startswith("nofma.")}
+    store = {k: v for k, v in store.items() if not k.startswith("nofma.")}  # kept as errors only
     meta = {"config": json.dumps(c, sort_keys=True), "torch_version": torch.__version__,
             "torch_err": json.dumps(errs, sort_keys=True)}
+    if errs_nofma:
+        meta["torch_err_nofma"] = json.dumps(errs_nofma, sort_keys=True)
     if not keep_torch:  # committed fixtures: PyTorch's float32 error is kept in the metadata only
         store = {k: v for k, v in store.items() if not k.startswith("torch.")}
     stio.save(os.path.join(out_dir, c["name"] + ".safetensors"), store, meta)
@@ -376,6 +441,8 @@ def main(argv=None):
     p.add_argument("--cases", default="", help="comma-separated case names, or none (default: all named cases)")
     p.add_argument("--random", type=int, default=0, help="number of random configurations")
     p.add_argument("--seed", type=int, default=1, help="seed of the first random configuration")
+    p.add_argument("--pool", default="", help="FIRST,SIZE: random configurations with structures from a pool "
+                   "(cases.pooled_case; the soak's, replayed with the same values)")
     p.add_argument("--forward-files", action="store_true", help="also write W/I files for `mhalab forward`")
     p.add_argument("--forward-cases", default="", help="with --forward-files: only for these cases (comma-separated)")
     p.add_argument("--list", action="store_true", help="list the named cases and exit")
@@ -398,7 +465,11 @@ def main(argv=None):
         todo = [c for c in named if c["name"] in want]
     if a.fixtures:
         todo = [c for c in todo if not c["live"]]
-    todo = list(todo) + [cases_mod.random_case(a.seed + i) for i in range(a.random)]
+    if a.pool:
+        first, size = (int(x) for x in a.pool.split(","))
+        todo = list(todo) + [cases_mod.pooled_case(a.seed + i, first, size) for i in range(a.random)]
+    else:
+        todo = list(todo) + [cases_mod.random_case(a.seed + i) for i in range(a.random)]
     os.makedirs(a.out, exist_ok=True)
     print(f"parity/gen.py: torch {torch.__version__}, {len(todo)} cases into {a.out}")
     if a.random:

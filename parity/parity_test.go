@@ -6,7 +6,9 @@ import (
 	"maps"
 	"math"
 	"os"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -62,9 +64,27 @@ func countCase(backend, group string) {
 	entry(backend, group).cases++
 }
 
+// records is $MHALAB_PARITY_RECORDS opened for appending, or nil: one line per comparison,
+// "backend case result err torch_err bound nofma_err" (tab-separated), for the soak's distribution of
+// err/bound (parity/soak.py).
+var records = sync.OnceValue(func() *os.File {
+	path := os.Getenv("MHALAB_PARITY_RECORDS")
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		panic(fmt.Errorf("MHALAB_PARITY_RECORDS: %w", err))
+	}
+	return f
+})
+
 func record(backend, group, caseName string, res parity.Result) {
 	mu.Lock()
 	defer mu.Unlock()
+	if f := records(); f != nil {
+		fmt.Fprintf(f, "%s\t%s\t%s\t%.6g\t%.6g\t%.6g\t%.6g\n", backend, caseName, res.Name, res.Err, res.TorchErr, res.Bound(), res.NoFMAErr)
+	}
 	w := entry(backend, group)
 	w.comparisons++
 	if r := res.Ratio(); res.TorchErr > 0 && r > w.ratio {
@@ -91,7 +111,7 @@ func TestParity(t *testing.T) {
 		t.Run(ref.Config.Name, func(t *testing.T) {
 			backendtest.Run(t, func(t *testing.T, b backends.Backend) {
 				backendName := t.Name()[strings.LastIndex(t.Name(), "/")+1:]
-				got, err := parity.Run(b, ref)
+				got, err := runner(b).Run(ref)
 				if err != nil {
 					t.Fatalf("%s (replay: python3 parity/gen.py --out DIR --cases %s): %v", ref.Config.Name, replayArg(ref), err)
 				}
@@ -118,9 +138,39 @@ func TestParity(t *testing.T) {
 		})
 	}
 	printSummary(dir, live, len(refs))
+	runnersMu.Lock()
+	for b, r := range runners {
+		if n := r.Reused(); n > 0 {
+			fmt.Printf("=== parity: %s: %d references ran a graph compiled for an earlier one of the same structure\n", b.Name(), n)
+		}
+	}
+	runnersMu.Unlock()
+}
+
+// runners holds one parity.Runner per backend for TestParity. It keeps up to
+// $MHALAB_PARITY_KEEP_GRAPHS compiled graphs (default 0) for references of the same structure:
+// the soak's pooled configurations (parity/soak.py sets it).
+var (
+	runnersMu sync.Mutex
+	runners   = map[backends.Backend]*parity.Runner{}
+)
+
+func runner(b backends.Backend) *parity.Runner {
+	runnersMu.Lock()
+	defer runnersMu.Unlock()
+	r := runners[b]
+	if r == nil {
+		keep, _ := strconv.Atoi(os.Getenv("MHALAB_PARITY_KEEP_GRAPHS"))
+		r = parity.NewRunner(b, keep)
+		runners[b] = r
+	}
+	return r
 }
 
 func replayArg(ref *parity.Reference) string {
+	if p := ref.Config.Pool; len(p) == 2 {
+		return fmt.Sprintf("none --random 1 --seed %d --pool %d,%d", ref.Config.Seed, p[0], p[1])
+	}
 	if strings.HasPrefix(ref.Config.Name, "random_") {
 		return fmt.Sprintf("none --random 1 --seed %d", ref.Config.Seed)
 	}
@@ -144,7 +194,7 @@ func printSummary(dir string, live bool, n int) {
 	if live {
 		source = "live PyTorch references"
 	}
-	fmt.Fprintf(w, "=== parity: %d cases from %s (%s); ratio = max|mhalib−ref64| / max|torch32−ref64|, bound 2×torch err + %g ulps of the family scale\n",
+	fmt.Fprintf(w, "=== parity: %d cases from %s (%s); ratio = max|mhalib−ref64| / max|torch32−ref64|, bound 2×max(torch err, torch no-FMA err) + %g ulps of the family scale\n",
 		n, dir, source, parity.FloorULPs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "backend\tgroup\tcases\ttensors\tworst ratio\tat\tworst err/bound\tat")
@@ -206,6 +256,70 @@ func TestParityDetectsErrors(t *testing.T) {
 		}
 		if res, _ := ref.Check("attn_output", got["attn_output"]); res.OK {
 			t.Errorf("bias_k changed by 0.1%% passed: %s", res)
+		} else {
+			t.Logf("bias_k × 1.001: %s", res)
 		}
 	})
+}
+
+// The comparison catches a mask off by one key: the explicit causal mask of mha_causal_bool
+// with each query also seeing the next key, and the key padding mask of mha_kpm_bool moved one
+// key to the right.
+func TestParityDetectsOffByOneMask(t *testing.T) {
+	for _, c := range []struct{ file, mask string }{
+		{"testdata/mha_causal_bool.safetensors", "input.attn_mask"},
+		{"testdata/mha_kpm_bool.safetensors", "input.key_padding_mask"},
+	} {
+		ref, err := parity.Load(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved := *ref
+		moved.Tensors = maps.Clone(ref.Tensors)
+		moved.Tensors[c.mask] = shiftRight(t, ref.Tensors[c.mask])
+		t.Run(ref.Config.Name, func(t *testing.T) {
+			backendtest.Run(t, func(t *testing.T, b backends.Backend) {
+				for _, r := range []*parity.Reference{ref, &moved} {
+					got, err := parity.Run(b, r)
+					if err != nil {
+						t.Fatal(err)
+					}
+					res, err := ref.Check("attn_output", got["attn_output"])
+					if err != nil {
+						t.Fatal(err)
+					}
+					switch {
+					case r == ref && !res.OK:
+						t.Fatalf("%s unchanged: %s", ref.Config.Name, res)
+					case r == &moved && res.OK:
+						t.Errorf("%s with %s off by one key passed: %s", ref.Config.Name, c.mask, res)
+					case r == &moved:
+						t.Logf("%s with %s off by one key: %s (err/bound %.0f)", ref.Config.Name, c.mask, res, res.Err/res.Bound())
+					}
+				}
+			})
+		})
+	}
+}
+
+// shiftRight moves a bool mask [..., Lk] one key to the right along its last axis: entry j takes
+// entry j−1's value, and key 0 stays visible (false = not blocked).
+func shiftRight(t *testing.T, m *tensors.Tensor) *tensors.Tensor {
+	t.Helper()
+	vals, err := tensors.CopyFlatData[bool](m)
+	if err != nil {
+		t.Fatalf("mask %s: %v", m.Shape(), err)
+	}
+	dims := m.Shape().Dimensions
+	lk := dims[len(dims)-1]
+	out := make([]bool, len(vals))
+	for i := range vals {
+		if i%lk != 0 {
+			out[i] = vals[i-1]
+		}
+	}
+	if slices.Equal(out, vals) {
+		t.Fatalf("mask %s: shifting it changes nothing", m.Shape())
+	}
+	return tensors.FromFlatDataAndDimensions(out, dims...)
 }

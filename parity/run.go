@@ -3,13 +3,13 @@ package parity
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/pkg/errors"
 
 	"github.com/mhalab/mhalab/mhalib"
 	"github.com/mhalab/mhalab/torchio"
@@ -21,8 +21,133 @@ import (
 // parameter, with loss = Σ attn_output ⊙ input.cotangent, from the reference's parameters and
 // inputs, in PyTorch's layouts.
 func Run(backend backends.Backend, ref *Reference) (map[string]*tensors.Tensor, error) {
+	r := NewRunner(backend, 0)
+	defer r.Close()
+	return r.Run(ref)
+}
+
+// Runner is Run for many references on one backend: a reference with the same structure as an
+// earlier one (Reference.StructureKey: the same case but for its values) runs the graph compiled
+// for that one, with its own parameters and inputs. Compiling is nearly all the cost of a small
+// case on XLA (~0.3 s of CPU per random configuration on the 2-core VM; the pure-Go backend
+// compiles in milliseconds), which is what the soak's structure pool saves (parity/README.md).
+// A Runner is safe for concurrent use; Close releases its graphs.
+type Runner struct {
+	backend backends.Backend
+	max     int
+	mu      sync.Mutex
+	graphs  map[string]*runnerGraph
+	reused  int
+}
+
+// runnerGraph is one compiled structure: its context (whose variables take each reference's
+// parameters in turn), its executable and the names of its outputs.
+type runnerGraph struct {
+	ctx   *context.Context
+	exec  *context.Exec
+	where []string // where[j] is the result name of output j, set when the graph is built
+	runs  int
+}
+
+// NewRunner returns a Runner that keeps at most max compiled graphs (0: none kept).
+func NewRunner(backend backends.Backend, max int) *Runner {
+	return &Runner{backend: backend, max: max, graphs: map[string]*runnerGraph{}}
+}
+
+// Close releases the compiled graphs.
+func (r *Runner) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, g := range r.graphs {
+		g.exec.Finalize()
+		delete(r.graphs, k)
+	}
+}
+
+// Reused is how many references ran a graph compiled for an earlier one.
+func (r *Runner) Reused() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reused
+}
+
+// Run is the package's Run on the Runner's backend.
+func (r *Runner) Run(ref *Reference) (map[string]*tensors.Tensor, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := ref.StructureKey()
+	g := r.graphs[key]
+	if g == nil {
+		g = &runnerGraph{ctx: context.New()}
+	}
+	cg, err := prepareCase(g.ctx.In(caseScope(0)), ref)
+	if err != nil {
+		return nil, err
+	}
+	if g.exec == nil {
+		fn := func(ctx *context.Context, inputs []*Node) []*Node {
+			names, outputs, loss, diff := cg.build(ctx.In(caseScope(0)), inputs)
+			g.where = names
+			outputs = append(outputs, Gradient(loss, diff...)...)
+			for _, n := range cg.diffNames {
+				g.where = append(g.where, "grad."+n)
+			}
+			varNames, varGrads := mhalib.VariableGradients(ctx, loss)
+			for i, vn := range varNames {
+				name := strings.TrimPrefix(vn, "/"+caseScope(0)+cg.scopePrefix)
+				g.where = append(g.where, "grad.param."+strings.ReplaceAll(name, "/", "."))
+				outputs = append(outputs, varGrads[i])
+			}
+			return outputs
+		}
+		if g.exec, err = context.NewExec(r.backend, g.ctx, fn); err != nil {
+			return nil, err
+		}
+	}
+	results, err := g.exec.Exec(cg.args...)
+	if err != nil {
+		g.exec.Finalize()
+		delete(r.graphs, key)
+		return nil, fmt.Errorf("parity: %s: %w", ref.Config.Name, err)
+	}
+	if len(results) != len(g.where) {
+		return nil, fmt.Errorf("parity: %s: %d results for %d names", ref.Config.Name, len(results), len(g.where))
+	}
+	if g.runs++; g.runs > 1 {
+		r.reused++
+	}
+	if r.graphs[key] == nil && r.max > 0 {
+		if len(r.graphs) >= r.max {
+			for k, old := range r.graphs { // make room: drop every graph kept so far
+				old.exec.Finalize()
+				delete(r.graphs, k)
+			}
+		}
+		r.graphs[key] = g
+	} else if r.max == 0 {
+		g.exec.Finalize()
+	}
+	m := make(map[string]*tensors.Tensor, len(results))
+	for j, n := range g.where {
+		m[n] = results[j]
+	}
+	return m, nil
+}
+
+func caseScope(i int) string { return fmt.Sprintf("case%d", i) }
+
+// caseGraph is one reference's part of a RunBatch graph.
+type caseGraph struct {
+	ref         *Reference
+	scopePrefix string   // the parameters' scope below the case's, e.g. "/MultiHeadAttention/"
+	diffNames   []string // differentiated inputs: query, key, value (those present)
+	maskNames   []string // mask inputs
+	args        []any    // the graph inputs: diffNames, then maskNames, then the cotangent
+}
+
+// prepareCase loads the reference's parameters into ctx (the case's scope) and lists its inputs.
+func prepareCase(ctx *context.Context, ref *Reference) (*caseGraph, error) {
 	c := ref.Config
-	ctx := context.New()
 	// Every tensor is cloned: a tensor used by one backend cannot be used by another.
 	local := func(t *tensors.Tensor) *tensors.Tensor {
 		if t == nil {
@@ -38,23 +163,27 @@ func Run(backend backends.Backend, ref *Reference) (map[string]*tensors.Tensor, 
 	for k, v := range params {
 		params[k] = local(v)
 	}
-	// scopeOf maps a variable's ScopeAndName back to the parameter's PyTorch name.
-	var scopePrefix string
+	cg := &caseGraph{ref: ref}
 	switch c.Kind {
 	case "mha", "seed000", "seed001", "seed003":
-		scopePrefix = "/" + mhalib.DefaultScope + "/"
+		cg.scopePrefix = "/" + mhalib.DefaultScope + "/"
 		if err := mhalib.LoadStateDict(ctx, mhalib.DefaultScope, params); err != nil {
 			return nil, err
 		}
 	case "seed003blk":
-		scopePrefix = "/"
+		cg.scopePrefix = "/"
 		attn := map[string]*tensors.Tensor{}
 		for k, v := range params {
 			switch {
 			case strings.HasPrefix(k, "attn."):
 				attn[strings.TrimPrefix(k, "attn.")] = v
 			case k == "norm.weight" || k == "norm.bias":
-				if err := mhalib.Try(func() { ctx.In("norm").VariableWithValue(strings.TrimPrefix(k, "norm."), v) }); err != nil {
+				name := strings.TrimPrefix(k, "norm.")
+				if nv := ctx.In("norm").GetVariableByScopeAndName(ctx.In("norm").Scope(), name); nv != nil {
+					if err := nv.SetValue(v); err != nil {
+						return nil, err
+					}
+				} else if err := mhalib.Try(func() { ctx.In("norm").VariableWithValue(name, v) }); err != nil {
 					return nil, err
 				}
 			default:
@@ -71,81 +200,49 @@ func Run(backend backends.Backend, ref *Reference) (map[string]*tensors.Tensor, 
 	default:
 		return nil, fmt.Errorf("parity: %s: unknown kind %q", c.Name, c.Kind)
 	}
-
-	// Graph inputs, in order: the differentiated inputs, then masks, then the cotangent.
-	var diffNames []string
 	for _, n := range []string{"query", "key", "value"} {
 		if ref.Tensors["input."+n] != nil {
-			diffNames = append(diffNames, n)
+			cg.diffNames = append(cg.diffNames, n)
 		}
 	}
-	var maskNames []string
 	for _, n := range []string{"attn_mask", "key_padding_mask", "mask"} {
 		if ref.Tensors["input."+n] != nil {
-			maskNames = append(maskNames, n)
+			cg.maskNames = append(cg.maskNames, n)
 		}
 	}
-	var args []any
-	for _, n := range diffNames {
-		args = append(args, local(ref.Tensors["input."+n]))
+	for _, n := range cg.diffNames {
+		cg.args = append(cg.args, local(ref.Tensors["input."+n]))
 	}
-	for _, n := range maskNames {
-		args = append(args, local(ref.Tensors["input."+n]))
+	for _, n := range cg.maskNames {
+		cg.args = append(cg.args, local(ref.Tensors["input."+n]))
 	}
 	cot := local(ref.Tensors["input.cotangent"])
 	if cot == nil {
 		return nil, fmt.Errorf("parity: %s: no input.cotangent", c.Name)
 	}
-	args = append(args, cot)
+	cg.args = append(cg.args, cot)
+	return cg, nil
+}
 
-	var outNames []string // names of the graph's outputs, set while building it
-	fn := func(ctx *context.Context, inputs []*Node) []*Node {
-		in := map[string]*Node{}
-		for i, n := range diffNames {
-			in[n] = inputs[i]
-		}
-		masks := map[string]*Node{}
-		for i, n := range maskNames {
-			masks[n] = inputs[len(diffNames)+i]
-		}
-		out, weights := build(ctx, c, in, masks)
-		loss := ReduceAllSum(Mul(out, inputs[len(inputs)-1]))
-		outNames = []string{"attn_output"}
-		outputs := []*Node{out}
-		if weights != nil {
-			outNames = append(outNames, "attn_output_weights")
-			outputs = append(outputs, weights)
-		}
-		diff := make([]*Node, len(diffNames))
-		for i, n := range diffNames {
-			diff[i] = in[n]
-			outNames = append(outNames, "grad."+n)
-		}
-		outputs = append(outputs, Gradient(loss, diff...)...)
-		varNames, varGrads := mhalib.VariableGradients(ctx, loss)
-		for i, vn := range varNames {
-			outNames = append(outNames, "grad.param."+strings.ReplaceAll(strings.TrimPrefix(vn, scopePrefix), "/", "."))
-			outputs = append(outputs, varGrads[i])
-		}
-		return outputs
+// build builds the case from its inputs (in args' order): the forward results and their
+// names, the loss Σ attn_output ⊙ cotangent, and the differentiated input nodes.
+func (cg *caseGraph) build(ctx *context.Context, inputs []*Node) (names []string, fwd []*Node, loss *Node, diff []*Node) {
+	in := map[string]*Node{}
+	for i, n := range cg.diffNames {
+		in[n] = inputs[i]
+		diff = append(diff, inputs[i])
 	}
-	exec, err := context.NewExec(backend, ctx, fn)
-	if err != nil {
-		return nil, err
+	masks := map[string]*Node{}
+	for i, n := range cg.maskNames {
+		masks[n] = inputs[len(cg.diffNames)+i]
 	}
-	defer exec.Finalize()
-	results, err := exec.Exec(args...)
-	if err != nil {
-		return nil, fmt.Errorf("parity: %s: %w", c.Name, err)
+	out, weights := build(ctx, cg.ref.Config, in, masks)
+	loss = ReduceAllSum(Mul(out, inputs[len(inputs)-1]))
+	names, fwd = []string{"attn_output"}, []*Node{out}
+	if weights != nil {
+		names, fwd = append(names, "attn_output_weights"), append(fwd, weights)
 	}
-	if len(results) != len(outNames) {
-		return nil, fmt.Errorf("parity: %s: %d results for %d names", c.Name, len(results), len(outNames))
-	}
-	m := make(map[string]*tensors.Tensor, len(results))
-	for i, n := range outNames {
-		m[n] = results[i]
-	}
-	return m, nil
+	return names, fwd, loss, diff
 }
 
 // build is the mhalib graph of one case: in holds query/key/value in PyTorch's layout, masks the
@@ -224,5 +321,5 @@ func build(ctx *context.Context, c Config, in, masks map[string]*Node) (out, wei
 		}
 		return b.Done(), nil
 	}
-	panic(errors.Errorf("parity: unknown kind %q", c.Kind))
+	panic(fmt.Errorf("parity: unknown kind %q", c.Kind))
 }

@@ -1,17 +1,21 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Check that `make lab` serves the notebooks: start scripts/lab.sh on a free port, then, over
 HTTP and the kernel's websocket, as a browser would:
 
   1. GET /api/status and /api/contents: the server runs and lists the eight notebooks;
-  2. GET /notebooks/<notebook>: the notebook page renders;
+  2. GET /lab/tree/<notebook>: JupyterLab's page for the notebook renders;
   3. POST /api/sessions: open the notebook with the GoNB kernel the setup installed, execute all
      its code cells through /api/kernels/<id>/channels, and fail on a failing cell (the same
      detection as scripts/notebooks.py);
+     Every picture or table a cell shows must use only MIME types that JupyterLab, Notebook 7
+     and VS Code all render (text/plain, text/html, text/markdown, image/svg+xml, image/png,
+     image/jpeg) and no <script> (front-ends that sanitise HTML, like VS Code's, drop it);
   4. with --screenshot FILE: a headless Chromium screenshot of the notebook page.
 
     scripts/lab_check.py [--notebook 01_qkv_projection.ipynb] [--screenshot build/lab.png]
 
-Run by `make lab-check`. Stops the server at the end.
+Run by `make lab-check`, with the Jupyter the setup installed (scripts/jupyter_python.sh; started
+with another Python, it re-executes itself with that one). Stops the server at the end.
 """
 
 import argparse
@@ -30,7 +34,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
-from notebooks import cell_failure  # noqa: E402  (same failure detection as make notebooks)
+from notebooks import cell_failure, use_jupyter_python  # noqa: E402  (same failure detection as make notebooks)
 
 
 def free_port():
@@ -42,6 +46,44 @@ def free_port():
 def get(url, timeout=10):
     with urllib.request.urlopen(url, timeout=timeout) as r:
         return r.status, r.read().decode("utf-8", "replace")
+
+
+# What every notebook front-end renders alike (JupyterLab, Notebook 7, VS Code's Jupyter view).
+STANDARD_MIME = {"text/plain", "text/html", "text/markdown", "image/svg+xml", "image/png", "image/jpeg"}
+
+
+def nonstandard_outputs(outputs):
+    """Problems with a cell's display outputs: MIME types outside STANDARD_MIME, <script> in HTML."""
+    problems = []
+    for o in outputs:
+        data = o.get("data", {})
+        for mime in data:
+            if mime not in STANDARD_MIME:
+                problems.append(f"output of MIME type {mime} (not rendered alike by JupyterLab, Notebook 7 and VS Code)")
+        html = data.get("text/html", "")
+        if "<script" in ("".join(html) if isinstance(html, list) else html).lower():
+            problems.append("HTML output with <script> (sanitising front-ends such as VS Code drop it)")
+    return problems
+
+
+# GoNB's display calls that send only STANDARD_MIME types (DisplaySVG is sent as text/html).
+STANDARD_GONBUI = {"DisplayHTML", "DisplaySVG", "DisplayMarkdown", "DisplayImage", "DisplayPNG", "DisplayPng"}
+
+
+def static_output_check():
+    """Every notebook and notebooks/nb: GoNB display calls only from STANDARD_GONBUI (no
+    JavaScript, widgets or custom MIME types), no <script>. Returns problems."""
+    import re
+    problems = []
+    files = sorted((REPO / "notebooks").glob("*.ipynb")) + sorted((REPO / "notebooks" / "nb").glob("*.go"))
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        for call in sorted(set(re.findall(r"gonbui\.(\w+)", text)) - STANDARD_GONBUI):
+            problems.append(f"{f.relative_to(REPO)}: gonbui.{call} (not a plain HTML/SVG/PNG/Markdown display)")
+        for word in ("<script", "gonbui/dom", "gonbui/widgets", "application/javascript"):
+            if word in text.lower():
+                problems.append(f"{f.relative_to(REPO)}: {word}")
+    return problems
 
 
 def run_cells(base, token, notebook, timeout):
@@ -97,9 +139,12 @@ def run_cells(base, token, notebook, timeout):
                 failures.append(f"cell {index + 1}: no reply within {timeout} s")
                 break
             problem = cell_failure({"outputs": outputs}) or (None if status == "ok" else f"status {status}")
+            problem = problem or "; ".join(nonstandard_outputs(outputs)) or None
             shown = sum(1 for o in outputs if o["output_type"] == "display_data")
+            mimes = sorted({m for o in outputs for m in o.get("data", {})})
             print(f"  cell {index + 1}: {'FAILED: ' + problem if problem else 'ok'}"
-                  f" ({sum(len(o.get('text', '')) for o in outputs)} chars of text, {shown} pictures)")
+                  f" ({sum(len(o.get('text', '')) for o in outputs)} chars of text, {shown} pictures"
+                  f"{': ' + ', '.join(mimes) if mimes else ''})")
             if problem:
                 failures.append(f"cell {index + 1}: {problem}")
                 break
@@ -118,6 +163,10 @@ def main():
     ap.add_argument("--screenshot", type=Path, help="write a headless-Chromium screenshot of the notebook page here")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per cell")
     args = ap.parse_args()
+    use_jupyter_python("lab_check")
+    failures = static_output_check()
+    print(f"lab_check: notebooks/*.ipynb and notebooks/nb display only HTML/SVG/PNG/Markdown: "
+          f"{'ok' if not failures else 'NO: ' + '; '.join(failures)}")
 
     port, token = free_port(), secrets.token_hex(16)
     env = dict(os.environ, LAB_PORT=str(port), LAB_TOKEN=token)
@@ -125,7 +174,6 @@ def main():
     server = subprocess.Popen([str(REPO / "scripts" / "lab.sh"), "--no-browser"], env=env, stdout=log,
                               stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
-    failures = []
     try:
         for _ in range(120):
             try:
@@ -145,10 +193,11 @@ def main():
         print(f"  GET /api/contents: {status}, {len(names)} notebooks: {', '.join(names)}")
         if len(names) < 8:
             failures.append(f"/api/contents lists {len(names)} notebooks, want 8")
-        status, page = get(f"{base}/notebooks/{args.notebook}?token={token}")
-        print(f"  GET /notebooks/{args.notebook}: {status}, {len(page)} bytes")
-        if status != 200 or args.notebook not in page:
-            failures.append(f"/notebooks/{args.notebook} did not render")
+        status, page = get(f"{base}/lab/tree/{args.notebook}?token={token}")
+        version = json.loads(get(f"{base}/api?token={token}")[1]).get("version", "?")
+        print(f"  GET /lab/tree/{args.notebook}: {status}, {len(page)} bytes (JupyterLab page; jupyter_server {version})")
+        if status != 200 or "JupyterLab" not in page:
+            failures.append(f"/lab/tree/{args.notebook} did not render JupyterLab's page")
         failures += run_cells(base, token, args.notebook, args.timeout)
 
         if args.screenshot:
@@ -161,7 +210,7 @@ def main():
                 cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                        "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
                        "--hide-scrollbars", "--window-size=1280,2400", "--virtual-time-budget=15000",
-                       f"--screenshot={args.screenshot.resolve()}", f"{base}/notebooks/{args.notebook}?token={token}"]
+                       f"--screenshot={args.screenshot.resolve()}", f"{base}/lab/tree/{args.notebook}?token={token}"]
                 r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
                 subprocess.run(["rm", "-rf", profile])
                 if r.returncode != 0 or not args.screenshot.exists():

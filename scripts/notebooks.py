@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Run mhalab's notebooks headless with the GoNB kernel and fail if any cell fails.
 
     scripts/notebooks.py [--backend go|xla:cpu|xla:cuda] [--out DIR] [--no-html]
@@ -15,9 +15,11 @@ exits 0. This runner also scans each cell's stderr for GoNB's "exit status N", "
 Go's "panic: …", stops the notebook at the first failing cell, names the notebook and cell,
 and exits 1 when any notebook failed.
 
-Needs Debian's Jupyter (jupyter-nbconvert, python3-nbclient; run with /usr/bin/python3) and
-GoNB v0.11.3, goimports and gopls in $(go env GOPATH)/bin: scripts/setup.sh --only jupyter,gonb.
-The backend reaches the notebooks as GOMLX_BACKEND.
+Runs with the Jupyter that scripts/setup.sh --only jupyter installs (nbclient, nbconvert from
+PyPI in a venv of the cache; scripts/jupyter_python.sh names its Python — started with another
+Python, this script re-executes itself with that one) and GoNB v0.11.3, goimports and gopls in
+$(go env GOPATH)/bin (scripts/setup.sh --only gonb). The backend reaches the notebooks as
+GOMLX_BACKEND.
 """
 
 import argparse
@@ -88,6 +90,24 @@ def output_text(cell, limit=2000):
     if len(text) > limit:
         text = "…" + text[-limit:]
     return text
+
+
+def jupyter_python():
+    """The Python whose Jupyter mhalab uses (scripts/jupyter_python.sh)."""
+    return subprocess.run(["sh", str(REPO / "scripts" / "jupyter_python.sh")], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def use_jupyter_python(name):
+    """Re-executes this script with the Jupyter Python unless it already runs there. Exits with
+    what to run when that Python does not exist yet."""
+    want = jupyter_python()
+    if os.environ.get("MHALAB_JUPYTER_REEXEC") or os.path.abspath(sys.executable) == os.path.abspath(want):
+        return
+    if not os.path.exists(want):
+        sys.exit(f"{name}: no Jupyter at {want}: run scripts/setup.sh --only jupyter,gonb (no root needed)")
+    os.environ["MHALAB_JUPYTER_REEXEC"] = "1"
+    os.execv(want, [want, os.path.abspath(sys.argv[0])] + sys.argv[1:])
 
 
 def go_env(var):
@@ -195,6 +215,7 @@ def main():
     ap.add_argument("--list", action="store_true", help="list the notebooks and exit")
     args = ap.parse_args()
 
+    use_jupyter_python("notebooks")
     notebooks = [p.resolve() for p in args.notebooks] or sorted((REPO / "notebooks").glob("*.ipynb"))
     if not notebooks:
         sys.exit("notebooks: no notebooks found in notebooks/")
@@ -209,7 +230,7 @@ def main():
         import nbclient  # noqa: F401
         import nbformat  # noqa: F401
     except ImportError as e:
-        sys.exit(f"notebooks: {e} (run with /usr/bin/python3; install with scripts/setup.sh --only jupyter)")
+        sys.exit(f"notebooks: {e} (this Python, {sys.executable}, lacks it; install with scripts/setup.sh --only jupyter)")
 
     gonb, path, version = find_tools()
     out_dir = args.out.resolve() / args.backend.replace(":", "-")

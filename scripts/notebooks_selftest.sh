@@ -14,7 +14,7 @@
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PY=/usr/bin/python3
+PY="$("$REPO/scripts/jupyter_python.sh")" # the Jupyter of scripts/setup.sh --only jupyter
 BACKEND="${GOMLX_BACKEND:-go}"
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/mhalab-nbselftest.XXXXXX")"
 trap 'rm -rf -- "$TMP"' EXIT

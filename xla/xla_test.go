@@ -19,10 +19,23 @@ import (
 	"github.com/mhalab/mhalab/xla"
 )
 
+// xlaFlagsAfterInit is $XLA_FLAGS when TestMain starts, after every package's init ran.
+var xlaFlagsAfterInit string
+
+// hloDumpErr is what xla.EnableHLODump returned in TestMain.
+var hloDumpErr error
+
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) != "" {
+	xlaFlagsAfterInit = os.Getenv("XLA_FLAGS")
+	switch os.Getenv(childEnv) {
+	case "":
+	case "hlo-late":
+		os.Exit(runHLOLateChild())
+	default:
 		os.Exit(runChild())
 	}
+	// Before any XLA backend exists (backendtest.Main creates them): XLA reads $XLA_FLAGS once.
+	hloDumpErr = xla.EnableHLODump()
 	backendtest.Main(m, "xla")
 }
 

@@ -8,20 +8,9 @@ import (
 	"github.com/mhalab/mhalab/xla"
 )
 
-var backendsCmd = command{
-	name:    "backends",
-	args:    "",
-	summary: "list the backends (go, xla:cpu, xla:cuda): available or why not, plugin, PJRT version, devices",
-}
-
-func init() {
-	backendsCmd.run = runBackends
-	register(backendsCmd)
-}
-
-func runBackends(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet(backendsCmd.name)
-	if err := parseFlags(fs, backendsCmd, args, stdout); err != nil {
+func runBackends(c command, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(c.name)
+	if err := parseFlags(fs, c, args, stdout); err != nil {
 		return err
 	}
 	printBackends(stdout, xla.Available())

@@ -154,7 +154,10 @@ func TestForwardErrors(t *testing.T) {
 	}{
 		{"ok", base(goodW, goodIn, "--add-zero-attn"), 0, ""},
 		{"no --weights", []string{"forward", "--inputs", goodIn, "--out", out, "--num-heads", "2"}, 2, "--weights, --inputs and --out are required"},
-		{"no --num-heads", []string{"forward", "--weights", goodW, "--inputs", goodIn, "--out", out}, 2, "--num-heads 0"},
+		{"no --num-heads", []string{"forward", "--weights", goodW, "--inputs", goodIn, "--out", out}, 2, "--num-heads is required"},
+		{"--num-heads 0", base(goodW, goodIn, "--num-heads", "0"), 1, "--num-heads 0: want a positive number of heads"},
+		{"--num-heads -2", base(goodW, goodIn, "--num-heads", "-2"), 1, "--num-heads -2: want a positive number of heads"},
+		{"--max-memory too small", base(goodW, goodIn, "--max-memory", "1KiB"), 1, "more than --max-memory 1.0 KiB"},
 		{"average without need", base(goodW, goodIn, "--average-attn-weights"), 2, "needs --need-weights"},
 		{"unknown backend", base(goodW, goodIn, "--backend", "tpu"), 2, "unknown backend"},
 		{"stray argument", base(goodW, goodIn, "extra"), 2, "unexpected argument"},

@@ -15,25 +15,6 @@ import (
 
 // `mhalab generate` and `mhalab chat` are a public contract (issue 15): other tools rely on
 // their flags and on --json's object. The logic lives in models/smollm2 (RunGenerate, RunChat).
-var generateCmd = command{
-	name: "generate",
-	args: "[--backend B] [--max-new-tokens N] [--greedy | --temperature T --top-k K --top-p P --seed S] [--chat] [--json] [--model FILE] PROMPT",
-	summary: "continue PROMPT with SmolLM2-135M-Instruct (streamed; --json: one object {prompt_ids, ids, text}); " +
-		"stops at <|im_end|> or after N tokens",
-}
-
-var chatCmd = command{
-	name:    "chat",
-	args:    "[--backend B] [--max-new-tokens N] [--max-context N] [--temperature T --top-k K --top-p P --seed S] [--model FILE]",
-	summary: "talk with SmolLM2-135M-Instruct: one line per message, the history stays in the KV cache; Ctrl-D quits",
-}
-
-func init() {
-	generateCmd.run = runGenerateCmd
-	chatCmd.run = func(args []string, stdout, stderr io.Writer) error { return runChatCmd(args, os.Stdin, stdout, stderr) }
-	register(generateCmd)
-	register(chatCmd)
-}
 
 // samplingFlags are the flags shared by generate and chat.
 type samplingFlags struct {
@@ -84,30 +65,22 @@ func (f *samplingFlags) newBackend() (backends.Backend, string, error) {
 	return xla.NewWithReason(f.backend)
 }
 
-func runGenerateCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet(generateCmd.name)
+func runGenerate(c command, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(c.name)
 	var f samplingFlags
 	var o smollm2.GenerateOptions
 	f.add(fs, true)
 	fs.BoolVar(&o.Chat, "chat", false, "wrap PROMPT as one user turn with the model's chat template (and its default system prompt)")
 	fs.BoolVar(&o.JSON, "json", false, `print one JSON object at the end instead of streaming: {"prompt_ids": [...], "ids": [...], "text": "..."}`)
-	// PROMPT may come before or after the flags.
-	var rest []string
-	for {
-		if err := parseFlags(fs, generateCmd, args, stdout); err == nil || fs.NArg() == 0 {
-			if err != nil {
-				return err
-			}
-			break
-		}
-		rest = append(rest, fs.Arg(0))
-		args = fs.Args()[1:]
+	rest, err := parseFlagsAndArgs(fs, c, args, stdout) // PROMPT before or after the flags
+	if err != nil {
+		return err
 	}
 	switch {
 	case len(rest) == 0:
-		return errors.New("no PROMPT: give the text to continue as the last argument")
+		return usagef("no PROMPT: give the text to continue as the last argument")
 	case len(rest) > 1:
-		return &usageError{fmt.Sprintf("one PROMPT expected, got %d arguments (quote the prompt)", len(rest))}
+		return usagef("one PROMPT expected, got %d arguments (quote the prompt)", len(rest))
 	}
 	if err := f.check(fs); err != nil {
 		return err
@@ -116,13 +89,18 @@ func runGenerateCmd(args []string, stdout, stderr io.Writer) error {
 	return smollm2.RunGenerate(f.newBackend, o, stdout, stderr)
 }
 
-func runChatCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet(chatCmd.name)
+func runChat(c command, args []string, stdout, stderr io.Writer) error {
+	return runChatFrom(c, args, os.Stdin, stdout, stderr)
+}
+
+// runChatFrom is runChat reading the conversation from stdin.
+func runChatFrom(c command, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet(c.name)
 	var f samplingFlags
 	o := smollm2.ChatOptions{}
 	f.add(fs, false)
 	fs.IntVar(&o.MaxContext, "max-context", smollm2.DefaultChatContext, "positions of the conversation (its KV cache), at most the model's context")
-	if err := parseFlags(fs, chatCmd, args, stdout); err != nil {
+	if err := parseFlags(fs, c, args, stdout); err != nil {
 		return err
 	}
 	if err := f.check(fs); err != nil {

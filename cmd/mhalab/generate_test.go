@@ -26,9 +26,9 @@ func smollm2Model(t *testing.T) string {
 	return p
 }
 
-// oneLine checks a failed run: exit 1, nothing on stdout, exactly one line on stderr that
+// failsWithOneLine checks a failed run: exit 1, nothing on stdout, exactly one line on stderr that
 // contains want.
-func oneLine(t *testing.T, args []string, want string) {
+func failsWithOneLine(t *testing.T, args []string, want string) {
 	t.Helper()
 	code, stdout, stderr := runCLI(args...)
 	if code != 1 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
@@ -43,7 +43,6 @@ func TestGenerateBadInputs(t *testing.T) {
 		want string
 	}{
 		{[]string{"generate", ""}, "empty prompt"},
-		{[]string{"generate"}, "no PROMPT"},
 		{[]string{"generate", "--temperature", "1", "--top-p", "1.5", "x"}, "--top-p 1.5: want a number in (0, 1]"},
 		{[]string{"generate", "--temperature", "1", "--top-p", "0", "x"}, "--top-p 0: want a number in (0, 1]"},
 		{[]string{"generate", "--temperature", "-1", "x"}, "--temperature -1: want a positive number"},
@@ -55,7 +54,7 @@ func TestGenerateBadInputs(t *testing.T) {
 		{[]string{"generate", "--model", "generate.go", "x"}, "not a GGUF file"},
 		{[]string{"chat", "--temperature", "1", "--top-p", "2"}, "--top-p 2"},
 	} {
-		oneLine(t, c.args, c.want)
+		failsWithOneLine(t, c.args, c.want)
 	}
 }
 
@@ -72,7 +71,7 @@ func TestGenerateBadModelFiles(t *testing.T) {
 	if err := os.WriteFile(cut, data[:len(data)/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	oneLine(t, []string{"generate", "--model", cut, "x"}, "truncated")
+	failsWithOneLine(t, []string{"generate", "--model", cut, "x"}, "truncated")
 
 	// blk.0.ffn_down.weight: Q4_1 (20 bytes per block) relabelled Q4_0 (18 bytes): the file
 	// stays consistent, and reading the tensor is an unsupported type.
@@ -91,10 +90,10 @@ func TestGenerateBadModelFiles(t *testing.T) {
 	if err := os.WriteFile(bad, q40, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	oneLine(t, []string{"generate", "--model", bad, "x"}, `tensor "blk.0.ffn_down.weight" has type Q4_0: unsupported tensor type`)
+	failsWithOneLine(t, []string{"generate", "--model", bad, "x"}, `tensor "blk.0.ffn_down.weight" has type Q4_0: unsupported tensor type`)
 
 	long := strings.Repeat("a ", 8300)
-	oneLine(t, []string{"generate", "--model", path, long}, "the model's context is 8192")
+	failsWithOneLine(t, []string{"generate", "--model", path, long}, "the model's context is 8192")
 }
 
 // cliBackend is the one backend the end-to-end command tests run on: xla:cpu when it loads,
@@ -152,7 +151,8 @@ func TestChatREPL(t *testing.T) {
 	smollm2Model(t)
 	var stdout, stderr bytes.Buffer
 	in := strings.NewReader("What is the capital of France?\n\nAnd of Italy?\n")
-	if err := runChatCmd([]string{"--backend", cliBackend(t), "--max-new-tokens", "16"}, in, &stdout, &stderr); err != nil {
+	c, _ := lookup("chat")
+	if err := runChatFrom(c, []string{"--backend", cliBackend(t), "--max-new-tokens", "16"}, in, &stdout, &stderr); err != nil {
 		t.Fatalf("%v (stderr %s)", err, stderr.String())
 	}
 	out := stdout.String()

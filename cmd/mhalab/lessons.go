@@ -18,17 +18,6 @@ import (
 	"github.com/mhalab/mhalab/internal/lessonrun"
 )
 
-var lessonsCmd = command{
-	name:    "lessons",
-	args:    "[list | check [N] | hint N | watch | reset N | solution N | verify | grade DIR...] [flags]",
-	summary: "classroom exercises in lessons/: progress, check, hints, watch mode; verify and grade for teachers",
-}
-
-func init() {
-	lessonsCmd.run = runLessons
-	register(lessonsCmd)
-}
-
 // lessonsStdin is where reset reads its confirmation (tests replace it).
 var lessonsStdin io.Reader = os.Stdin
 

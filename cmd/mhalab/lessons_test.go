@@ -13,8 +13,8 @@ import (
 func TestLessonsCommandLine(t *testing.T) {
 	root := "../.."
 	for _, args := range [][]string{{"hint"}, {"hint", "11"}, {"check", "1", "2"}, {"bogus"}, {"check", "--backend", "tpu"}, {"grade"}, {"check", "--timeout", "0s"}, {"solution"}} {
-		if code, _, stderr := runCLI(append(append([]string{"lessons"}, args...), "--root", root)...); code != 2 || !strings.Contains(stderr, "usage: mhalab lessons") {
-			t.Errorf("lessons %q: exit %d (stderr %q), want 2 and the usage", args, code, stderr)
+		if code, _, stderr := runCLI(append(append([]string{"lessons"}, args...), "--root", root)...); code != 2 || !strings.Contains(stderr, `Run "mhalab lessons -h" for usage.`) {
+			t.Errorf("lessons %q: exit %d (stderr %q), want 2 and the pointer to -h", args, code, stderr)
 		}
 	}
 	if _, err := os.Stat("grades.csv"); err == nil {

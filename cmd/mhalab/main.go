@@ -3,129 +3,98 @@
 //	mhalab backends                          which backends this machine has
 //	mhalab demo [--backend B] [--runs N]     one MHA forward pass, checked and timed
 //
-// Run "mhalab help" for every subcommand. Exit status: 0 ok, 1 failure, 2 bad usage.
+// Run "mhalab help" for every command, "mhalab <command> -h" for its flags.
+//
+// This file is the table of commands. Each command's file parses its flags and calls packages
+// (mhalib, xla, bench, torchio, internal/lessonrun, internal/modelcmd, models/smollm2); cli.go holds the flag and error plumbing they share.
+//
+// # Exit status
+//
+//	0  success (also for -h)
+//	1  the command failed, or a value it was given cannot be run: a size that is zero,
+//	   negative or needs more memory than allowed, heads that do not divide d_model, a file
+//	   that is missing or malformed, a backend that is not installed
+//	2  bad usage: the command line does not fit the synopsis (unknown command or flag, a
+//	   flag value of the wrong type or not one of its listed choices, a missing required flag,
+//	   an extra argument)
+//
+// Errors are one line on stderr, "mhalab <command>: <what is wrong>"; a usage error adds a
+// second line pointing to -h. A panic (a bug) is reported the same way, as an internal error;
+// MHALAB_DEBUG=1 adds its stack.
 package main
 
 import (
-	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
-	"sort"
-	"text/tabwriter"
 
 	"github.com/mhalab/mhalab/mhalib"
 )
 
-// command is one subcommand. A subcommand lives in its own file and adds itself to commands
-// in that file's init (see backends.go).
-type command struct {
-	name    string
-	args    string // arguments synopsis, e.g. "[--backend B] [--runs N]"
-	summary string // one line
-	// run executes the subcommand; a *usageError makes main print usage and exit 2.
-	run func(args []string, stdout, stderr io.Writer) error
-}
-
-var commands = map[string]command{}
-
-func register(c command) {
-	if _, dup := commands[c.name]; dup {
-		panic(fmt.Errorf("mhalab: subcommand %q registered twice", c.name))
-	}
-	commands[c.name] = c
-}
-
-// usageError is a command-line mistake: the caller prints usage and exits 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: mhalab <command> [flags]")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "commands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, n := range names {
-		c := commands[n]
-		fmt.Fprintf(tw, "  %s %s\t%s\n", c.name, c.args, c.summary)
-	}
-	_ = tw.Flush()
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, `Run "mhalab <command> -h" for its flags. Backends: go, xla:cpu, xla:cuda (default: $GOMLX_BACKEND,`)
-	fmt.Fprintln(w, "else xla:cpu when its plugin loads, else go).")
-}
-
-// run dispatches args (without the program name) and returns the exit status.
-func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		usage(stderr)
-		return 2
-	}
-	name := args[0]
-	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
-		usage(stdout)
-		return 0
-	}
-	c, ok := commands[name]
-	if !ok {
-		fmt.Fprintf(stderr, "mhalab: unknown command %q\n\n", name)
-		usage(stderr)
-		return 2
-	}
-	err := c.run(args[1:], stdout, stderr)
-	var ue *usageError
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "mhalab %s: %v\n", name, err)
-		fmt.Fprintf(stderr, "usage: mhalab %s %s\n", c.name, c.args)
-		fmt.Fprintf(stderr, "Run \"mhalab %s -h\" for its flags.\n", c.name)
-		return 2
-	default:
-		fmt.Fprintf(stderr, "mhalab %s: %v\n", name, err)
-		return 1
-	}
-}
-
-// newFlagSet returns a silent flag set for a subcommand: parseFlags reports its errors.
-func newFlagSet(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet("mhalab "+name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	return fs
-}
-
-// parseFlags parses args; -h prints the flags to stdout and returns flag.ErrHelp, a bad flag
-// or a stray argument returns a *usageError.
-func parseFlags(fs *flag.FlagSet, c command, args []string, stdout io.Writer) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, "usage: mhalab %s %s\n\n%s\n", c.name, c.args, c.summary)
-			numFlags := 0
-			fs.VisitAll(func(*flag.Flag) { numFlags++ })
-			if numFlags > 0 {
-				fmt.Fprintf(stdout, "\nflags:\n")
-				fs.SetOutput(stdout)
-				fs.PrintDefaults()
-			}
-			return flag.ErrHelp
-		}
-		return &usageError{err.Error()}
-	}
-	if fs.NArg() > 0 {
-		return &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	}
-	return nil
+// commands is the table of mhalab's commands, in the order help lists them.
+var commands = []command{
+	{
+		name:    "demo",
+		args:    "[--backend B] [--runs N] [--batch B] [--seq L] [--dmodel E] [--heads H] [--seed S]",
+		summary: "one multi-head self-attention forward pass (default batch 32, seq 128, d_model 512, 8 heads), checked and timed",
+		run:     runDemo,
+	},
+	{
+		name: "forward",
+		args: "--weights W.safetensors --inputs I.safetensors --out O.safetensors --num-heads N [--batch-first] " +
+			"[--add-zero-attn] [--need-weights] [--average-attn-weights] [--is-causal] [--backend B]",
+		summary: "torch.nn.MultiheadAttention forward with a PyTorch state_dict; inputs and outputs in PyTorch's layouts (safetensors)",
+		run:     runForward,
+	},
+	{
+		name:    "hlo",
+		args:    "[--stage stablehlo|hlo|optimized] [--stats] [--backend B] [--batch B] [--seq L] [--dmodel E] [--heads H] [--separate] [--causal]",
+		summary: "what XLA makes of the multi-head self-attention graph: its StableHLO, its HLO, or the optimised HLO with fusions counted",
+		run:     runHLO,
+	},
+	{
+		name:    "bench",
+		args:    "[--quick] [--backends LIST] [--suites LIST] [--json FILE] [--python PATHS] [--torch-device cpu|cuda] [--threads N] [--budget D]",
+		summary: "time MHA on every backend and PyTorch side by side (markdown + JSON); KV-cache decoding; peak memory of flash vs plain attention and of checkpointing",
+		run:     runBench,
+	},
+	{
+		name:    "embed",
+		args:    "[--backend B] [--json] [--model DIR] [--max-tokens N] SENTENCE...",
+		summary: "sentence embeddings with all-MiniLM-L6-v2 (mean pooling, L2-normalised); --json: one object per line",
+		run:     runEmbed,
+	},
+	{
+		name:    "attention",
+		args:    "[--backend B] [--json] [--html FILE] [--model DIR] [--max-tokens N] SENTENCE",
+		summary: "attention weights of every layer and head of all-MiniLM-L6-v2 on a sentence; --html FILE: the explorer page",
+		run:     runAttention,
+	},
+	{
+		name: "generate",
+		args: "[--backend B] [--max-new-tokens N] [--greedy | --temperature T --top-k K --top-p P --seed S] [--chat] [--json] [--model FILE] PROMPT",
+		summary: "continue PROMPT with SmolLM2-135M-Instruct, streamed (--json: one object {prompt_ids, ids, text}); " +
+			"stops at <|im_end|> or after N tokens; --chat wraps PROMPT in the chat template",
+		run: runGenerate,
+	},
+	{
+		name:    "chat",
+		args:    "[--backend B] [--max-new-tokens N] [--max-context N] [--temperature T --top-k K --top-p P --seed S] [--model FILE]",
+		summary: "talk with SmolLM2-135M-Instruct: one line per message, the history stays in the KV cache; Ctrl-D quits",
+		run:     runChat,
+	},
+	{
+		name:    "backends",
+		summary: "list the backends (go, xla:cpu, xla:cuda): available or why not, plugin, PJRT version, devices",
+		run:     runBackends,
+	},
+	{
+		name:    "lessons",
+		args:    "[list | check [N] | hint N | watch | reset N | solution N | verify | grade DIR...] [flags]",
+		summary: "classroom exercises in lessons/: progress, check, hints, watch mode; verify and grade for teachers",
+		run: func(_ command, args []string, stdout, stderr io.Writer) error {
+			return runLessons(args, stdout, stderr)
+		},
+	},
 }
 
 func main() {

@@ -5,14 +5,20 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/gomlx/gomlx/backends"
 	"github.com/mhalab/mhalab/internal/backendtest"
 	"github.com/mhalab/mhalab/xla"
 )
 
-func TestMain(m *testing.M) { backendtest.Main(m, "cmd/mhalab") }
+// hloDumpErr is what xla.EnableHLODump returned in TestMain.
+var hloDumpErr error
+
+func TestMain(m *testing.M) {
+	// As mhalab hlo does, before any XLA backend exists (XLA reads $XLA_FLAGS once). A fuzz
+	// worker inherits its coordinator's flags and fails here: the HLO tests report it.
+	hloDumpErr = xla.EnableHLODump()
+	backendtest.Main(m, "cmd/mhalab")
+}
 
 // runCLI runs the command line in-process and returns its exit status, stdout and stderr.
 func runCLI(args ...string) (int, string, string) {
@@ -23,24 +29,24 @@ func runCLI(args ...string) (int, string, string) {
 
 func TestUsageErrorsExit2(t *testing.T) {
 	for _, args := range [][]string{
-		{},
 		{"nope"},
 		{"backends", "--bogus"},
 		{"backends", "extra"},
-		{"demo", "--runs", "0"},
 		{"demo", "--runs", "x"},
 		{"demo", "--backend", "tpu"},
-		{"demo", "--dmodel", "10", "--heads", "3"},
 	} {
 		code, _, stderr := runCLI(args...)
-		if code != 2 || !strings.Contains(stderr, "usage: mhalab") {
-			t.Errorf("mhalab %q: exit %d, stderr %q; want exit 2 and usage", args, code, stderr)
+		if code != 2 || !strings.HasPrefix(stderr, "mhalab") || strings.Count(stderr, "\n") > 2 {
+			t.Errorf("mhalab %q: exit %d, stderr %q; want exit 2 and at most two lines", args, code, stderr)
 		}
+	}
+	if code, _, stderr := runCLI(); code != 2 || !strings.Contains(stderr, "usage: mhalab <command>") {
+		t.Errorf("mhalab: exit %d, stderr %q; want exit 2 and the usage", code, stderr)
 	}
 	if code, stdout, _ := runCLI("help"); code != 0 || !strings.Contains(stdout, "backends") || !strings.Contains(stdout, "demo") {
 		t.Errorf("mhalab help: exit %d, stdout %q", code, stdout)
 	}
-	if code, stdout, _ := runCLI("demo", "-h"); code != 0 || !strings.Contains(stdout, "-runs") {
+	if code, stdout, _ := runCLI("demo", "-h"); code != 0 || !strings.Contains(stdout, "--runs") {
 		t.Errorf("mhalab demo -h: exit %d, stdout %q", code, stdout)
 	}
 }
@@ -65,46 +71,9 @@ func TestBackendsTable(t *testing.T) {
 	t.Log("\n" + stdout)
 }
 
-func TestDemoRunsOnEachBackend(t *testing.T) {
-	backendtest.Run(t, func(t *testing.T, b backends.Backend) {
-		var out bytes.Buffer
-		cfg := demoConfig{batch: 2, seq: 8, dModel: 16, heads: 4, runs: 3, seed: 1}
-		if err := runDemo(&out, b, "test backend", cfg); err != nil {
-			t.Fatalf("demo: %v\n%s", err, out.String())
-		}
-		for _, want := range []string{
-			"backend:  test backend",
-			"output:   (Float32)[2 8 16], attention weights (Float32)[2 4 8 8]",
-			"check:    all 64 attention rows sum to 1",
-			"median ",
-		} {
-			if !strings.Contains(out.String(), want) {
-				t.Errorf("demo output lacks %q:\n%s", want, out.String())
-			}
-		}
-	})
-}
-
 func TestDemoCommandLine(t *testing.T) {
 	code, stdout, stderr := runCLI("demo", "--backend", "go", "--batch", "1", "--seq", "4", "--dmodel", "8", "--heads", "2", "--runs", "1")
 	if code != 0 || !strings.Contains(stdout, "backend:  go (requested)") || !strings.Contains(stdout, "(Float32)[1 4 8]") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-}
-
-func TestMedianAndMs(t *testing.T) {
-	d := []time.Duration{1, 2, 3, 10}
-	if m := median(d); m != 2 {
-		t.Errorf("median(1,2,3,10) = %v, want 2 (ns, integer mean of 2 and 3)", m)
-	}
-	if m := median(d[:3]); m != 2 {
-		t.Errorf("median(1,2,3) = %v, want 2", m)
-	}
-	for d, want := range map[time.Duration]string{
-		8210 * time.Microsecond: "8.21 ms", 118 * time.Millisecond: "118 ms", 2410 * time.Millisecond: "2.41 s", 15 * time.Millisecond: "15.0 ms",
-	} {
-		if got := ms(d); got != want {
-			t.Errorf("ms(%v) = %q, want %q", d, got, want)
-		}
 	}
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/mhalab/mhalab/xla"
-	"github.com/pkg/errors"
 )
 
 func main() {
@@ -47,7 +46,7 @@ func check(spec string) (reason string, err error) {
 		return "", err
 	}
 	if got, ok := out.Value().(float32); !ok || got != 14 {
-		return "", errors.Errorf("sum of squares of [1 2 3] = %v, want 14", out.Value())
+		return "", fmt.Errorf("sum of squares of [1 2 3] = %v, want 14", out.Value())
 	}
 	return reason, nil
 }

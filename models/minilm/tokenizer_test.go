@@ -3,6 +3,7 @@ package minilm
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -25,7 +26,7 @@ func TestTokenizerMatchesHuggingFace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile("testdata/tokenizer_ids.json")
+	data, err := os.ReadFile(filepath.Join(referenceDir(t), "tokenizer_ids.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -150,13 +150,13 @@ func (m *Model) StepLogits(ctx *context.Context, tokens, pos *Node, cache *mhali
 
 // rmsNorm is x / √(mean(x²) + eps) ⊙ w over the last axis: x [..., D], w [D].
 func rmsNorm(x, w *Node, eps float64) *Node {
-	return rmsNormLocal(x, w, eps) // TODO(issue 15): mhalib.RMSNorm once it lands
+	return mhalib.RMSNorm(x, w, eps)
 }
 
 // rope rotates x [B, h, n, hd] at positions [pos, pos+n) in Hugging Face's half-split
 // convention (pairs (i, i + hd/2)), base theta.
 func rope(x, pos *Node, theta float64) *Node {
-	return ropeLocal(x, pos, theta) // TODO(issue 15): mhalib.RoPE(...).Position(pos) once it lands
+	return mhalib.RoPE(x).Theta(theta).Convention(mhalib.RoPEHalfSplit).Position(pos).Done()
 }
 
 // groupedAttention is causal attention with grouped key/value heads: q [B, H, n, hd] at

@@ -27,13 +27,13 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/mhalab/mhalab/mhalib/mhatest"
 	"github.com/mhalab/mhalab/xla"
-	"github.com/pkg/errors"
 )
 
 var (
 	backendOnce sync.Once
 	backend     backends.Backend
 	backendWhy  string
+	hloDumpErr  error // of xla.EnableHLODump, called before the backend is created
 )
 
 // Backend returns the backend of this notebook run, created once per cell program: the one
@@ -42,6 +42,10 @@ var (
 // cannot be created.
 func Backend() backends.Backend {
 	backendOnce.Do(func() {
+		// XLA reads $XLA_FLAGS once, when the first XLA backend is created: ask for the HLO
+		// dumps MemoryUse reads (xla.OptimizedHLO) before that. If it cannot (XLA_FLAGS
+		// already dumps elsewhere), MemoryUse reports why.
+		hloDumpErr = xla.EnableHLODump()
 		var err error
 		backend, backendWhy, err = xla.NewWithReason("")
 		Must(err)
@@ -64,7 +68,7 @@ func IsXLA() bool { return Backend().Name() == "xla" }
 func Check(ok bool, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if !ok {
-		panic(errors.Errorf("check failed: %s", msg))
+		panic(fmt.Errorf("check failed: %s", msg))
 	}
 	fmt.Println("✓ " + msg)
 }
@@ -72,7 +76,7 @@ func Check(ok bool, format string, args ...any) {
 // Must panics with err when it is not nil.
 func Must(err error) {
 	if err != nil {
-		panic(errors.WithStack(err))
+		panic(err)
 	}
 }
 
@@ -95,7 +99,7 @@ func Floats(t *tensors.Tensor) []float64 {
 	case dtypes.Float64:
 		return Must1(tensors.CopyFlatData[float64](t))
 	}
-	panic(errors.Errorf("nb.Floats: tensor %s is not Float32 or Float64", t.Shape()))
+	panic(fmt.Errorf("nb.Floats: tensor %s is not Float32 or Float64", t.Shape()))
 }
 
 // Matrix returns the [rows, cols] matrix formed by the last two axes of t at the given leading
@@ -103,12 +107,12 @@ func Floats(t *tensors.Tensor) []float64 {
 func Matrix(t *tensors.Tensor, leading ...int) [][]float64 {
 	dims := t.Shape().Dimensions
 	if len(dims) < 2 || len(leading) != len(dims)-2 {
-		panic(errors.Errorf("nb.Matrix: tensor %s needs %d leading indices, got %v", t.Shape(), max(len(dims)-2, 0), leading))
+		panic(fmt.Errorf("nb.Matrix: tensor %s needs %d leading indices, got %v", t.Shape(), max(len(dims)-2, 0), leading))
 	}
 	offset := 0
 	for i, idx := range leading {
 		if idx < 0 || idx >= dims[i] {
-			panic(errors.Errorf("nb.Matrix: index %d = %d out of range for tensor %s", i, idx, t.Shape()))
+			panic(fmt.Errorf("nb.Matrix: index %d = %d out of range for tensor %s", i, idx, t.Shape()))
 		}
 		offset = offset*dims[i] + idx
 	}
@@ -125,7 +129,7 @@ func Matrix(t *tensors.Tensor, leading ...int) [][]float64 {
 // NaN anywhere gives NaN; equal infinities count as equal.
 func MaxAbsDiff(a, b *tensors.Tensor) float64 {
 	if !slices.Equal(a.Shape().Dimensions, b.Shape().Dimensions) {
-		panic(errors.Errorf("nb.MaxAbsDiff: shapes %s and %s differ", a.Shape(), b.Shape()))
+		panic(fmt.Errorf("nb.MaxAbsDiff: shapes %s and %s differ", a.Shape(), b.Shape()))
 	}
 	return MaxAbsDiffFloats(Floats(a), Floats(b))
 }
@@ -133,7 +137,7 @@ func MaxAbsDiff(a, b *tensors.Tensor) float64 {
 // MaxAbsDiffFloats is MaxAbsDiff for slices of the same length.
 func MaxAbsDiffFloats(a, b []float64) float64 {
 	if len(a) != len(b) {
-		panic(errors.Errorf("nb.MaxAbsDiffFloats: lengths %d and %d differ", len(a), len(b)))
+		panic(fmt.Errorf("nb.MaxAbsDiffFloats: lengths %d and %d differ", len(a), len(b)))
 	}
 	d := 0.0
 	for i := range a {
@@ -223,6 +227,7 @@ type Memory struct {
 // and a buffer freed during the run and taken again counts once), outputs included.
 func MemoryUse(graphFn any, inputShapes ...shapes.Shape) Memory {
 	if IsXLA() {
+		Must(hloDumpErr)
 		dump := Must1(xla.OptimizedHLO(Backend(), context.New(), graphFn, inputShapes...))
 		return Memory{Bytes: dump.TempBytes, Total: dump.TotalBytes, How: "XLA buffer assignment (scratch bytes; total with parameters and outputs)"}
 	}
@@ -274,4 +279,17 @@ func FromRef(r *mhatest.Tensor) *tensors.Tensor {
 func Must2[A, B any](a A, b B, err error) (A, B) {
 	Must(err)
 	return a, b
+}
+
+// Exercise reports a reader's answer to an exercise: "✓ " and the message when ok, otherwise
+// "… not solved yet — " and the hint. It never stops the notebook (an unsolved exercise is
+// not an error); the folded solution cell after each exercise checks the answer with Check.
+// It returns ok.
+func Exercise(ok bool, hint, format string, args ...any) bool {
+	if ok {
+		fmt.Println("✓ " + fmt.Sprintf(format, args...))
+	} else {
+		fmt.Println("… not solved yet — " + hint)
+	}
+	return ok
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -30,10 +31,28 @@ func colour(t float64) string {
 	return fmt.Sprintf("#%02x%02x%02x", int(a.r+(b.r-a.r)*u), int(a.g+(b.g-a.g)*u), int(a.b+(b.b-a.b)*u))
 }
 
+// divergingColour maps t ∈ [0, 1] to a blue → white → red scale, white at t = 0.5 (value 0
+// of a signed matrix).
+func divergingColour(t float64) string {
+	t = math.Max(0, math.Min(1, t))
+	type rgb struct{ r, g, b float64 }
+	stops := []rgb{{33, 102, 172}, {247, 247, 247}, {178, 24, 43}} // #2166ac, #f7f7f7, #b2182b
+	var a, b rgb
+	var u float64
+	if t < 0.5 {
+		a, b, u = stops[0], stops[1], t/0.5
+	} else {
+		a, b, u = stops[1], stops[2], (t-0.5)/0.5
+	}
+	return fmt.Sprintf("#%02x%02x%02x", int(a.r+(b.r-a.r)*u+0.5), int(a.g+(b.g-a.g)*u+0.5), int(a.b+(b.b-a.b)*u+0.5))
+}
+
 // HeatmapOptions configure Heatmap. The zero value is fine.
 type HeatmapOptions struct {
-	Cell     int      // pixels per cell (default: fits ~240 px, between 6 and 40)
-	Min, Max float64  // colour range (default: the finite min and max of the data; 0..1 if Unit)
+	Cell     int     // pixels per cell (default: fits ~240 px, between 6 and 40)
+	Min, Max float64 // colour range (default: the finite min and max of the data; 0..1 if Unit)
+	// A range with both signs (signed data: weights, differences) gets a diverging blue–white–red
+	// scale, symmetric around 0 and white at 0; otherwise the scale runs white → dark blue.
 	Unit     bool     // colour range 0..1 (attention weights)
 	Values   bool     // print each value in its cell (when cells are ≥ 24 px)
 	RowLabel string   // label of the row axis (e.g. "query i")
@@ -70,6 +89,12 @@ func Heatmap(title string, m [][]float64, opt HeatmapOptions) string {
 			lo, hi = 0, 1
 		}
 	}
+	paint := colour
+	if !opt.Unit && lo < 0 && hi > 0 {
+		m := math.Max(-lo, hi)
+		lo, hi, paint = -m, m, divergingColour
+	}
+	signed := lo < 0 && hi > 0
 	left, top := 34, 34
 	if opt.RowLabel != "" {
 		left += 14
@@ -92,10 +117,10 @@ func Heatmap(title string, m [][]float64, opt HeatmapOptions) string {
 				if hi > lo {
 					t = (v - lo) / (hi - lo)
 				}
-				fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"><title>[%d,%d] %.4g</title></rect>`, x, y, cell, cell, colour(t), i, j, v)
+				fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"><title>[%d,%d] %.4g</title></rect>`, x, y, cell, cell, paint(t), i, j, v)
 				if opt.Values && cell >= 24 {
 					ink := "#000"
-					if t > 0.6 {
+					if (!signed && t > 0.6) || (signed && math.Abs(t-0.5) > 0.35) {
 						ink = "#fff"
 					}
 					fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-size="9" fill="%s">%s</text>`, x+cell/2, y+cell/2+3, ink, shortNum(v))
@@ -137,10 +162,13 @@ func Heatmap(title string, m [][]float64, opt HeatmapOptions) string {
 	bx := left + cols*cell + 12
 	barH := max(rows*cell, 60)
 	for k := 0; k < 20; k++ {
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="10" height="%d" fill="%s"/>`, bx, top+barH-(k+1)*barH/20, barH/20+1, colour(float64(k)/19))
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="10" height="%d" fill="%s"/>`, bx, top+barH-(k+1)*barH/20, barH/20+1, paint(float64(k)/19))
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`, bx+13, top+8, shortNum(hi))
 	fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`, bx+13, top+barH, shortNum(lo))
+	if signed {
+		fmt.Fprintf(&b, `<text x="%d" y="%d">0</text>`, bx+13, top+barH/2+4)
+	}
 	b.WriteString(`</svg>`)
 	return b.String()
 }
@@ -148,21 +176,36 @@ func Heatmap(title string, m [][]float64, opt HeatmapOptions) string {
 // titleWidth estimates the width in pixels of a bold 11 px title.
 func titleWidth(title string) int { return 7*len([]rune(title)) + 10 }
 
-// shortNum formats v in at most ~5 characters.
+// shortNum formats a tick label or a cell value briefly: whole numbers below 10⁵ as they are
+// (4, 1024, 2500), others with 2 significant digits below 1 and 3 above (0.33, 12.5), and very
+// large or small ones in a short exponent form (1e6, 2.5e6, 1e-5).
 func shortNum(v float64) string {
+	a := math.Abs(v)
 	switch {
 	case math.IsInf(v, -1):
 		return "−inf"
 	case math.IsInf(v, 1):
 		return "inf"
+	case math.IsNaN(v):
+		return "NaN"
 	case v == 0:
 		return "0"
-	case math.Abs(v) >= 1000 || math.Abs(v) < 0.01:
-		return fmt.Sprintf("%.0e", v)
-	case math.Abs(v) >= 10:
-		return fmt.Sprintf("%.0f", v)
+	case a < 1e5 && v == math.Trunc(v):
+		return strconv.FormatInt(int64(v), 10)
+	case a >= 1e5 || a < 1e-3:
+		mant, exp, _ := strings.Cut(strconv.FormatFloat(v, 'e', 1, 64), "e") // "2.5", "+06"
+		mant = strings.TrimSuffix(mant, ".0")
+		sign := ""
+		if exp[0] == '-' {
+			sign = "-"
+		}
+		return mant + "e" + sign + strings.TrimLeft(exp[1:], "0")
+	case a >= 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a < 1:
+		return strconv.FormatFloat(v, 'g', 2, 64)
 	}
-	return fmt.Sprintf("%.2f", v)
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 // Row lays out pictures (SVG or HTML strings) side by side.
@@ -188,7 +231,12 @@ var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#
 // LineChart draws series as lines with markers, with axes from the data's range. With logX or
 // logY the axis is logarithmic (base 2 for X, 10 for Y); non-positive values are then skipped.
 func LineChart(title, xLabel, yLabel string, logX, logY bool, series ...Series) string {
-	const w, h, left, right, top, bottom = 460, 260, 64, 130, 28, 40
+	const h, left, top, bottom = 260, 64, 28, 40
+	right := 130 // room for the legend: its longest name
+	for _, s := range series {
+		right = max(right, 36+textWidth(s.Name))
+	}
+	w := 330 + right
 	fx := func(v float64) float64 {
 		if logX {
 			return math.Log2(v)
@@ -237,13 +285,11 @@ func LineChart(title, xLabel, yLabel string, logX, logY bool, series ...Series) 
 	var xticks, yticks []float64
 	if len(series) > 0 && len(series[0].X) <= 8 {
 		xticks = series[0].X
+	} else if !logX {
+		xticks = niceTicks(x0, x1)
 	} else {
 		for k := 0; k <= 4; k++ {
-			v := x0 + (x1-x0)*float64(k)/4
-			if logX {
-				v = math.Pow(2, v)
-			}
-			xticks = append(xticks, v)
+			xticks = append(xticks, math.Pow(2, x0+(x1-x0)*float64(k)/4))
 		}
 	}
 	if logY {
@@ -259,6 +305,9 @@ func LineChart(title, xLabel, yLabel string, logX, logY bool, series ...Series) 
 				v = math.Pow(10, v)
 			}
 			yticks = append(yticks, v)
+		}
+		if !logY {
+			yticks = niceTicks(y0, y1)
 		}
 	}
 	for _, xv := range xticks {
@@ -357,7 +406,11 @@ type Tile struct {
 // labels and a legend (colour → meaning). tile(i, j) gives each tile.
 func BlockGrid(title, rowLabel, colLabel string, rows, cols, cellW, cellH int, tile func(i, j int) Tile, legend map[string]string) string {
 	left, top := 40, 34
-	w := max(left+cols*cellW+170, left+titleWidth(title))
+	legendW := 0
+	for _, text := range legend {
+		legendW = max(legendW, textWidth(text))
+	}
+	w := max(left+cols*cellW+40+legendW, left+titleWidth(title))
 	h := max(top+rows*cellH+26, top+len(legend)*18+10)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" %s>`, w, h, fontStyle)
@@ -422,4 +475,46 @@ func Table(header []string, rows [][]string) string {
 	}
 	b.WriteString("</table>")
 	return b.String()
+}
+
+// textWidth estimates the width in pixels of 11 px sans-serif text (generous: wide letters).
+func textWidth(s string) int { return (13*len([]rune(s)) + 1) / 2 }
+
+// Boxes returns one layer of a Diagram from label, note pairs: Boxes("q", "[2, 4, 8]", "k",
+// "[2, 4, 8]") is two boxes. An odd count leaves the last box without a note.
+func Boxes(labelsAndNotes ...string) []Box {
+	var out []Box
+	for i := 0; i < len(labelsAndNotes); i += 2 {
+		b := Box{Label: labelsAndNotes[i]}
+		if i+1 < len(labelsAndNotes) {
+			b.Note = labelsAndNotes[i+1]
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// niceTicks returns round tick values (multiples of 1, 2 or 5 × 10ᵏ, about 4–6 of them) in
+// [lo, hi].
+func niceTicks(lo, hi float64) []float64 {
+	if !(hi > lo) {
+		return []float64{lo}
+	}
+	raw := (hi - lo) / 4
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := p // the multiple of p nearest to raw on a log scale
+	for _, m := range []float64{2, 5, 10} {
+		if math.Abs(math.Log(m*p/raw)) < math.Abs(math.Log(step/raw)) {
+			step = m * p
+		}
+	}
+	var ticks []float64
+	for k := math.Ceil(lo/step - 1e-9); k*step <= hi+step*1e-9; k++ {
+		v := k * step
+		if math.Abs(v) < step*1e-9 {
+			v = 0
+		}
+		ticks = append(ticks, math.Round(v/p)*p) // no 0.30000000000000004
+	}
+	return ticks
 }

@@ -1,0 +1,293 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/mhalab/mhalab/xla"
+)
+
+// Suites lists the suites in the order Run runs them.
+var Suites = []string{"mha", "torch", "decode", "minilm", "memory", "checkpoint"}
+
+// Config is what one Run measures and where it writes. The zero value of a field means its
+// default, as documented on the field.
+type Config struct {
+	// Quick selects small shapes and few runs (a smoke test, well under a minute).
+	Quick bool
+	// Backends are the backend specs to time ("go", "xla:cpu", "xla:cuda"); empty: every
+	// available one.
+	Backends []string
+	// Suites are the suites to run (names from Suites); empty: all of them.
+	Suites []string
+	// JSONPath is the file the report is written to as JSON; empty: none.
+	JSONPath string
+	// Pythons are the Python interpreters with PyTorch, each timed in its own column; empty:
+	// $MHALAB_TORCH_VENV/bin/python, the venv of scripts/setup.sh, else python3 on PATH.
+	Pythons []string
+	// TorchScript is the path of parity/bench_torch.py; empty: found from the working directory
+	// and the executable's.
+	TorchScript string
+	// TorchDevice is the device PyTorch runs on: "cpu" (default) or "cuda".
+	TorchDevice string
+	// Threads is the number of PyTorch threads; 0: runtime.NumCPU().
+	Threads int
+	// Budget is the time budget per case and backend for the timed runs (at least 3 runs
+	// happen whatever the budget); 0: 30 s, or 3 s with Quick.
+	Budget time.Duration
+	// MemTimeout is the time limit of each memory measurement process; 0: 20 minutes.
+	MemTimeout time.Duration
+	// Progress draws a progress bar on the stderr writer of Run (for a terminal).
+	Progress bool
+	// ChildCommand is the command line that runs one memory measurement: Run appends the
+	// measurement's JSON description as the last argument; the command must call RunChild with
+	// it. Needed by the memory and checkpoint suites (each measurement is a process of its
+	// own, so that its peak RSS is its own).
+	ChildCommand []string
+}
+
+// withDefaults checks cfg and fills in the defaults.
+func (cfg Config) withDefaults() (Config, error) {
+	if len(cfg.Suites) == 0 {
+		cfg.Suites = Suites
+	}
+	for _, s := range cfg.Suites {
+		if !slices.Contains(Suites, s) {
+			return cfg, fmt.Errorf("bench: unknown suite %q (valid: %s)", s, strings.Join(Suites, ", "))
+		}
+	}
+	for _, b := range cfg.Backends {
+		if b == "" {
+			return cfg, fmt.Errorf("bench: empty backend name (valid: %s)", strings.Join(xla.Specs, ", "))
+		}
+		if err := xla.CheckSpec(b); err != nil {
+			return cfg, err
+		}
+	}
+	switch cfg.TorchDevice {
+	case "":
+		cfg.TorchDevice = "cpu"
+	case "cpu", "cuda":
+	default:
+		return cfg, fmt.Errorf("bench: PyTorch device %q: want cpu or cuda", cfg.TorchDevice)
+	}
+	switch {
+	case cfg.Threads == 0:
+		cfg.Threads = runtime.NumCPU()
+	case cfg.Threads < 0:
+		return cfg, fmt.Errorf("bench: %d PyTorch threads: want at least 1", cfg.Threads)
+	}
+	switch {
+	case cfg.Budget == 0 && cfg.Quick:
+		cfg.Budget = 3 * time.Second
+	case cfg.Budget == 0:
+		cfg.Budget = 30 * time.Second
+	case cfg.Budget < 0:
+		return cfg, fmt.Errorf("bench: budget %s: want a positive duration", cfg.Budget)
+	}
+	switch {
+	case cfg.MemTimeout == 0:
+		cfg.MemTimeout = 20 * time.Minute
+	case cfg.MemTimeout < 0:
+		return cfg, fmt.Errorf("bench: memory time limit %s: want a positive duration", cfg.MemTimeout)
+	}
+	if (slices.Contains(cfg.Suites, "memory") || slices.Contains(cfg.Suites, "checkpoint")) && len(cfg.ChildCommand) == 0 {
+		return cfg, errors.New("bench: the memory and checkpoint suites need Config.ChildCommand (the command line that calls RunChild)")
+	}
+	return cfg, nil
+}
+
+// firstOf returns the first element of xs, or "".
+func firstOf(xs []string) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	return xs[0]
+}
+
+// SplitList splits a comma-separated list, dropping blanks: "a, b,," → [a b].
+func SplitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// Run measures what cfg asks for, prints the report to stdout as markdown tables (and writes
+// it to cfg.JSONPath) and returns an error when a measurement that must work failed. Progress
+// and unavailable backends are reported on stderr.
+func Run(stdout, stderr io.Writer, cfg Config) error {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return err
+	}
+	suites := map[string]bool{}
+	for _, s := range cfg.Suites {
+		suites[s] = true
+	}
+	rep := &benchReport{Started: time.Now().Format(time.RFC3339), Quick: cfg.Quick}
+	rep.Machine = machineInfo{CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(),
+		LoadBefore: loadAverage(), MemTotal: memTotal(), Threads: cfg.Threads}
+
+	// Backends: the requested ones, else every available one.
+	specs := cfg.Backends
+	if len(specs) == 0 {
+		for _, info := range xla.Available() {
+			if info.Available {
+				specs = append(specs, info.Name)
+			}
+		}
+	}
+	live := map[string]backends.Backend{}
+	for _, spec := range specs {
+		b, reason, err := xla.NewWithReason(spec)
+		entry := backendEntry{Spec: spec, Reason: reason}
+		if err != nil {
+			entry.Error = err.Error()
+			fmt.Fprintf(stderr, "mhalab bench: backend %s unavailable: %v\n", spec, err)
+		} else {
+			live[spec] = b
+			defer b.Finalize()
+		}
+		rep.Backends = append(rep.Backends, entry)
+	}
+	var order []string
+	for _, e := range rep.Backends {
+		if e.Error == "" {
+			order = append(order, e.Spec)
+		}
+	}
+
+	cases := mhaCases(cfg.Quick)
+	decodeCfg := decodeConfig(cfg.Quick)
+	memCfgs := memoryConfigs(cfg.Quick, order, suites["memory"], suites["checkpoint"])
+	bar := &progressBar{w: stderr, enabled: cfg.Progress}
+	// Cases grouped by the (shape, causal) pair PyTorch is timed on; PyTorch runs right before
+	// mhalib on each group, so that both see the same machine load.
+	var keys []string
+	byKey := map[string][]mhaCase{}
+	for _, c := range cases {
+		if byKey[c.key()] == nil {
+			keys = append(keys, c.key())
+		}
+		byKey[c.key()] = append(byKey[c.key()], c)
+	}
+	if suites["mha"] {
+		bar.total += len(order) * len(cases)
+	}
+	if suites["torch"] {
+		bar.total += len(keys)
+	}
+	if suites["decode"] {
+		bar.total += len(order)
+	}
+	if suites["minilm"] {
+		bar.total++
+	}
+	bar.total += len(memCfgs)
+
+	// Each Python given (or the one found) times PyTorch; one that fails is dropped with a note.
+	var pythons []string
+	if suites["torch"] {
+		pythons = cfg.Pythons
+		if len(pythons) == 0 {
+			pythons = []string{findPython("")}
+		}
+		bar.total += len(keys) * (len(pythons) - 1)
+	}
+	torchFailed := map[string]bool{}
+	for _, key := range keys {
+		for _, python := range pythons {
+			bar.start("PyTorch nn.MultiheadAttention " + key)
+			if torchFailed[python] {
+				continue
+			}
+			info, results, note := benchTorch(cfg, python, byKey[key][:1])
+			if info == nil {
+				torchFailed[python] = true
+				rep.TorchNotes = append(rep.TorchNotes, note)
+				continue
+			}
+			if !slices.ContainsFunc(rep.Torch, func(t torchInfo) bool { return t.Python == info.Python }) {
+				rep.Torch = append(rep.Torch, *info)
+			}
+			rep.MHA = append(rep.MHA, results...)
+		}
+		if !suites["mha"] {
+			continue
+		}
+		for _, spec := range order {
+			for _, c := range byKey[key] {
+				bar.start(fmt.Sprintf("%s %s %s%s", spec, c.Group, c.impl(), causalSuffix(c.Causal)))
+				rep.MHA = append(rep.MHA, benchMHA(live[spec], spec, c, cfg.Budget))
+			}
+		}
+	}
+	if suites["decode"] {
+		for _, spec := range order {
+			bar.start(spec + " decoding: KV cache vs recompute")
+			rep.Decode = append(rep.Decode, benchDecode(live[spec], spec, decodeCfg))
+		}
+	}
+	if suites["minilm"] {
+		bar.start("all-MiniLM-L6-v2 sentence embeddings")
+		rep.MiniLM = benchMiniLM(cfg, findPython(firstOf(cfg.Pythons)), order, live)
+	}
+	for _, mc := range memCfgs {
+		bar.start(mc.label())
+		r := runMemMeasurement(mc, cfg.MemTimeout, cfg.ChildCommand)
+		if mc.Kind == "ckpt" || mc.Kind == "autodiff" {
+			rep.Checkpoint = append(rep.Checkpoint, r)
+		} else {
+			rep.Memory = append(rep.Memory, r)
+		}
+	}
+	bar.finish()
+	rep.Machine.LoadAfter = loadAverage()
+	compareWithTorch(rep)
+	if !cfg.Quick {
+		rep.Goals = evaluateGoals(rep) // the goals are stated for the full shapes
+	}
+
+	printReport(stdout, rep)
+	if cfg.JSONPath != "" {
+		if err := writeJSON(cfg.JSONPath, rep); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nJSON: %s\n", cfg.JSONPath)
+	}
+	// Failures of what must work are errors; a memory measurement that fails (plain attention
+	// refused or killed at large L) is a result — except in --quick, where everything fits.
+	for _, r := range rep.MHA {
+		if r.Error != "" {
+			return fmt.Errorf("%s %s on %s failed: %s", r.key(), r.Impl, r.Backend, r.Error)
+		}
+	}
+	for _, r := range rep.Decode {
+		if r.Error != "" {
+			return fmt.Errorf("decoding on %s failed: %s", r.Backend, r.Error)
+		}
+	}
+	for _, r := range rep.MiniLM {
+		if r.Error != "" {
+			return fmt.Errorf("all-MiniLM-L6-v2 on %s failed: %s", r.Backend, r.Error)
+		}
+	}
+	if cfg.Quick {
+		for _, r := range append(slices.Clone(rep.Memory), rep.Checkpoint...) {
+			if r.Error != "" {
+				return fmt.Errorf("%s failed: %s", r.label(), r.Error)
+			}
+		}
+	}
+	return nil
+}

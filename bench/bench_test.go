@@ -1,0 +1,175 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mhalab/mhalab/internal/backendtest"
+)
+
+func TestMain(m *testing.M) { backendtest.Main(m, "bench") }
+
+// TestBenchQuick runs a --quick bench in-process on every test backend (the memory suites
+// start child processes: they are covered by TestBenchMemChild here, by
+// TestBenchMemoryChildProcess in cmd/mhalab and by scripts/test.sh, which runs the binary).
+func TestBenchQuick(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "bench.json")
+	var stdout, stderr bytes.Buffer
+	cfg := Config{Quick: true, Suites: []string{"mha", "decode"}, Backends: SplitList(testBackendList(t)), JSONPath: jsonPath}
+	if err := Run(&stdout, &stderr, cfg); err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"## Forward pass, self-attention MultiHeadAttention(x, x, x), float32",
+		"| seed003 | B4 L32 E64 h4 | no | mhalib plain | go |",
+		"| long | B1 L512 E64 h4 | yes | mhalib flash | go |",
+		"## Greedy decoding: KV cache vs recompute",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep benchReport
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatalf("JSON: %v", err)
+	}
+	if !rep.Quick || len(rep.MHA) == 0 || len(rep.Decode) == 0 {
+		t.Fatalf("JSON report incomplete: quick=%v, %d MHA results, %d decoding results", rep.Quick, len(rep.MHA), len(rep.Decode))
+	}
+	for _, r := range rep.MHA {
+		if r.Error != "" || r.MedianMS <= 0 || len(r.TimesMS) < 3 || r.GFLOPS <= 0 {
+			t.Errorf("bad MHA result %+v", r)
+		}
+	}
+	for _, d := range rep.Decode {
+		if d.Error != "" || d.CachedTokensPerS <= 0 || d.RecomputeTokPerS <= 0 || d.MaxLogitDiff > 1e-4 {
+			t.Errorf("bad decoding result %+v", d)
+		}
+	}
+}
+
+// testBackendList is the backends the tests run on, for --backends.
+func testBackendList(t *testing.T) string {
+	if v := os.Getenv("MHALAB_TEST_BACKENDS"); v != "" {
+		return v
+	}
+	return "go,xla:cpu"
+}
+
+// TestBenchMemChild runs the child side of the memory measurements in-process.
+func TestBenchMemChild(t *testing.T) {
+	for _, spec := range []string{
+		`{"backend":"go","kind":"flash","b":1,"l":256,"h":2,"d":8}`,
+		`{"backend":"go","kind":"ckpt","b":1,"l":16,"h":2,"d":8,"n":2}`,
+	} {
+		var stdout bytes.Buffer
+		if err := RunChild(spec, &stdout); err != nil {
+			t.Fatal(err)
+		}
+		var res memResult
+		if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+			t.Fatalf("%s: %v: %s", spec, err, stdout.String())
+		}
+		if res.Error != "" || res.PeakRSSKiB <= 0 || res.BaseRSSKiB <= 0 || res.RunMS <= 0 {
+			t.Errorf("%s: %+v", spec, res)
+		}
+	}
+}
+
+// TestBenchPlainRefused checks that plain attention too large for the limit is a clear error in
+// the memory table, not a crash.
+func TestBenchPlainRefused(t *testing.T) {
+	var stdout bytes.Buffer
+	// 3 × [1, 8, 65536, 65536] float32 = 384 GiB: more than any machine the tests run on.
+	if err := RunChild(`{"backend":"go","kind":"plain","b":1,"l":65536,"h":8,"d":8}`, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	var res memResult
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Error, "mhalib: attention scores too large: plain attention would hold 3 copies of the scores (Float32)[1 8 65536 65536] = 384 GiB") {
+		t.Fatalf("error %q", res.Error)
+	}
+}
+
+func TestBenchGoals(t *testing.T) {
+	rep := &benchReport{
+		MHA: []mhaResult{
+			{mhaCase: mhaCase{Group: "long", B: 1, L: 4096, E: 512, H: 8}, Backend: "xla:cpu", Impl: "mhalib plain", MedianMS: 500},
+			{mhaCase: mhaCase{Group: "long", B: 1, L: 4096, E: 512, H: 8, Flash: true}, Backend: "xla:cpu", Impl: "mhalib flash", MedianMS: 300},
+			{mhaCase: mhaCase{Group: "long", B: 1, L: 4096, E: 512, H: 8}, Backend: "torch cpu", Impl: "PyTorch 2 nn.MHA", MedianMS: 400},
+		},
+		Decode: []decodeResult{{Backend: "go", Context: 2048, CachedTokensPerS: 100, RecomputeTokPerS: 20, Speedup: 5}},
+		Memory: []memResult{{memConfig: memConfig{Backend: "xla:cpu", Kind: "flash", L: 32768}, PeakRSSKiB: 1 << 20}},
+	}
+	compareWithTorch(rep)
+	var lines []string
+	for _, g := range evaluateGoals(rep) {
+		lines = append(lines, g.Goal+": "+g.Measured+" "+map[bool]string{true: "met", false: "missed"}[g.Met])
+	}
+	got := strings.Join(lines, "\n")
+	want := strings.Join([]string{
+		"xla:cpu long ≤ 1× PyTorch (the fastest PyTorch measured): 0.75× (mhalib flash 300 ms vs PyTorch 2 400 ms) met",
+		"xla:cpu long: flash ≤ 1.5× plain: 0.60× (300 ms vs 500 ms) met",
+		"xla:cpu flash forward at L = 32768, B1 h8 dk64 within 2 GiB peak RSS: 1.0 GiB met",
+		"go decoding with KV cache ≥ 10× recompute (L 2048, D 512, h 8): 5× (100.0 vs 20.00 tokens/s) missed",
+	}, "\n")
+	if got != want {
+		t.Fatalf("goals:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Suites: []string{"nope"}}, `bench: unknown suite "nope" (valid: mha, torch, decode, minilm, memory, checkpoint)`},
+		{Config{Suites: []string{"mha"}, Backends: []string{"tpu"}}, `unknown backend "tpu"`},
+		{Config{Suites: []string{"mha"}, TorchDevice: "mps"}, `PyTorch device "mps": want cpu or cuda`},
+		{Config{Suites: []string{"mha"}, Threads: -1}, "-1 PyTorch threads"},
+		{Config{Suites: []string{"mha"}, Budget: -time.Second}, "budget -1s"},
+		{Config{Suites: []string{"memory"}}, "need Config.ChildCommand"},
+	} {
+		err := Run(io.Discard, io.Discard, c.cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Run(%+v): err = %v, want one containing %q", c.cfg, err, c.want)
+		}
+	}
+}
+
+func TestMedianAndFormat(t *testing.T) {
+	d := []time.Duration{10, 2, 1, 3}
+	if m := Median(d); m != 2 {
+		t.Errorf("Median(10,2,1,3 ns) = %v, want 2 (integer mean of 2 and 3)", m)
+	}
+	if d[0] != 10 {
+		t.Errorf("Median sorted its argument: %v", d)
+	}
+	if m := Median([]float64{3, 1, 2}); m != 2 {
+		t.Errorf("Median(3,1,2) = %v, want 2", m)
+	}
+	if m := Median([]float64{}); m != 0 {
+		t.Errorf("Median() = %v, want 0", m)
+	}
+	for d, want := range map[time.Duration]string{
+		8210 * time.Microsecond: "8.21 ms", 118 * time.Millisecond: "118 ms", 2410 * time.Millisecond: "2.41 s", 15 * time.Millisecond: "15.0 ms",
+	} {
+		if got := FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -1,0 +1,21 @@
+// Package bench is mhalab's benchmark harness (`mhalab bench`): one run that times multi-head
+// attention side by side on every backend and on PyTorch, and measures what flash attention,
+// the KV cache and checkpointing buy.
+//
+// # Suites
+//
+//	mha         forward passes of self-attention MultiHeadAttention(x, x, x) on fixed shapes,
+//	            plain and flash, causal or not: compile time, median, min, GFLOP/s, ratio to PyTorch
+//	torch       the same shapes with nn.MultiheadAttention (parity/bench_torch.py), same thread count
+//	decode      tokens/s of greedy decoding with a KV cache vs recomputing the whole sequence
+//	minilm      sentences/s of all-MiniLM-L6-v2 sentence embeddings (32 sentences of 12–14 tokens)
+//	            on every backend and with transformers on PyTorch (models/minilm/bench_torch.py)
+//	memory      peak RSS of one attention forward pass, plain vs flash, L = 1k … 32k (one process each)
+//	checkpoint  peak RSS of the gradients of N pre-LN blocks with and without checkpointing
+//
+// Run writes the results as markdown tables and as JSON (Config.JSONPath). Memory is measured
+// in child processes (Config.ChildCommand, which calls RunChild), so that each measurement's
+// peak resident set size is its own.
+//
+// Measured numbers live in the report this package prints, never in its doc comments.
+package bench

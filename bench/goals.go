@@ -1,0 +1,67 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dustin/go-humanize"
+)
+
+// evaluateGoals checks the goals against what this run measured (goals whose
+// measurements are missing are left out).
+func evaluateGoals(rep *benchReport) []goalResult {
+	var goals []goalResult
+	find := func(key, backend string, flash bool) *mhaResult {
+		for i, r := range rep.MHA {
+			if r.key() == key && r.Backend == backend && r.Flash == flash && r.Error == "" && !r.isTorch() {
+				return &rep.MHA[i]
+			}
+		}
+		return nil
+	}
+	best := func(key, backend string) *mhaResult {
+		a, b := find(key, backend, false), find(key, backend, true)
+		if a == nil || (b != nil && b.MedianMS < a.MedianMS) {
+			return b
+		}
+		return a
+	}
+	for _, g := range []struct {
+		backend string
+		limit   float64
+	}{{"xla:cpu", 1.0}, {"go", 8.0}} {
+		for _, key := range []string{"seed003", "long"} {
+			impl, t := fastestTorch(rep, key)
+			if r := best(key, g.backend); r != nil && t > 0 {
+				ratio := r.MedianMS / t
+				goals = append(goals, goalResult{
+					Goal:     fmt.Sprintf("%s %s ≤ %.0f× PyTorch (the fastest PyTorch measured)", g.backend, key, g.limit),
+					Measured: fmt.Sprintf("%.2f× (%s %s vs %s %s)", ratio, r.Impl, FormatMS(r.MedianMS), strings.TrimSuffix(impl, " nn.MHA"), FormatMS(t)),
+					Met:      ratio <= g.limit})
+			}
+		}
+	}
+	for _, spec := range []string{"xla:cpu"} {
+		for _, key := range []string{"long", "long/causal"} {
+			plain, flash := find(key, spec, false), find(key, spec, true)
+			if plain != nil && flash != nil {
+				ratio := flash.MedianMS / plain.MedianMS
+				goals = append(goals, goalResult{Goal: fmt.Sprintf("%s %s: flash ≤ 1.5× plain", spec, key),
+					Measured: fmt.Sprintf("%.2f× (%s vs %s)", ratio, FormatMS(flash.MedianMS), FormatMS(plain.MedianMS)), Met: ratio <= 1.5})
+			}
+		}
+	}
+	for _, m := range rep.Memory {
+		if m.Kind == "flash" && m.L == 32768 && m.Backend == "xla:cpu" && m.Error == "" {
+			goals = append(goals, goalResult{Goal: "xla:cpu flash forward at L = 32768, B1 h8 dk64 within 2 GiB peak RSS",
+				Measured: humanize.IBytes(uint64(m.PeakRSSKiB) * 1024), Met: m.PeakRSSKiB*1024 <= 2<<30})
+		}
+	}
+	for _, d := range rep.Decode {
+		if d.Error == "" && d.Context >= 2048 {
+			goals = append(goals, goalResult{Goal: d.Backend + " decoding with KV cache ≥ 10× recompute (L 2048, D 512, h 8)",
+				Measured: fmt.Sprintf("%.0f× (%.1f vs %.2f tokens/s)", d.Speedup, d.CachedTokensPerS, d.RecomputeTokPerS), Met: d.Speedup >= 10})
+		}
+	}
+	return goals
+}

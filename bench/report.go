@@ -1,0 +1,290 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/dustin/go-humanize"
+)
+
+// benchReport is everything one run measured; it is also the JSON file's content.
+type benchReport struct {
+	Started    string         `json:"started"`
+	Quick      bool           `json:"quick"`
+	Machine    machineInfo    `json:"machine"`
+	Backends   []backendEntry `json:"backends"`
+	Torch      []torchInfo    `json:"torch,omitempty"`
+	TorchNotes []string       `json:"torch_notes,omitempty"`
+	MHA        []mhaResult    `json:"mha,omitempty"`
+	Decode     []decodeResult `json:"decode,omitempty"`
+	MiniLM     []minilmResult `json:"minilm,omitempty"`
+	Memory     []memResult    `json:"memory,omitempty"`
+	Checkpoint []memResult    `json:"checkpoint,omitempty"`
+	Goals      []goalResult   `json:"goals,omitempty"`
+}
+
+type machineInfo struct {
+	CPUs       int    `json:"cpus"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	GoVersion  string `json:"go_version"`
+	LoadBefore string `json:"load_before"`
+	LoadAfter  string `json:"load_after"`
+	MemTotal   string `json:"mem_total"`
+	Threads    int    `json:"torch_threads"`
+}
+
+type backendEntry struct {
+	Spec   string `json:"spec"`
+	Reason string `json:"reason"`
+	Error  string `json:"error,omitempty"`
+}
+
+type torchInfo struct {
+	Version       string `json:"torch"`
+	BLAS          string `json:"blas"`
+	Threads       int    `json:"threads"`
+	CPUCapability string `json:"cpu_capability"`
+	Device        string `json:"device"`
+	Python        string `json:"python"`
+}
+
+// mhaCase is one forward-pass configuration.
+type mhaCase struct {
+	Group      string `json:"group"` // seed003, long, llm: shapes PyTorch is compared on
+	B, L, E, H int
+	Causal     bool `json:"causal"`
+	Flash      bool `json:"flash"`
+	Warmup     int  `json:"warmup"`
+	Runs       int  `json:"runs"`
+}
+
+// key identifies the (shape, causal) pair PyTorch is timed on.
+func (c mhaCase) key() string {
+	if c.Causal {
+		return c.Group + "/causal"
+	}
+	return c.Group
+}
+
+func (c mhaCase) shape() string { return fmt.Sprintf("B%d L%d E%d h%d", c.B, c.L, c.E, c.H) }
+
+// flops counts the useful floating-point operations of one forward pass: the four projections
+// (8·B·L·E²) and the two attention products (4·B·L²·E, half of it with a causal mask).
+func (c mhaCase) flops() float64 {
+	proj := 8 * float64(c.B) * float64(c.L) * float64(c.E) * float64(c.E)
+	attn := 4 * float64(c.B) * float64(c.L) * float64(c.L) * float64(c.E)
+	if c.Causal {
+		attn /= 2
+	}
+	return proj + attn
+}
+
+func (c mhaCase) impl() string {
+	if c.Flash {
+		return "mhalib flash"
+	}
+	return "mhalib plain"
+}
+
+type mhaResult struct {
+	mhaCase
+	Backend   string    `json:"backend"`
+	Impl      string    `json:"impl"`
+	CompileMS float64   `json:"compile_ms"`
+	TimesMS   []float64 `json:"times_ms"`
+	MedianMS  float64   `json:"median_ms"`
+	MinMS     float64   `json:"min_ms"`
+	GFLOPS    float64   `json:"gflops"`
+	// VsTorch is median / PyTorch's median for the same shape, per PyTorch (Impl of its rows).
+	VsTorch map[string]float64 `json:"vs_torch,omitempty"`
+	Error   string             `json:"error,omitempty"`
+}
+
+type decodeResult struct {
+	Backend           string  `json:"backend"`
+	Model             string  `json:"model"`
+	Context           int     `json:"context"` // positions attended to by the timed steps
+	CachedCompileMS   float64 `json:"cached_compile_ms"`
+	CachedStepMS      float64 `json:"cached_step_ms"` // median per token
+	CachedTokensPerS  float64 `json:"cached_tokens_per_s"`
+	RecomputeMS       float64 `json:"recompute_ms"` // median per token (one forward over MaxLen positions)
+	RecomputeTokPerS  float64 `json:"recompute_tokens_per_s"`
+	Speedup           float64 `json:"speedup"`
+	MaxLogitDiff      float64 `json:"max_logit_diff"` // cached vs recompute, last timed step
+	Error             string  `json:"error,omitempty"`
+	RecomputeCompileM float64 `json:"recompute_compile_ms"`
+}
+
+type goalResult struct {
+	Goal     string `json:"goal"`
+	Measured string `json:"measured"`
+	Met      bool   `json:"met"`
+}
+
+func printReport(w io.Writer, rep *benchReport) {
+	fmt.Fprintf(w, "# mhalab bench%s — %s\n\n", map[bool]string{true: " --quick", false: ""}[rep.Quick], rep.Started)
+	fmt.Fprintf(w, "Machine: %d CPUs (GOMAXPROCS %d), %s, memory %s, load average before %s, after %s.\n",
+		rep.Machine.CPUs, rep.Machine.GOMAXPROCS, rep.Machine.GoVersion, rep.Machine.MemTotal, rep.Machine.LoadBefore, rep.Machine.LoadAfter)
+	for _, b := range rep.Backends {
+		if b.Error != "" {
+			fmt.Fprintf(w, "Backend %s: unavailable: %s\n", b.Spec, b.Error)
+		} else {
+			fmt.Fprintf(w, "Backend %s\n", b.Reason)
+		}
+	}
+	var torchImpls []string
+	for _, t := range rep.Torch {
+		fmt.Fprintf(w, "PyTorch %s (%s, BLAS %s, CPU capability %s), %d threads, device %s.\n",
+			t.Version, t.Python, t.BLAS, t.CPUCapability, t.Threads, t.Device)
+		torchImpls = append(torchImpls, torchImpl(t.Version))
+	}
+	for _, note := range rep.TorchNotes {
+		fmt.Fprintln(w, note)
+	}
+
+	if len(rep.MHA) > 0 {
+		fmt.Fprintf(w, "\n## Forward pass, self-attention MultiHeadAttention(x, x, x), float32\n\n")
+		header, rule := "| case | shape | causal | implementation | backend | compile | median | min | runs | GFLOP/s |", "|---|---|---|---|---|---:|---:|---:|---:|---:|"
+		for _, impl := range torchImpls {
+			header += " × " + strings.TrimSuffix(impl, " nn.MHA") + " |"
+			rule += "---:|"
+		}
+		fmt.Fprintln(w, header)
+		fmt.Fprintln(w, rule)
+		rows := slices.Clone(rep.MHA)
+		slices.SortStableFunc(rows, func(a, b mhaResult) int { return strings.Compare(a.key(), b.key()) })
+		for _, r := range rows {
+			compile := "—"
+			if !r.isTorch() {
+				compile = FormatMS(r.CompileMS)
+			}
+			if r.Error != "" {
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | error: %s |||||\n", r.Group, r.shape(), yesNo(r.Causal), r.Impl, r.Backend, r.Error)
+				continue
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %.1f |", r.Group, r.shape(), yesNo(r.Causal),
+				r.Impl, r.Backend, compile, FormatMS(r.MedianMS), FormatMS(r.MinMS), len(r.TimesMS), r.GFLOPS)
+			for _, impl := range torchImpls {
+				if v, ok := r.VsTorch[impl]; ok {
+					fmt.Fprintf(w, " %.2f× |", v)
+				} else {
+					fmt.Fprint(w, " — |")
+				}
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, "\nGFLOP/s counts the projections (8·B·L·E²) and the attention products (4·B·L²·E, half when causal).")
+	}
+	if len(rep.Decode) > 0 {
+		fmt.Fprintf(w, "\n## Greedy decoding: KV cache vs recompute (one sequence, tokens at the end of the context)\n\n")
+		fmt.Fprintln(w, "| backend | model | cached: ms/token | tokens/s | recompute: ms/token | tokens/s | speed-up | max |Δlogit| |")
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
+		for _, r := range rep.Decode {
+			if r.Error != "" {
+				fmt.Fprintf(w, "| %s | %s | error: %s ||||||\n", r.Backend, r.Model, r.Error)
+				continue
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %.1f | %s | %.2f | %.0f× | %.1e |\n", r.Backend, r.Model, FormatMS(r.CachedStepMS),
+				r.CachedTokensPerS, FormatMS(r.RecomputeMS), r.RecomputeTokPerS, r.Speedup, r.MaxLogitDiff)
+		}
+	}
+	if len(rep.MiniLM) > 0 {
+		printMiniLM(w, rep.MiniLM)
+	}
+	if len(rep.Memory) > 0 {
+		fmt.Fprintf(w, "\n## Peak memory of one attention forward pass (q, k, v [1, 8, L, 64] float32; one process each)\n\n")
+		printMemTable(w, rep.Memory)
+	}
+	if len(rep.Checkpoint) > 0 {
+		fmt.Fprintf(w, "\n## Peak memory of the gradients of a stack of pre-LN blocks, with and without checkpointing\n\n")
+		printMemTable(w, rep.Checkpoint)
+	}
+	if len(rep.Goals) > 0 {
+		fmt.Fprintf(w, "\n## Goals\n\n| goal | measured | |\n|---|---|---|\n")
+		for _, g := range rep.Goals {
+			fmt.Fprintf(w, "| %s | %s | %s |\n", g.Goal, g.Measured, map[bool]string{true: "met", false: "missed"}[g.Met])
+		}
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func writeJSON(path string, rep *benchReport) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// loadAverage returns the 1, 5 and 15-minute load averages ("?" where unknown).
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func memTotal() string {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			var kb int64
+			if _, err := fmt.Sscan(f[1], &kb); err == nil {
+				return humanize.IBytes(uint64(kb) * 1024)
+			}
+		}
+	}
+	return "?"
+}
+
+// printMiniLM prints the minilm suite's table.
+func printMiniLM(w io.Writer, rows []minilmResult) {
+	fmt.Fprintf(w, "\n## Sentence embeddings, all-MiniLM-L6-v2 (tokenise + encode + mean pooling + L2), float32\n\n")
+	fmt.Fprintln(w, "| implementation | backend | batch | mean tokens | compile | median | sentences/s | × PyTorch | max |Δ| vs PyTorch |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		switch {
+		case r.Note != "":
+			fmt.Fprintf(w, "| %s | %s | %d | | | %s |||||\n", r.Impl, r.Backend, r.Batch, r.Note)
+			continue
+		case r.Error != "":
+			fmt.Fprintf(w, "| %s | %s | %d | | | error: %s |||||\n", r.Impl, r.Backend, r.Batch, r.Error)
+			continue
+		}
+		compile, vs, diff := "—", "—", "—"
+		if r.CompileMS > 0 {
+			compile = FormatMS(r.CompileMS)
+		}
+		if r.VsTorch > 0 {
+			vs = fmt.Sprintf("%.2f", r.VsTorch)
+		}
+		if r.MaxDiffFromTorch > 0 {
+			diff = fmt.Sprintf("%.1e", r.MaxDiffFromTorch)
+		}
+		fmt.Fprintf(w, "| %s | %s | %d | %.1f | %s | %s | %.1f | %s | %s |\n", r.Impl, r.Backend, r.Batch, r.MeanTokens,
+			compile, FormatMS(r.MedianMS), r.SentencesPerS, vs, diff)
+	}
+	fmt.Fprintln(w, "\n× PyTorch: median time over PyTorch's (below 1: faster). PyTorch uses its SDPA attention, mhalab its plain head-parallel attention (no weights returned).")
+}

@@ -1,0 +1,87 @@
+package mhacmd
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/xla"
+)
+
+// hloDumpErr is what xla.EnableHLODump returned in TestMain.
+var hloDumpErr error
+
+func TestMain(m *testing.M) {
+	// Before any XLA backend exists: XLA reads $XLA_FLAGS once, at its first client.
+	hloDumpErr = xla.EnableHLODump()
+	backendtest.Main(m, "internal/mhacmd")
+}
+
+// xlaCPU returns the XLA CPU backend, or skips the test when its plugin is missing (outside CI).
+func xlaCPU(t *testing.T) backends.Backend {
+	t.Helper()
+	if hloDumpErr != nil {
+		t.Fatal(hloDumpErr)
+	}
+	b, err := backendtest.Get(xla.SpecCPU)
+	if err != nil {
+		if backendtest.InCI() {
+			t.Fatalf("xla:cpu is required in CI: %v", err)
+		}
+		t.Skipf("xla:cpu unavailable: %v", err)
+	}
+	return b
+}
+
+// The StableHLO of MHA has one dot_general per projection (q, k, v, out) plus two for
+// attention (q·kᵀ, weights·v): 6. mhalib cuts a fused in_proj_weight into Wq, Wk, Wv before
+// multiplying, so the fused layout has the same 6.
+func TestHLOStableHLOHasADotGeneralPerProjection(t *testing.T) {
+	b := xlaCPU(t)
+	for _, tc := range []struct {
+		separate bool
+		want     int
+	}{{false, 6}, {true, 6}} {
+		var out, summary bytes.Buffer
+		cfg := HLOConfig{Batch: 2, Seq: 8, DModel: 32, Heads: 4, Separate: tc.separate}
+		if err := HLO(&out, &summary, b, cfg, StableHLO, false); err != nil {
+			t.Fatal(err)
+		}
+		program := out.String()
+		if got := strings.Count(program, `"stablehlo.dot_general"(`); got != tc.want {
+			t.Errorf("separate=%v: %d stablehlo.dot_general, want %d\n%s", tc.separate, got, tc.want, summary.String())
+		}
+		for _, want := range []string{"func.func @main(", "tensor<2x8x32xf32>", "MultiHeadAttention"} {
+			if !strings.Contains(program, want) {
+				t.Errorf("separate=%v: StableHLO does not contain %q", tc.separate, want)
+			}
+		}
+		t.Logf("separate=%v: %s", tc.separate, summary.String())
+	}
+}
+
+func TestHLOOptimizedCountsFusions(t *testing.T) {
+	b := xlaCPU(t)
+	var out, summary bytes.Buffer
+	cfg := HLOConfig{Batch: 2, Seq: 8, DModel: 32, Heads: 4, Causal: true}
+	if err := HLO(&out, &summary, b, cfg, Optimized, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), "HloModule mhalab_hlo_dump_") || !strings.Contains(out.String(), "fusion(") {
+		t.Errorf("optimised HLO does not start with its module or has no fusion:\n%.500s", out.String())
+	}
+	if !strings.Contains(summary.String(), "fusions") {
+		t.Errorf("summary %q has no fusion count", summary.String())
+	}
+	out.Reset()
+	summary.Reset()
+	if err := HLO(&out, &summary, b, cfg, HLOStage, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "HLO after optimisation:") || summary.Len() == 0 {
+		t.Errorf("--stats output %q, summary %q", out.String(), summary.String())
+	}
+	t.Log("\n" + out.String())
+}

@@ -1,0 +1,100 @@
+package mhalib_test
+
+import (
+	"fmt"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/mhalab/mhalab/mhalib"
+)
+
+// RoPE rotates pairs of features by an angle proportional to the position: with base 1 and one
+// pair, the row at position p is the unit vector at angle p radians.
+func ExampleRoPE() {
+	x := [][][][]float64{{{{1, 0}, {1, 0}, {1, 0}}}} // [B=1, H=1, L=3, d=2], all (1, 0)
+	y := MustExecOnce(goBackend(), func(x *Node) *Node {
+		return mhalib.RoPE(x).Theta(1).Done() // positions 0, 1, 2 → angles 0, 1, 2 rad
+	}, x)
+	fmt.Printf("%.3f\n", tensors.MustCopyFlatData[float64](y))
+	// Output:
+	// [1.000 0.000 0.540 0.841 -0.416 0.909]
+}
+
+// The two conventions rotate different pairs: half-split pairs (0, 2) and (1, 3), interleaved
+// pairs (0, 1) and (2, 3). Features past RotaryDims are left alone.
+func ExampleRoPEBuilder_Convention() {
+	x := [][][][]float64{{{{1, 0, 0, 0, 7}}}} // [1, 1, L=1, d=5]
+	res := MustExecOnceN(goBackend(), func(x *Node) []*Node {
+		half := mhalib.RoPE(x).Theta(1).RotaryDims(4).Offset(1).Done()
+		inter := mhalib.RoPE(x).Theta(1).RotaryDims(4).Offset(1).Convention(mhalib.RoPEInterleaved).Done()
+		return []*Node{half, inter}
+	}, x)
+	fmt.Printf("half        %.3f\ninterleaved %.3f\n", tensors.MustCopyFlatData[float64](res[0]), tensors.MustCopyFlatData[float64](res[1]))
+	// Output:
+	// half        [0.540 0.000 0.841 0.000 7.000]
+	// interleaved [0.540 0.841 0.000 0.000 7.000]
+}
+
+// ALiBi's slopes: a geometric sequence for 8 heads, the paper's interleaving for 6.
+func ExampleALiBiSlopes() {
+	fmt.Printf("%.4g\n", mhalib.ALiBiSlopes(8))
+	fmt.Printf("%.4g\n", mhalib.ALiBiSlopes(6))
+	// Output:
+	// [0.5 0.25 0.125 0.0625 0.03125 0.01562 0.007812 0.003906]
+	// [0.25 0.0625 0.01562 0.003906 0.5 0.125]
+}
+
+// RMSNorm scales each vector to root-mean-square 1: (3, 4) has RMS √12.5.
+func ExampleRMSNorm() {
+	y := MustExecOnce(goBackend(), func(x *Node) *Node { return mhalib.RMSNorm(x, nil, 0) }, [][]float64{{3, 4}})
+	fmt.Printf("%.4f\n", tensors.MustCopyFlatData[float64](y))
+	// Output:
+	// [0.8485 1.1314]
+}
+
+// The KV cache of the issue's example model (4096 wide, 32 layers, 32 heads, 32k context, bf16),
+// with and without grouped-query attention.
+func ExampleKVCacheBytes() {
+	for _, kvHeads := range []int{32, 8} {
+		n, _ := mhalib.KVCacheBytes(mhalib.KVCacheConfig{Layers: 32, KVHeads: kvHeads, HeadDim: 128, Context: 32768})
+		fmt.Printf("%2d KV heads: %.2f GB\n", kvHeads, float64(n)/1e9)
+	}
+	// Output:
+	// 32 KV heads: 17.18 GB
+	//  8 KV heads: 4.29 GB
+}
+
+// The KV cache of published models at 32k positions in bf16.
+func ExampleKVCacheTable() {
+	table, _ := mhalib.KVCacheTable(mhalib.PublishedKVCacheConfigs(), 32768, dtypes.BFloat16)
+	fmt.Print(table)
+	// Output:
+	// KV cache at 32768 positions, BFloat16         bytes/token           GB          GiB
+	// Llama-3-8B (GQA, 8 KV heads)                       131072         4.29         4.00
+	// Llama-3-8B as MHA (32 KV heads)                    524288        17.18        16.00
+	// Gemma-3-27B (52 local w1024 + 10 global)            95232         3.12         2.91
+	// Gemma-3-27B all global                             507904        16.64        15.50
+	// SmolLM2-135M (GQA, 3 KV heads)                      23040         0.75         0.70
+	// DeepSeek-V2-Lite (MLA, 512+64)                      31104         1.02         0.95
+	// DeepSeek-V2-Lite as MHA (16 heads)                 276480         9.06         8.44
+}
+
+// MLA's explicit and absorbed forms give the same output from the same weights.
+func ExampleMultiHeadLatentAttention() {
+	cfg := mhalib.MLAConfig{Heads: 2, HeadDim: 4, RopeDim: 2, ValueDim: 4, Latent: 3}
+	ctx := context.New()
+	ctx.SetRNGStateFromSeed(1)
+	x := [][][]float64{{{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 1}}} // [B=1, L=3, E=4]
+	exec := context.MustNewExec(goBackend(), ctx, func(ctx *context.Context, x *Node) []*Node {
+		explicit := mhalib.MultiHeadLatentAttention(ctx, x, cfg).Causal(true).Done()
+		absorbed := mhalib.MultiHeadLatentAttention(ctx.Reuse(), x, cfg).Causal(true).Absorbed(true).Done()
+		return []*Node{ReduceAllMax(Abs(Sub(explicit, absorbed)))}
+	})
+	diff := exec.MustExec(x)[0]
+	fmt.Println("max |explicit − absorbed| < 1e-12:", tensors.ToScalar[float64](diff) < 1e-12)
+	// Output:
+	// max |explicit − absorbed| < 1e-12: true
+}

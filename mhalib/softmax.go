@@ -1,0 +1,47 @@
+package mhalib
+
+import (
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+)
+
+// safeSoftmax is softmax over the last axis that gives an all-zero row (and zero gradient)
+// instead of NaN when every logit of the row is −inf.
+//
+//	m = max_j logits_j (treated as a constant; 0 if it is −inf)
+//	w_j = exp(logits_j − m) / Σ_j exp(logits_j − m)   (denominator 0 → row of zeros)
+//
+// Its gradient is the softmax backward in the fused form PyTorch uses, with g the gradient of
+// w (both [..., L]):
+//
+//	∂logits = w ⊙ (g − Σ_j g_j w_j)
+//
+// and not the autodiff of exp, sum and divide, which evaluates the same value as
+// e ⊙ (g/s − Σ_j g_j e_j/s²): two separately rounded terms of size |g| that cancel. In a sharp
+// row (one weight ≈ 1) the exact ∂logits of that key is tiny, and the cancellation leaves
+// several roundings of |g| in it; summed over the queries into the key projection's gradient,
+// that made mhalib's float32 error up to ~10× PyTorch's (parity/README.md, "Why the key
+// projection's gradient erred"). In the fused form g − Σ g w is one subtraction of nearly equal
+// numbers, exact by Sterbenz's lemma, which leaves the single rounding of Σ g w.
+//
+// The forward values are those of the plain formula. The gradient reaches the logits through an
+// identity t whose VJP is the fused form, added as t − t (exactly 0; blocked logits, −inf, are
+// replaced by 0 on that path, where their weight and so their gradient is 0 anyway). The
+// custom gradient belongs to these nodes only: nothing else in the graph or the process changes.
+func safeSoftmax(logits *Node) *Node {
+	w := softmaxValues(StopGradient(logits)) // [..., L]
+	finite := Where(IsFinite(logits), logits, ZerosLike(logits))
+	t := IdentityWithCustomGradient(finite, func(_, g *Node) *Node {
+		return Mul(w, Sub(g, ReduceAndKeep(Mul(g, w), ReduceSum, -1))) // [..., L]
+	})
+	return Add(w, Sub(t, StopGradient(t))) // [..., L], = w
+}
+
+// softmaxValues computes safeSoftmax's values (its autodiff is not used).
+func softmaxValues(logits *Node) *Node {
+	m := ReduceAndKeep(logits, ReduceMax, -1)         // [..., 1]
+	m = Where(IsFinite(m), m, ZerosLike(m))           // [..., 1]
+	e := Exp(Sub(logits, m))                          // [..., L]
+	s := ReduceAndKeep(e, ReduceSum, -1)              // [..., 1]
+	s = Where(Equal(s, ZerosLike(s)), OnesLike(s), s) // [..., 1]
+	return Div(e, s)                                  // [..., L]
+}

@@ -1,0 +1,60 @@
+package minilm_test
+
+import (
+	"fmt"
+	"log"
+
+	"github.com/mhalab/mhalab/models/minilm"
+	"github.com/mhalab/mhalab/xla"
+)
+
+// Sentence similarity with the model that scripts/setup.sh --only minilm installs. (Compiled,
+// not run by go test: it needs the model files; the tests check the same numbers.)
+func ExampleModel_Embed() {
+	m, err := minilm.Load(must(minilm.DefaultDir()))
+	if err != nil {
+		log.Fatal(err) // e.g. "model file …/model.safetensors is missing (run scripts/setup.sh --only minilm, …)"
+	}
+	backend, _, err := xla.NewWithReason("") // $GOMLX_BACKEND, else XLA CPU, else pure Go
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer backend.Finalize()
+	encs, _, err := m.Encode([]string{"A man is eating food.", "A man is eating a piece of bread."}, minilm.DefaultMaxTokens)
+	if err != nil {
+		log.Fatal(err)
+	}
+	embs, err := m.Embed(backend, encs, 32) // [2][384], unit length
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%q\ncos = %.4f\n", encs[0].Tokens, minilm.Cosine(embs[0], embs[1]))
+}
+
+// The attention weights of every layer and head for one sentence.
+func ExampleModel_Attention() {
+	m, err := minilm.Load(must(minilm.DefaultDir()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	backend, _, err := xla.NewWithReason("go")
+	if err != nil {
+		log.Fatal(err)
+	}
+	encs, _, err := m.Encode([]string{"The cat sat on the mat because it was tired."}, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	att, err := m.Attention(backend, encs[0]) // [6][12][13][13]
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("it → cat at layer 5, head 11: %.2f\n", att[5][11][8][2])
+}
+
+func must(dir string, err error) string {
+	if err != nil {
+		log.Fatal(err)
+	}
+	return dir
+}

@@ -1,0 +1,247 @@
+package induction
+
+import (
+	"flag"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/mhalib"
+)
+
+func TestMain(m *testing.M) { backendtest.Main(m, "notebooks/induction") }
+
+func TestSampleRepeatsADistinctPrefix(t *testing.T) {
+	task := Small.Task // random offsets and lengths
+	seed := uint64(rand.Uint32())
+	t.Logf("seed %d", seed)
+	b := task.Sample(rand.New(rand.NewPCG(seed, 1)), 200)
+	targets := tensors.MustCopyFlatData[int32](b.Targets)
+	mask := tensors.MustCopyFlatData[float32](b.Mask)
+	for n, seq := range b.Seqs {
+		s, p := b.Start[n], b.Prefix[n]
+		if p < task.MinPrefix || p > task.MaxPrefix || s < 0 || s+2*p > task.Len {
+			t.Fatalf("sequence %d: start %d, prefix %d out of range", n, s, p)
+		}
+		prefix := seq[s : s+p]
+		if !slices.Equal(prefix, seq[s+p:s+2*p]) {
+			t.Fatalf("sequence %d %v: prefix %v not repeated", n, seq, prefix)
+		}
+		for i, v := range seq {
+			inPrefix := slices.Contains(prefix, v)
+			if inPrefix != (i >= s && i < s+2*p) {
+				t.Fatalf("sequence %d %v: token %d at %d (prefix %v at %d)", n, seq, v, i, prefix, s)
+			}
+			if i+1 < len(seq) && targets[n*task.Len+i] != seq[i+1] {
+				t.Fatalf("sequence %d: target at %d is not the next token", n, i)
+			}
+			if want := i >= s+p && i <= s+2*p-2; (mask[n*task.Len+i] == 1) != want {
+				t.Fatalf("sequence %d: mask at %d = %v (start %d, prefix %d)", n, i, mask[n*task.Len+i], s, p)
+			}
+		}
+		if len(prefix) != len(slices.Compact(slices.Sorted(slices.Values(prefix)))) {
+			t.Fatalf("sequence %d: prefix %v has repeated tokens", n, prefix)
+		}
+	}
+	if err := (Task{Vocab: 8, Len: 10, MinPrefix: 2, MaxPrefix: 6}).Check(); err == nil {
+		t.Errorf("a prefix that cannot repeat within Len was accepted")
+	}
+}
+
+// Perfect heads score 1; a head that attends to key 0 scores 0.
+func TestScores(t *testing.T) {
+	b := Batch{Start: []int{1}, Prefix: []int{3}} // tokens at 1–3, repeated at 4–6
+	const L = 8
+	w := make([]float32, 3*L*L) // [1, 3, L, L]: previous-token, induction, first key
+	for i := range L {
+		w[(0*L+i)*L+max(i-1, 0)] = 1
+		j := 0
+		if i >= 4 && i <= 5 {
+			j = i - 3 + 1
+		}
+		w[(1*L+i)*L+j] = 1
+		w[(2*L+i)*L] = 1
+	}
+	wt := tensors.FromFlatDataAndDimensions(w, 1, 3, L, L)
+	if got := PrevTokenScore(wt); got[0] != 1 || got[2] != 1.0/7 {
+		t.Errorf("PrevTokenScore = %v, want [1 … 1/7]", got)
+	}
+	if got := InductionScore(wt, b); got[1] != 1 || got[0] != 0 || got[2] != 0 {
+		t.Errorf("InductionScore = %v, want [0 1 0]", got)
+	}
+}
+
+// ForwardWithWeights computes Decoder.Logits from the same variables.
+func TestForwardWithWeightsIsTheDecoder(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		r, err := NewRun(backend, Small)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := context.ExecOnce(backend, r.Ctx, Small.Model.Logits, r.Eval.Tokens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, err := r.forward.Exec(r.Eval.Tokens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := tensors.MustCopyFlatData[float32](outs[0]), tensors.MustCopyFlatData[float32](want)
+		d := 0.0
+		for i := range a {
+			d = max(d, float64(a[i]-b[i]), float64(b[i]-a[i]))
+		}
+		if d > 1e-5 {
+			t.Errorf("ForwardWithWeights logits differ from Decoder.Logits by %g", d)
+		}
+		if len(outs) != 1+Small.Model.Layers || !slices.Equal(outs[1].Shape().Dimensions, []int{64, 4, 24, 24}) {
+			t.Errorf("weights: %d outputs, first %s", len(outs), outs[1].Shape())
+		}
+	})
+}
+
+var update = flag.Bool("update", false, "retrain Repeat and rewrite testdata/repeat.safetensors")
+
+// committed is the file notebook 07 decodes with: Repeat trained by TestUpdateCommittedWeights.
+var committed = filepath.Join("testdata", "repeat.safetensors")
+
+// The committed weights copy the repeat: nearly every copied token predicted right, and a
+// head that attends from each token of the copy to the token after its first occurrence.
+func TestCommittedWeightsCopy(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		ctx, c, err := Load(committed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := RunFrom(backend, ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := r.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("accuracy %.3f, copy-pattern scores per layer and head %v", s.Accuracy, s.Induction)
+		if s.Accuracy < 0.95 || slices.Max(s.Induction[0]) < 0.5 {
+			t.Errorf("the committed weights do not copy: accuracy %.3f, scores %v", s.Accuracy, s.Induction)
+		}
+	})
+}
+
+// TestUpdateCommittedWeights retrains Repeat (with -update) and rewrites the committed file.
+func TestUpdateCommittedWeights(t *testing.T) {
+	if !*update {
+		t.Skip("run with -update to retrain and rewrite " + committed)
+	}
+	backend, err := backendtest.Get("xla:cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mhalib.InstallDotGeneralGradient()
+	r, err := NewRun(backend, Repeat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Train(400); err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Accuracy < 0.99 {
+		t.Fatalf("after 400 steps the accuracy is %.3f", s.Accuracy)
+	}
+	if err := Save(committed, r.Ctx, r.Config); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s: accuracy %.3f, scores %v", committed, s.Accuracy, s.Induction)
+}
+
+// A few steps of training lower the loss, and Save/Load round-trips the weights.
+func TestTrainSaveLoad(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		r, err := NewRun(backend, Small)
+		if err != nil {
+			t.Fatal(err)
+		}
+		losses, err := r.Train(40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, last := mean(losses[:5]), mean(losses[35:])
+		if !(last < first) {
+			t.Errorf("40 steps did not lower the loss: %.3f → %.3f", first, last)
+		}
+		path := filepath.Join(t.TempDir(), "w.safetensors")
+		if err := Save(path, r.Ctx, r.Config); err != nil {
+			t.Fatal(err)
+		}
+		ctx, c, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c != r.Config {
+			t.Errorf("config %+v, want %+v", c, r.Config)
+		}
+		saved, _ := ModelWeights(r.Ctx)
+		loaded, _ := ModelWeights(ctx)
+		if len(saved) != len(expectedNames(c)) || len(loaded) != len(saved) {
+			t.Fatalf("%d variables saved, %d loaded, want %d", len(saved), len(loaded), len(expectedNames(c)))
+		}
+		for name, s := range saved {
+			if !slices.Equal(tensors.MustCopyFlatData[float32](s), tensors.MustCopyFlatData[float32](loaded[name])) {
+				t.Errorf("%s differs after Save/Load", name)
+			}
+		}
+	})
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func TestTrainRecordedSavesAndLoads(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		r, err := NewRun(backend, Repeat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := r.TrainRecorded(6, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != 3 || recs[2].Step != 6 || recs[0].Loss != 0 || recs[1].Loss <= 0 {
+			t.Fatalf("records: %d, steps %d…%d, losses %v, %v", len(recs), recs[0].Step, recs[len(recs)-1].Step,
+				recs[0].Loss, recs[1].Loss)
+		}
+		m := recs[1].Maps
+		if len(m) != 2 || len(m[0]) != 4 || len(m[0][0]) != 24 || len(m[0][0][0]) != 24 {
+			t.Fatalf("maps of shape %d × %d × %d", len(m), len(m[0]), len(m[0][0]))
+		}
+		sum := 0.0
+		for _, v := range m[1][2][5] {
+			sum += v
+		}
+		if sum < 0.999 || sum > 1.001 || m[1][2][5][6] != 0 {
+			t.Errorf("row 5 of layer 1 head 2: sum %v, weight on the future key 6 = %v", sum, m[1][2][5][6])
+		}
+		path := filepath.Join(t.TempDir(), "r.json")
+		if err := SaveRecords(path, recs); err != nil {
+			t.Fatal(err)
+		}
+		back, err := LoadRecords(path)
+		if err != nil || len(back) != 3 || back[2].Accuracy != recs[2].Accuracy {
+			t.Fatalf("LoadRecords: %v, %d records", err, len(back))
+		}
+	})
+}

@@ -1,0 +1,93 @@
+package induction
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
+
+// Record is a Snapshot reduced to numbers that can be saved: the scores, and the attention maps
+// of one example of the evaluation batch.
+type Record struct {
+	Step      int
+	Loss      float64         // mean training loss of the steps since the previous record (0 at first)
+	Accuracy  float64         // CopyAccuracy on the evaluation batch
+	PrevToken [][]float64     // [layer][head]
+	Induction [][]float64     // [layer][head]
+	Maps      [][][][]float64 // [layer][head][query][key]: the weights of the example
+	Tokens    []int32         // the example's tokens
+}
+
+// Record returns the record of example n of the evaluation batch b (that s measured).
+func (s Snapshot) Record(b Batch, n int) Record {
+	r := Record{Step: s.Step, Accuracy: s.Accuracy, PrevToken: s.PrevToken, Induction: s.Induction,
+		Tokens: b.Seqs[n]}
+	for _, w := range s.Weights {
+		d := w.Shape().Dimensions // [B, H, L, L]
+		data := tensors.MustCopyFlatData[float32](w)
+		heads := make([][][]float64, d[1])
+		for h := range heads {
+			heads[h] = make([][]float64, d[2])
+			for i := range d[2] {
+				row := data[((n*d[1]+h)*d[2]+i)*d[3] : ((n*d[1]+h)*d[2]+i+1)*d[3]]
+				heads[h][i] = make([]float64, d[3])
+				for j, v := range row {
+					heads[h][i][j] = float64(v)
+				}
+			}
+		}
+		r.Maps = append(r.Maps, heads)
+	}
+	return r
+}
+
+// SaveRecords writes records as JSON.
+func SaveRecords(path string, records []Record) error {
+	data, err := json.Marshal(records)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// LoadRecords reads records written by SaveRecords.
+func LoadRecords(path string) ([]Record, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var records []Record
+	if err := json.Unmarshal(data, &records); err != nil {
+		return nil, fmt.Errorf("induction: %s: %w", path, err)
+	}
+	return records, nil
+}
+
+// TrainRecorded trains r for steps steps, recording the evaluation batch's example 0 before
+// the first step and after every `every` steps.
+func (r *Run) TrainRecorded(steps, every int) ([]Record, error) {
+	var records []Record
+	loss := 0.0
+	for done := 0; ; done += every {
+		s, err := r.Snapshot()
+		if err != nil {
+			return records, err
+		}
+		rec := s.Record(r.Eval, 0)
+		rec.Loss = loss
+		records = append(records, rec)
+		if done >= steps {
+			return records, nil
+		}
+		losses, err := r.Train(min(every, steps-done))
+		if err != nil {
+			return records, err
+		}
+		loss = 0
+		for _, l := range losses {
+			loss += l / float64(len(losses))
+		}
+	}
+}

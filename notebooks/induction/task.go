@@ -1,0 +1,98 @@
+// Package induction trains a small attention-only decoder (mhalib.Decoder) to copy repeated
+// random prefixes, and measures its heads as they change: the training code of notebook 10
+// ("watch heads learn").
+//
+// A sequence holds a prefix of P distinct random tokens at offset s, then the same P tokens
+// again; the other tokens are random filler that never occurs in the prefix. In the copy the
+// next token can only be predicted by copying: at a token A, find A's first occurrence and take
+// the token after it. Olsson et al. 2022 ("In-context learning and induction heads") found
+// transformers do this with a previous-token head (query i attends to key i−1) and, in a later
+// layer, an induction head (query i attends to the key whose previous token equals token i);
+// the scores here measure both patterns. When P and s are fixed (Repeat), the copy is always
+// P positions back, and a head can find it by position alone — which is what a small model
+// learns first; varying them (Small) leaves only token matching.
+package induction
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
+
+// Task describes the sequences: random tokens, with a prefix of P distinct tokens starting at a
+// random offset s and repeated right after it (positions s … s+P−1, then s+P … s+2P−1). The
+// filler tokens differ from the prefix's, so the repeat is the only way to predict.
+type Task struct {
+	Vocab                int // tokens 0 … Vocab−1
+	Len                  int // sequence length (≥ 2·MaxPrefix)
+	MinPrefix, MaxPrefix int // prefix length P, drawn uniformly in [MinPrefix, MaxPrefix]
+}
+
+// Batch is a batch of sequences of a Task.
+type Batch struct {
+	Tokens  *tensors.Tensor // [B, Len] int32
+	Targets *tensors.Tensor // [B, Len] int32: the next token (0 at the last position)
+	Mask    *tensors.Tensor // [B, Len] float32: 1 where the target is a copy, s+P … s+2P−2
+	Start   []int           // [B]: s, where the prefix starts
+	Prefix  []int           // [B]: P of each sequence
+	Seqs    [][]int32       // [B][Len]: the tokens
+}
+
+// Check reports a task that cannot be sampled.
+func (t Task) Check() error {
+	if t.MinPrefix < 2 || t.MaxPrefix < t.MinPrefix || 2*t.MaxPrefix > t.Len || t.MaxPrefix >= t.Vocab {
+		return fmt.Errorf("induction: task %+v: want 2 ≤ MinPrefix ≤ MaxPrefix < Vocab and 2·MaxPrefix ≤ Len", t)
+	}
+	return nil
+}
+
+// Sample draws a batch of b sequences with rng.
+func (t Task) Sample(rng *rand.Rand, b int) Batch {
+	if err := t.Check(); err != nil {
+		panic(err)
+	}
+	tokens, targets := make([]int32, b*t.Len), make([]int32, b*t.Len)
+	mask := make([]float32, b*t.Len)
+	out := Batch{Prefix: make([]int, b), Start: make([]int, b)}
+	for n := range b {
+		seq := tokens[n*t.Len : (n+1)*t.Len]
+		p := t.MinPrefix + rng.IntN(t.MaxPrefix-t.MinPrefix+1)
+		s := rng.IntN(t.Len - 2*p + 1)
+		perm := rng.Perm(t.Vocab) // the prefix: perm[:p]; filler: perm[p:]
+		for i := range seq {
+			seq[i] = int32(perm[p+rng.IntN(t.Vocab-p)])
+		}
+		for i, tok := range perm[:p] {
+			seq[s+i], seq[s+p+i] = int32(tok), int32(tok)
+		}
+		copy(targets[n*t.Len:], seq[1:])
+		for i := s + p; i <= s+2*p-2; i++ {
+			mask[n*t.Len+i] = 1
+		}
+		out.Prefix[n], out.Start[n] = p, s
+		out.Seqs = append(out.Seqs, seq)
+	}
+	out.Tokens = tensors.FromFlatDataAndDimensions(tokens, b, t.Len)
+	out.Targets = tensors.FromFlatDataAndDimensions(targets, b, t.Len)
+	out.Mask = tensors.FromFlatDataAndDimensions(mask, b, t.Len)
+	return out
+}
+
+// Label names token v for pictures: A … Z, then a … z, then 0 … 9, then #v.
+func Label(v int32) string {
+	const names = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	if v >= 0 && int(v) < len(names) {
+		return names[v : v+1]
+	}
+	return fmt.Sprintf("#%d", v)
+}
+
+// Labels names every token of seq.
+func Labels(seq []int32) []string {
+	out := make([]string, len(seq))
+	for i, v := range seq {
+		out[i] = Label(v)
+	}
+	return out
+}
