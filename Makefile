@@ -10,6 +10,18 @@ SHELL := /bin/bash
 GO ?= go
 ARGS ?=
 export GOMLX_NO_AUTO_INSTALL := 1
+# fastgo's SIMD matmul kernels need Go 1.26's GOEXPERIMENT=simd (amd64 only); everything make
+# runs (tests, bench, lab, notebooks via GoNB) builds with it there. Elsewhere, or with
+# GOEXPERIMENT set by you, nothing changes and the plain-Go kernel runs. Where the CPU has AVX2 the
+# tests then require the SIMD kernel (fastgo's TestSIMDRequired).
+ifeq ($(origin GOEXPERIMENT),undefined)
+ifeq ($(shell $(GO) env GOARCH)-$(findstring go1.26,$(shell $(GO) env GOVERSION)),amd64-go1.26)
+export GOEXPERIMENT := simd
+ifneq ($(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo y),)
+export MHALAB_FASTGO_REQUIRE_SIMD := 1
+endif
+endif
+endif
 
 .PHONY: help setup run test build clean
 
@@ -53,6 +65,7 @@ clean:
 # distribution of err/bound in build/parity-soak/summary.txt. Hours on a 2-core machine.
 PARITY_DIR ?= build/parity
 PARITY_RANDOM ?= 60
+PARITY_MODERN_RANDOM ?= 20
 PARITY_SEED ?= $(shell date +%s)
 PARITY_PYTHON ?= $${MHALAB_TORCH_VENV:-$${XDG_CACHE_HOME:-$$HOME/.cache}/mhalab/torch-venv}/bin/python
 PARITY_FORWARD_FIXTURES := mha_self,mha_everything,mha_uint8_masks,mha_is_causal_noweights,mha_is_causal_cross_kpm,mha_weights_per_head,mha_nobias,mha_kdim_vdim
@@ -70,6 +83,9 @@ parity: setup
 		status=$$?; cat $(PARITY_DIR)/report.txt 2>/dev/null; exit $$status
 	$(GO) build -o $(PARITY_DIR)/mhalab ./cmd/mhalab
 	$(PARITY_PYTHON) parity/check_forward.py --bin $(PARITY_DIR)/mhalab --dir $(PARITY_DIR) --max 12
+	# Modern attention (issue 13): GQA, ALiBi, soft-cap, window, sinks, RoPE, MLA vs SDPA / flex_attention, fixed + random cases.
+	$(PARITY_PYTHON) parity/modern_gen.py --out $(PARITY_DIR)/modern --fixtures --random $(PARITY_MODERN_RANDOM) --seed $(PARITY_SEED)
+	MHALAB_MODERN_PARITY_DIR=$(abspath $(PARITY_DIR))/modern $(GO) test -count=1 -timeout 30m -run 'TestModernParity$$' ./parity/
 
 parity-soak: setup
 	rm -rf build/parity-soak && mkdir -p build/parity-soak
@@ -82,6 +98,7 @@ parity-fixtures:
 	rm -f parity/testdata/*.safetensors
 	$(PARITY_PYTHON) parity/gen.py --out parity/testdata --fixtures --forward-files --forward-cases $(PARITY_FORWARD_FIXTURES)
 	$(PARITY_PYTHON) parity/torchio_testdata.py torchio/testdata
+	rm -rf parity/testdata/modern && $(PARITY_PYTHON) parity/modern_gen.py --out parity/testdata/modern --fixtures
 
 # ---- Lessons (lessons/README.md) -------------------------------------------------------------
 #   make lessons              the exercises and your progress (mhalab lessons; see `mhalab lessons help`)
@@ -102,6 +119,7 @@ lessons-verify-xla: setup
 lessons-fixtures:
 	scripts/setup.sh --only torch
 	$(PARITY_PYTHON) lessons/testdata/gen.py
+	$(PARITY_PYTHON) parity/modern_gen.py --out lessons/testdata --cases gqa,window,rope_half_100000_rd8_off37 --no-inputs-files
 	$(GO) generate ./lessons
 
 # ---- Classroom images (docker/README.md) -----------------------------------------------------

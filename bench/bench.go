@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gomlx/gomlx/backends"
+	"github.com/mhalab/mhalab/fastgo"
 	"github.com/mhalab/mhalab/xla"
 )
 
@@ -65,6 +66,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	for _, b := range cfg.Backends {
 		if b == "" {
 			return cfg, fmt.Errorf("bench: empty backend name (valid: %s)", strings.Join(xla.Specs, ", "))
+		}
+		if b == GoWithoutFastGo {
+			continue
 		}
 		if err := xla.CheckSpec(b); err != nil {
 			return cfg, err
@@ -136,7 +140,7 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 	}
 	rep := &benchReport{Started: time.Now().Format(time.RFC3339), Quick: cfg.Quick}
 	rep.Machine = machineInfo{CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(),
-		LoadBefore: loadAverage(), MemTotal: memTotal(), Threads: cfg.Threads}
+		LoadBefore: loadAverage(), MemTotal: memTotal(), Threads: cfg.Threads, FastGo: fastgo.Status()}
 
 	// Backends: the requested ones, else every available one.
 	specs := cfg.Backends
@@ -149,7 +153,7 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 	}
 	live := map[string]backends.Backend{}
 	for _, spec := range specs {
-		b, reason, err := xla.NewWithReason(spec)
+		b, reason, err := newBackend(spec)
 		entry := backendEntry{Spec: spec, Reason: reason}
 		if err != nil {
 			entry.Error = err.Error()
@@ -228,7 +232,7 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 		for _, spec := range order {
 			for _, c := range byKey[key] {
 				bar.start(fmt.Sprintf("%s %s %s%s", spec, c.Group, c.impl(), causalSuffix(c.Causal)))
-				rep.MHA = append(rep.MHA, benchMHA(live[spec], spec, c, cfg.Budget))
+				withFastGo(spec, func() { rep.MHA = append(rep.MHA, benchMHA(live[spec], spec, c, cfg.Budget)) })
 			}
 		}
 	}

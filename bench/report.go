@@ -36,6 +36,7 @@ type machineInfo struct {
 	LoadAfter  string `json:"load_after"`
 	MemTotal   string `json:"mem_total"`
 	Threads    int    `json:"torch_threads"`
+	FastGo     string `json:"fastgo"` // fastgo.Status(): the pure-Go backend's matmul
 }
 
 type backendEntry struct {
@@ -130,6 +131,7 @@ func printReport(w io.Writer, rep *benchReport) {
 	fmt.Fprintf(w, "# mhalab bench%s — %s\n\n", map[bool]string{true: " --quick", false: ""}[rep.Quick], rep.Started)
 	fmt.Fprintf(w, "Machine: %d CPUs (GOMAXPROCS %d), %s, memory %s, load average before %s, after %s.\n",
 		rep.Machine.CPUs, rep.Machine.GOMAXPROCS, rep.Machine.GoVersion, rep.Machine.MemTotal, rep.Machine.LoadBefore, rep.Machine.LoadAfter)
+	fmt.Fprintf(w, "Pure-Go matmul: %s.\n", rep.Machine.FastGo)
 	for _, b := range rep.Backends {
 		if b.Error != "" {
 			fmt.Fprintf(w, "Backend %s: unavailable: %s\n", b.Spec, b.Error)

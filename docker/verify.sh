@@ -155,7 +155,7 @@ for flavour in "${flavours[@]}"; do
 		results+=("FAIL image $image not found (build it: make docker-$flavour)")
 		failed=1
 	fi
-	sizes+=("$image $("$engine" image inspect --format '{{.Size}}' "$image" 2>/dev/null | awk '{printf "%.2f GB (%d bytes)", $1 / 1e9, $1}')")
+	sizes+=("$image $("$engine" image inspect --format '{{.Size}}' "$image" 2>/dev/null | awk '{printf "%.2f GB (%.0f bytes)", $1 / 1e9, $1}')")
 done
 
 echo

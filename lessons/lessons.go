@@ -53,6 +53,9 @@ var Exercises = []Exercise{
 	{8, "08_flash", "Online softmax: one FlashAttention block", "flash.go", []string{"state.go"}, "flash_test.go", "flash_solution.go", "notebooks/05_flash.ipynb"},
 	{9, "09_kvcache", "One KV-cache decoding step", "kvcache.go", nil, "kvcache_test.go", "kvcache_solution.go", "notebooks/07_kvcache.ipynb"},
 	{10, "10_statedict", "Load a PyTorch state_dict, match PyTorch's output", "statedict.go", nil, "statedict_test.go", "statedict_solution.go", "notebooks/06_parity.ipynb"},
+	{11, "11_gqa", "Grouped-query attention, k and v never repeated", "gqa.go", nil, "gqa_test.go", "gqa_solution.go", "mhalib/gqa.go"},
+	{12, "12_rope", "Rotary position embedding (RoPE), half-split", "rope.go", nil, "rope_test.go", "rope_solution.go", "mhalib/rope.go"},
+	{13, "13_window", "Causal sliding-window attention", "window.go", nil, "window_test.go", "window_solution.go", "mhalib/window.go"},
 }
 
 // files holds the pristine copies (no solutions: package solutions has them).
@@ -60,7 +63,7 @@ var Exercises = []Exercise{
 //go:embed */README.md */hint.md */*_test.go
 //go:embed 01_linear/linear.go 02_xavier/xavier.go 03_heads/heads.go 04_uneven_heads/uneven.go
 //go:embed 05_sdpa/sdpa.go 06_masks/masks.go 07_mha/mha.go 08_flash/flash.go 08_flash/state.go
-//go:embed 09_kvcache/kvcache.go 10_statedict/statedict.go
+//go:embed 09_kvcache/kvcache.go 10_statedict/statedict.go 11_gqa/gqa.go 12_rope/rope.go 13_window/window.go
 //go:embed internal/grader/*.go testdata/*.safetensors
 var files embed.FS
 

@@ -32,6 +32,19 @@
 //   - dotgrad.go: the gradient of DotGeneral as two DotGenerals (GoMLX v0.26's rule builds
 //     outer products), installed for the whole process by InstallDotGeneralGradient.
 //
+// Attention in today's LLMs (Llama 3, Qwen 3, Gemma 2/3, SmolLM2, DeepSeek-V2, gpt-oss), each an
+// option of both ScaledDotProductAttention and FlashAttention (options.go) or a piece of its own:
+//
+//   - gqa.go: grouped-query / multi-query attention (EnableGQA), k and v never repeated.
+//   - window.go: sliding-window attention (Window, Alignment); flash skips the tiles outside it.
+//   - alibi.go: ALiBiSlopes and the ALiBi option; SoftCap and Sinks live in options.go.
+//   - rope.go: RoPE, half-split and interleaved, base θ, partial rotary dims, positions.
+//   - qknorm.go: RMSNorm and QKNorm.
+//   - mla.go: MultiHeadLatentAttention (DeepSeek-V2), explicit and absorbed, with a latent cache.
+//   - kvbytes.go: KVCacheBytes and PublishedKVCacheConfigs, what a KV cache costs; KVCache
+//     takes GQA queries and MultiHeadAttention / CachedSelfAttention a number of KVHeads;
+//     kvwindow.go: WindowedKVCache, a ring of left+1 slots for sliding-window decoding.
+//
 // # Global state
 //
 // Importing mhalib changes nothing outside it. Two settings are process-wide, and set only when

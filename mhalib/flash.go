@@ -3,6 +3,7 @@ package mhalib
 import (
 	"math"
 
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
@@ -117,14 +118,18 @@ func (b *FlashBuilder) DoneWithLSE() (output, lse *Node) {
 
 // flashRows is the state of the rows still being computed: rows [first, Lq) of every head.
 type flashRows struct {
-	first int
-	m     *Node // running maxima [B, h, rows, 1]
-	acc   *Node // [B, h, rows, dv+1]: Σ p·v in the first dv columns, l = Σ p in the last
-	dv    int
-	outs  []*Node // finished rows' outputs, in order, [B, h, n_i, dv]
-	lses  []*Node // finished rows' log-sum-exps, [B, h, n_i, 1], when asked for
-	withL bool
-	token *Node // one entry of the previous step's accumulator, or nil
+	first, end   int // rows [first, end) are being computed
+	batch, heads int // B, Hq
+	dtype        dtypes.DType
+	sinks        *Node // [Hq] sink logits, or nil
+	graph        *Graph
+	m            *Node // running maxima [B, h, rows, 1]
+	acc          *Node // [B, h, rows, dv+1]: Σ p·v in the first dv columns, l = Σ p in the last
+	dv           int
+	outs         []*Node // finished rows' outputs, in order, [B, h, n_i, dv]
+	lses         []*Node // finished rows' log-sum-exps, [B, h, n_i, 1], when asked for
+	withL        bool
+	token        *Node // one entry of the previous step's accumulator, or nil
 }
 
 // after returns x made to depend on the previous step: x + 0·token.
@@ -164,32 +169,59 @@ func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
 	return flashAttend(b.q, b.k, b.v, scale, ms, b.blockQ, b.blockK, withLSE)
 }
 
-// flashAttend is FlashAttention on validated inputs q [B, h, Lq, dk], k [B, h, Lk, dk],
-// v [B, h, Lk, dv], with masks ms (whose keys beyond ms.causalLk, added by add_bias_kv or
-// add_zero_attn, are visible to every query): output [B, h, Lq, dv] and, if withLSE,
-// lse [B, h, Lq].
+// flashAttend is FlashAttention on validated inputs q [B, Hq, Lq, dk], k [B, Hkv, Lk, dk],
+// v [B, Hkv, Lk, dv] (Hkv = Hq, or a divisor of it with GQA), with masks ms (whose keys beyond
+// ms.causalLk, added by add_bias_kv or add_zero_attn, are visible to every query): output
+// [B, Hq, Lq, dv] and, if withLSE, lse [B, Hq, Lq].
+//
+// The rows being computed are a contiguous range [first, end) of query blocks: a block enters
+// when some of its rows sees a key of the current key block (with a window, rows whose window
+// starts later wait), and leaves, finished, when none of its rows sees a key from the current
+// block on (causal or window). Tiles outside that range — above the causal diagonal, or outside
+// the window on either side — are never computed.
 func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int, withLSE bool) (output, lse *Node) {
 	batch, heads, lq, lk := ms.batch, ms.heads, ms.lq, ms.lk
+	hkv := k.Shape().Dim(1)
 	g := qIn.Graph()
 	dtype := qIn.DType()
 	dv := v.Shape().Dim(-1)
 
 	// q is scaled once (cheaper than scaling every tile of scores). v gets a column of ones, so
 	// that p·[v | 1] gives Σ p·v and the row sums l = Σ p from one matrix product.
-	q := MulScalar(qIn, scale)                               // [B, h, Lq, dk]
-	ones := Ones(g, shapes.Make(dtype, batch, heads, lk, 1)) // [B, h, Lk, 1]
-	v1 := concatAxis([]*Node{v, ones}, 3)                    // [B, h, Lk, dv+1]
-	st := &flashRows{dv: dv, withL: withLSE}
-	st.m = BroadcastToDims(Scalar(g, dtype, math.Inf(-1)), batch, heads, lq, 1) // [B, h, Lq, 1]
-	st.acc = Zeros(g, shapes.Make(dtype, batch, heads, lq, dv+1))               // [B, h, Lq, dv+1]
+	q := MulScalar(qIn, scale)                             // [B, Hq, Lq, dk]
+	ones := Ones(g, shapes.Make(dtype, batch, hkv, lk, 1)) // [B, Hkv, Lk, 1]
+	v1 := concatAxis([]*Node{v, ones}, 3)                  // [B, Hkv, Lk, dv+1]
+	st := &flashRows{dv: dv, withL: withLSE, batch: batch, heads: heads, dtype: dtype, sinks: ms.sinks, graph: g}
 
-	// The causal rule (mask.go): row r sees key j < ms.causalLk iff causalSees(position of r, j);
-	// keys from ms.causalLk on, added by add_bias_kv / add_zero_attn, are visible to all.
-	causal := ms.causal
-	// needs reports whether any row of query block qb sees any key at or after column c.
-	needs := func(qb, c int) bool {
-		lastRow := min((qb+1)*blockQ, lq) - 1
-		return causal == NoCausal || causalSees(ms.queryPosition(lastRow), c) || lk > ms.causalLk
+	// Which keys a query block sees at most: the causal rule (mask.go) and the window
+	// (window.go) on host integers; keys from ms.causalLk on (add_bias_kv / add_zero_attn) are
+	// visible to all.
+	causal, win := ms.causal, ms.window
+	rowsOf := func(qb int) (r0, r1 int) { return qb * blockQ, min((qb+1)*blockQ, lq) - 1 }
+	// seesFrom reports whether a row of query block qb sees a key at or after column c.
+	seesFrom := func(qb, c int) bool {
+		_, r1 := rowsOf(qb)
+		if lk > ms.causalLk {
+			return true
+		}
+		hi := lk - 1
+		if causal != NoCausal {
+			hi = min(hi, ms.queryPosition(r1))
+		}
+		if win != nil {
+			_, wHi := win.keyRange(r1+win.shift(lq, ms.causalLk), ms.causalLk)
+			hi = min(hi, wHi)
+		}
+		return hi >= c
+	}
+	// seesBefore reports whether a row of query block qb may see a key before column c.
+	seesBefore := func(qb, c int) bool {
+		if win == nil || lk > ms.causalLk {
+			return true
+		}
+		r0, _ := rowsOf(qb)
+		lo, _ := win.keyRange(r0+win.shift(lq, ms.causalLk), ms.causalLk)
+		return lo < c
 	}
 	numQBlocks := (lq + blockQ - 1) / blockQ
 
@@ -197,23 +229,34 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 		cols := min(blockK, lk-c0)
 		// Finish the query blocks that see no key from c0 on (a prefix of the remaining rows).
 		firstBlock := st.first / blockQ
-		for firstBlock < numQBlocks && !needs(firstBlock, c0) {
+		for firstBlock < numQBlocks && !seesFrom(firstBlock, c0) {
 			firstBlock++
 		}
 		if first := min(firstBlock*blockQ, lq); first > st.first {
+			st.enter(first) // rows that never saw a key get the empty state (output 0)
 			st.finish(first - st.first)
 		}
 		if st.first == lq {
 			break // every row is finished: the remaining key blocks are above the diagonal
 		}
-		rows := lq - st.first
+		// Let in the query blocks whose keys start before the end of this key block.
+		end := st.end
+		for qb := end / blockQ; qb < numQBlocks && seesBefore(qb, c0+cols); qb++ {
+			_, r1 := rowsOf(qb)
+			end = r1 + 1
+		}
+		st.enter(end)
+		if st.end == st.first {
+			continue // no row sees this key block (a window that starts later)
+		}
+		rows := st.end - st.first
 
-		qa := sliceAxis(q, 2, st.first, rows)     // [B, h, rows, dk]
-		kb := st.after(sliceAxis(k, 2, c0, cols)) // [B, h, cols, dk]
-		vb := sliceAxis(v1, 2, c0, cols)          // [B, h, cols, dv+1]
+		qa := sliceAxis(q, 2, st.first, rows)     // [B, Hq, rows, dk]
+		kb := st.after(sliceAxis(k, 2, c0, cols)) // [B, Hkv, cols, dk]
+		vb := sliceAxis(v1, 2, c0, cols)          // [B, Hkv, cols, dv+1]
 
-		// 1) Scores of the tile, masked.
-		s := DotGeneral(qa, []int{3}, []int{0, 1}, kb, []int{3}, []int{0, 1}) // [B, h, rows, cols]
+		// 1) Scores of the tile (each query head against its key head), masked.
+		s := groupedScores(qa, kb) // [B, Hq, rows, cols]
 		tileMasks := ms
 		if causal != NoCausal && causalSees(ms.queryPosition(st.first), c0+cols-1) && c0+cols <= ms.causalLk {
 			// The whole tile is on or below the diagonal: no causal mask needed.
@@ -221,29 +264,57 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 			noCausal.causal = NoCausal
 			tileMasks = &noCausal
 		}
-		s = tileMasks.apply(s, st.first, c0) // [B, h, rows, cols]
+		s = tileMasks.apply(s, st.first, c0) // [B, Hq, rows, cols]
 
 		// 2) New running maximum; m stays −inf while every key so far is blocked with −inf,
 		// and exponents use mSafe = 0 then (every term is 0 anyway).
-		mNew := StopGradient(Max(st.m, ReduceAndKeep(s, ReduceMax, -1))) // [B, h, rows, 1]
-		mSafe := Where(IsFinite(mNew), mNew, ZerosLike(mNew))            // [B, h, rows, 1]
+		mNew := StopGradient(Max(st.m, ReduceAndKeep(s, ReduceMax, -1))) // [B, Hq, rows, 1]
+		mSafe := Where(IsFinite(mNew), mNew, ZerosLike(mNew))            // [B, Hq, rows, 1]
 
 		// 3) Rescale what was accumulated, add this block.
-		alpha := Exp(Sub(st.m, mSafe))                                                  // [B, h, rows, 1], 0 while m = −inf
-		p := Exp(Sub(s, BroadcastToDims(mSafe, batch, heads, rows, cols)))              // [B, h, rows, cols]
-		pv := DotGeneral(p, []int{3}, []int{0, 1}, vb, []int{2}, []int{0, 1})           // [B, h, rows, dv+1]
-		st.acc = Add(Mul(BroadcastToDims(alpha, batch, heads, rows, dv+1), st.acc), pv) // [B, h, rows, dv+1]
+		alpha := Exp(Sub(st.m, mSafe))                                                  // [B, Hq, rows, 1], 0 while m = −inf
+		p := Exp(Sub(s, BroadcastToDims(mSafe, batch, heads, rows, cols)))              // [B, Hq, rows, cols]
+		pv := groupedWeightedSum(p, vb)                                                 // [B, Hq, rows, dv+1]
+		st.acc = Add(Mul(BroadcastToDims(alpha, batch, heads, rows, dv+1), st.acc), pv) // [B, Hq, rows, dv+1]
 		st.m = mNew
 		st.token = flashToken(st.acc)
 	}
+	st.enter(lq)
 	if st.first < lq {
 		st.finish(lq - st.first)
 	}
-	output = concatAxis(st.outs, 2) // [B, h, Lq, dv]
+	output = concatAxis(st.outs, 2) // [B, Hq, Lq, dv]
 	if withLSE {
-		lse = Reshape(concatAxis(st.lses, 2), batch, heads, lq) // [B, h, Lq]
+		lse = Reshape(concatAxis(st.lses, 2), batch, heads, lq) // [B, Hq, Lq]
 	}
 	return output, lse
+}
+
+// enter lets rows [end, to) into the computation with the empty state: m = −inf and acc = 0 —
+// or, with sinks, the sink's term already counted: m = sink_h and l = exp(sink_h − m) = 1 (the
+// exponent keeps the gradient to the sink; m is a constant for it).
+func (st *flashRows) enter(to int) {
+	n := to - st.end
+	if n <= 0 {
+		return
+	}
+	g := st.graph
+	var m, l *Node // [B, Hq, n, 1]
+	if st.sinks != nil {
+		sink := BroadcastToDims(Reshape(st.sinks, 1, st.heads, 1, 1), st.batch, st.heads, n, 1)
+		m = StopGradient(sink)
+		l = Exp(Sub(sink, m))
+	} else {
+		m = BroadcastToDims(Scalar(g, st.dtype, math.Inf(-1)), st.batch, st.heads, n, 1)
+		l = Zeros(g, shapes.Make(st.dtype, st.batch, st.heads, n, 1))
+	}
+	acc := concatAxis([]*Node{Zeros(g, shapes.Make(st.dtype, st.batch, st.heads, n, st.dv)), l}, 3) // [B, Hq, n, dv+1]
+	if st.acc == nil {
+		st.m, st.acc = m, acc
+	} else {
+		st.m, st.acc = concatAxis([]*Node{st.m, m}, 2), concatAxis([]*Node{st.acc, acc}, 2)
+	}
+	st.end = to
 }
 
 // finish computes output = acc/l (0 where l = 0) and lse = m + log l for the first n remaining
@@ -289,7 +360,7 @@ func (b *MHABuilder) flashHeads(q, k, v *Node, d mhaDims, ms *maskSet, withWeigh
 		panicArg("Formulation", "Flash does not support attention dropout (rate %g)", b.dropout)
 	}
 	h := b.numHeads
-	qh, kh, vh := SplitHeads(q, h), SplitHeads(k, h), SplitHeads(v, h) // [B, h, Lq, dk], [B, h, Lk', dk] ×2
+	qh, kh, vh := SplitHeads(q, h), SplitHeads(k, d.kvHeads), SplitHeads(v, d.kvHeads) // [B, h, Lq, dk], [B, Hkv, Lk', dk] ×2
 	out, _ := flashAttend(qh, kh, vh, b.headScale(d.sizes[0]), ms, DefaultFlashBlockQ, DefaultFlashBlockK, false)
 	return MergeHeads(out) // [B, Lq, E]
 }

@@ -161,26 +161,41 @@ func (c *KVCache) appendTo(ctx *context.Context, name string, x, pos *Node) *Nod
 	return updated
 }
 
-// Attend computes attention of the new queries q [B, h, n, dk] over the whole cache,
+// Attend computes attention of the new queries q [B, Hq, n, dk] over the whole cache (Hq a
+// multiple of the cache's h heads: with grouped-query attention the cache keeps only the
+// key/value heads, Hq/h times less memory),
 // keys [B, h, maxLen, dk] and values [B, h, maxLen, dv] as returned by Append, with query i at
 // position pos+i seeing positions 0 … pos+i (bottom-right causal alignment over pos+n positions).
-// Logits are scaled by scale (use 1/√dk for the usual attention). It returns [B, h, n, dv].
+// Logits are scaled by scale (use 1/√dk for the usual attention). It returns [B, Hq, n, dv].
 func (c *KVCache) Attend(q, keys, values, pos *Node, scale float64) *Node {
-	c.checkBlock("q", q, c.keyDim)
+	c.checkQuery(q)
 	if pos == nil || !pos.IsScalar() || pos.DType() != dtypes.Int32 {
 		panicArg("pos", "must be a scalar int32 node")
 	}
 	g := q.Graph()
 	n := q.Shape().Dim(2)
-	logits := DotGeneral(q, []int{3}, []int{0, 1}, keys, []int{3}, []int{0, 1}) // [B, h, n, maxLen]
+	logits := groupedScores(q, keys) // [B, Hq, n, maxLen] (gqa.go: Hq may be a multiple of the cache's heads)
 	logits = MulScalar(logits, scale)
 	tile := shapes.Make(dtypes.Int32, 1, 1, n, c.maxLen)
 	i := Add(Iota(g, tile, 2), pos)                                                // [1, 1, n, maxLen]: position of query i
 	j := Iota(g, tile, 3)                                                          // [1, 1, n, maxLen]: position of key j
 	allowed := BroadcastToDims(causalSeesNode(i, j), logits.Shape().Dimensions...) // the causal rule (mask.go)
 	logits = Where(allowed, logits, BroadcastToDims(Scalar(g, logits.DType(), math.Inf(-1)), logits.Shape().Dimensions...))
-	weights := safeSoftmax(logits)                                                   // [B, h, n, maxLen]
-	return DotGeneral(weights, []int{3}, []int{0, 1}, values, []int{2}, []int{0, 1}) // [B, h, n, dv]
+	weights := safeSoftmax(logits)             // [B, Hq, n, maxLen]
+	return groupedWeightedSum(weights, values) // [B, Hq, n, dv]
+}
+
+// checkQuery validates new queries q [B, Hq, n, dk] against the cache: Hq may be a multiple of
+// the cache's heads (grouped-query attention: the cache holds only the Hkv key/value heads).
+func (c *KVCache) checkQuery(q *Node) {
+	if q == nil {
+		panicArg("q", "is nil")
+	}
+	d := q.Shape().Dimensions
+	if len(d) != 4 || d[0] != c.batch || d[1] < c.heads || d[1]%c.heads != 0 || d[3] != c.keyDim || d[2] < 1 || d[2] > c.maxLen {
+		panicArg("q", "shape %s: want [B=%d, Hq (a multiple of the cache's %d heads), n (1…maxLen=%d), %d] for this cache",
+			q.Shape(), c.batch, c.heads, c.maxLen, c.keyDim)
+	}
 }
 
 // CachedBuilder configures CachedSelfAttention; finish it with Done.
@@ -190,6 +205,7 @@ type CachedBuilder struct {
 	numHeads int
 	cache    *KVCache
 	scope    string
+	kvHeads  int // 0: numHeads
 }
 
 // CachedSelfAttention starts building one decoding step of multi-head self-attention:
@@ -213,17 +229,24 @@ func (b *CachedBuilder) Scope(name string) *CachedBuilder {
 	return b
 }
 
+// KVHeads sets the number of key/value heads, as MHABuilder.KVHeads: the cache then holds
+// kvHeads heads (NewKVCache(B, kvHeads, …)), numHeads/kvHeads times less memory. Default numHeads.
+func (b *CachedBuilder) KVHeads(n int) *CachedBuilder {
+	b.kvHeads = n
+	return b
+}
+
 // Done builds the step and returns the attention output [B, n, E].
 func (b *CachedBuilder) Done() *Node {
 	if b.cache == nil {
 		panicArg("cache", "is nil")
 	}
-	mha := MultiHeadAttention(b.ctx, b.x, b.x, b.x, b.numHeads).Scope(b.scope)
+	mha := MultiHeadAttention(b.ctx, b.x, b.x, b.x, b.numHeads).Scope(b.scope).KVHeads(b.kvHeads)
 	d := mha.check()
 	c := b.cache
-	if c.batch != d.batch || c.heads != b.numHeads || c.keyDim != d.embed/b.numHeads || c.valueDim != c.keyDim {
-		panicArg("cache", "[B=%d, h=%d, maxLen=%d, dk=%d, dv=%d] does not fit x shape %s with %d heads",
-			c.batch, c.heads, c.maxLen, c.keyDim, c.valueDim, b.x.Shape(), b.numHeads)
+	if c.batch != d.batch || c.heads != d.kvHeads || c.keyDim != d.embed/b.numHeads || c.valueDim != c.keyDim {
+		panicArg("cache", "[B=%d, h=%d, maxLen=%d, dk=%d, dv=%d] does not fit x shape %s with %d heads (%d key/value heads)",
+			c.batch, c.heads, c.maxLen, c.keyDim, c.valueDim, b.x.Shape(), b.numHeads, d.kvHeads)
 	}
 	ctx := b.ctx.In(b.scope)
 	separate, useBias, addBiasKV := mha.resolveDefaults(ctx, d)
@@ -231,9 +254,10 @@ func (b *CachedBuilder) Done() *Node {
 		panicArg("CachedSelfAttention", "scope %q has bias_k/bias_v: add_bias_kv is not supported with a KV cache", ctx.Scope())
 	}
 	init := initOf(ctx)
-	q, k, v := inProjection(ctx, b.x, b.x, b.x, d.embed, separate, useBias, init)                 // [B, n, E] each
-	qh, kh, vh := SplitHeads(q, b.numHeads), SplitHeads(k, b.numHeads), SplitHeads(v, b.numHeads) // [B, h, n, dk]
-	keys, values := c.Append(ctx.In("kv_cache"), kh, vh, b.pos)                                   // [B, h, maxLen, dk]
-	out := c.Attend(qh, keys, values, b.pos, 1/math.Sqrt(float64(c.keyDim)))                      // [B, h, n, dk]
-	return outProjection(ctx, MergeHeads(out), d.embed, useBias, init)                            // [B, n, E]
+	kvWidth := d.kvHeads * c.keyDim                                                             // E, or Hkv·dk
+	q, k, v := inProjection(ctx, b.x, b.x, b.x, d.embed, kvWidth, separate, useBias, init)      // [B, n, E], [B, n, kvWidth] ×2
+	qh, kh, vh := SplitHeads(q, b.numHeads), SplitHeads(k, d.kvHeads), SplitHeads(v, d.kvHeads) // [B, h, n, dk], [B, Hkv, n, dk] ×2
+	keys, values := c.Append(ctx.In("kv_cache"), kh, vh, b.pos)                                 // [B, Hkv, maxLen, dk]
+	out := c.Attend(qh, keys, values, b.pos, 1/math.Sqrt(float64(c.keyDim)))                    // [B, h, n, dk]
+	return outProjection(ctx, MergeHeads(out), d.embed, useBias, init)                          // [B, n, E]
 }

@@ -125,6 +125,32 @@ type maskSet struct {
 	causal               Causal
 	causalLk             int // keys at index ≥ causalLk (bias_kv, zero_attn columns) are never causally blocked
 	fill                 float64
+
+	// Options of current LLMs (AttentionOptions): applied to every tile of scaled logits, in
+	// this order: soft-cap, ALiBi, the additive masks, then the window with the other blocks.
+	window  *Window
+	alibi   []float64 // one slope per head
+	softCap float64
+	sinks   *Node // [heads], used by the softmax (sdpa.go, flash.go)
+}
+
+// setModern validates and stores the window, ALiBi slopes, soft-cap and sinks.
+func (ms *maskSet) setModern(window *Window, alibi []float64, softCap float64, sinks *Node, dtype dtypes.DType) {
+	if window != nil && window.Align != AlignTopLeft && window.Align != AlignBottomRight {
+		panicArg("Window", "unknown alignment %d", int(window.Align))
+	}
+	if alibi != nil && len(alibi) != ms.heads {
+		panicArg("ALiBi", "%d slopes for %d query heads: want one per head (ALiBiSlopes(%d))", len(alibi), ms.heads, ms.heads)
+	}
+	if softCap < 0 || math.IsNaN(softCap) || math.IsInf(softCap, 0) {
+		panicArg("SoftCap", "%g: want a positive cap (0: none)", softCap)
+	}
+	if sinks != nil {
+		if sinks.Rank() != 1 || sinks.Shape().Dim(0) != ms.heads || sinks.DType() != dtype {
+			panicArg("Sinks", "shape %s: want [%d] (one logit per query head) in the query's dtype %s", sinks.Shape(), ms.heads, dtype)
+		}
+	}
+	ms.window, ms.alibi, ms.softCap, ms.sinks = window, alibi, softCap, sinks
 }
 
 // newMaskSet validates and normalises the masks for attention of q over k, with
@@ -222,6 +248,12 @@ func (ms *maskSet) forHeads(first, count int) *maskSet {
 	}
 	out.allowed = pick(ms.allowed)
 	out.bias = pick(ms.bias)
+	if ms.alibi != nil {
+		out.alibi = ms.alibi[first : first+count]
+	}
+	if ms.sinks != nil {
+		out.sinks = sliceAxis(ms.sinks, 0, first, count)
+	}
 	return &out
 }
 
@@ -271,6 +303,9 @@ func (ms *maskSet) blockAllowed(g *Graph, rowOff, rows, colOff, cols int) *Node 
 	}
 	if c := ms.causalTile(g, rowOff, rows, colOff, cols); c != nil {
 		parts = append(parts, c)
+	}
+	if w := ms.windowTile(g, rowOff, rows, colOff, cols); w != nil {
+		parts = append(parts, w)
 	}
 	return combine(parts, LogicalAnd)
 }
@@ -340,6 +375,13 @@ func combine(parts []*Node, op func(a, b *Node) *Node) *Node {
 func (ms *maskSet) apply(logits *Node, rowOff, colOff int) *Node {
 	dims := logits.Shape().Dimensions
 	rows, cols := dims[2], dims[3]
+	if ms.softCap > 0 {
+		logits = MulScalar(Tanh(MulScalar(logits, 1/ms.softCap)), ms.softCap) // [B, h, rows, cols]
+	}
+	if ms.alibi != nil {
+		bias := alibiBias(logits.Graph(), ms.alibi, rowOff, rows, colOff, cols, logits.DType()) // [1, h, rows, cols]
+		logits = Add(logits, BroadcastToDims(bias, dims...))                                    // [B, h, rows, cols]
+	}
 	if b := ms.blockBias(rowOff, rows, colOff, cols); b != nil {
 		logits = Add(logits, BroadcastToDims(b, dims...)) // [B, h, rows, cols]
 	}

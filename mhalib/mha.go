@@ -68,6 +68,7 @@ type MHABuilder struct {
 	formulation       Formulation
 	strategy          HeadStrategy
 	strategySet       bool
+	kvHeads           int // 0: numHeads
 }
 
 // MultiHeadAttention starts building multi-head attention of query over key/value:
@@ -80,6 +81,17 @@ type MHABuilder struct {
 func MultiHeadAttention(ctx *context.Context, query, key, value *Node, numHeads int) *MHABuilder {
 	return &MHABuilder{ctx: ctx, scope: DefaultScope, query: query, key: key, value: value,
 		numHeads: numHeads, useBias: true, fill: FillNegInf}
+}
+
+// KVHeads sets the number of key/value heads, grouped-query attention (gqa.go): the key and value
+// projections produce kvHeads heads of size E/numHeads (k_proj_weight and v_proj_weight
+// [kvHeads·E/numHeads, kdim], in_proj_bias [E + 2·kvHeads·E/numHeads]), and each group of
+// numHeads/kvHeads query heads shares one of them (1: multi-query attention). It needs separate
+// projections (set automatically), heads of equal size, no add_bias_kv, and the HeadParallel or
+// Flash formulation. Default numHeads (multi-head attention).
+func (b *MHABuilder) KVHeads(n int) *MHABuilder {
+	b.kvHeads = n
+	return b
 }
 
 // Graph returns the graph of the query, for building mask constants.
@@ -200,6 +212,7 @@ type mhaDims struct {
 	batch, lq, lk, embed, kdim, vdim int
 	sizes                            []int // per-head sizes, len = numHeads
 	even                             bool  // all heads the same size
+	kvHeads                          int   // key/value heads (numHeads unless KVHeads)
 }
 
 // check validates the inputs and options.
@@ -274,6 +287,22 @@ func (b *MHABuilder) check() mhaDims {
 	if b.formulation != HeadParallel && b.formulation != PerHeadLoop && b.formulation != Flash {
 		panicArg("Formulation", "unknown value %d", int(b.formulation))
 	}
+	d.kvHeads = b.numHeads
+	if b.kvHeads != 0 && b.kvHeads != b.numHeads {
+		switch {
+		case b.kvHeads < 0 || b.numHeads%b.kvHeads != 0:
+			panicArg("KVHeads", "%d does not divide the %d query heads", b.kvHeads, b.numHeads)
+		case b.headSizes != nil:
+			panicArg("KVHeads", "%d: grouped-query attention needs heads of equal size, got HeadSizes %v", b.kvHeads, b.headSizes)
+		case b.formulation == PerHeadLoop || b.strategySet:
+			panicArg("KVHeads", "%d: grouped-query attention needs the HeadParallel (default strategy) or Flash formulation", b.kvHeads)
+		case b.addBiasKV:
+			panicArg("KVHeads", "%d: add_bias_kv is not supported with grouped-query attention", b.kvHeads)
+		case b.sepSet && !b.separate:
+			panicArg("KVHeads", "%d: grouped-query attention needs separate projections (k/v project to fewer features than q)", b.kvHeads)
+		}
+		d.kvHeads = b.kvHeads
+	}
 	return d
 }
 
@@ -283,7 +312,7 @@ func (b *MHABuilder) resolveDefaults(ctx *context.Context, d mhaDims) (separate,
 	has := func(name string) bool { return ctx.GetVariableByScopeAndName(ctx.Scope(), name) != nil }
 	separate = b.separate
 	if !b.sepSet {
-		separate = d.kdim != d.embed || d.vdim != d.embed || has(VarQProjWeight)
+		separate = d.kdim != d.embed || d.vdim != d.embed || has(VarQProjWeight) || d.kvHeads != b.numHeads
 	}
 	if !separate && (d.kdim != d.embed || d.vdim != d.embed) {
 		panicArg("SeparateProjections", "false (fused in_proj_weight [3E, E]) needs kdim == vdim == E = %d, got key %s, value %s",
@@ -330,7 +359,11 @@ func (b *MHABuilder) build(withWeights, average bool) (output, weights *Node) {
 	ms := newMaskSet(d.batch, h, d.lq, d.lk, dtype, b.attnMask, "attn_mask", b.keyPad, "key_padding_mask", b.causal, b.fill)
 
 	// 1) Projections.
-	q, k, v := inProjection(ctx, b.query, b.key, b.value, E, separate, useBias, init) // [B, Lq, E], [B, Lk, E], [B, Lk, E]
+	kvWidth := E // Hkv·dk with grouped-query attention (even heads only)
+	if d.kvHeads != h {
+		kvWidth = d.kvHeads * (E / h)
+	}
+	q, k, v := inProjection(ctx, b.query, b.key, b.value, E, kvWidth, separate, useBias, init) // [B, Lq, E], [B, Lk, kvWidth] ×2
 
 	// 2) add_bias_kv: one learned key/value row, visible to every query.
 	extra := 0
@@ -347,9 +380,9 @@ func (b *MHABuilder) build(withWeights, average bool) (output, weights *Node) {
 	}
 	// 3) add_zero_attn: one zero key/value row (zero in every head), visible to every query.
 	if b.addZeroAttn {
-		zeros := Zeros(g, shapes.Make(dtype, d.batch, 1, E)) // [B, 1, E]
-		k = concatAxis([]*Node{k, zeros}, 1)                 // [B, Lk'+1, E]
-		v = concatAxis([]*Node{v, zeros}, 1)                 // [B, Lk'+1, E]
+		zeros := Zeros(g, shapes.Make(dtype, d.batch, 1, k.Shape().Dim(2))) // [B, 1, kvWidth]
+		k = concatAxis([]*Node{k, zeros}, 1)                                // [B, Lk'+1, E]
+		v = concatAxis([]*Node{v, zeros}, 1)                                // [B, Lk'+1, E]
 		extra++
 	}
 	ms = ms.extendKeys(extra)
@@ -360,7 +393,7 @@ func (b *MHABuilder) build(withWeights, average bool) (output, weights *Node) {
 	if b.formulation == Flash {
 		merged = b.flashHeads(q, k, v, d, ms, withWeights) // [B, Lq, E]
 	} else if b.formulation == HeadParallel && d.even && !b.strategySet {
-		qh, kh, vh := SplitHeads(q, h), SplitHeads(k, h), SplitHeads(v, h) // [B, h, Lq, dk], [B, h, Lk', dk] ×2
+		qh, kh, vh := SplitHeads(q, h), SplitHeads(k, d.kvHeads), SplitHeads(v, d.kvHeads) // [B, h, Lq, dk], [B, Hkv, Lk', dk] ×2
 		out, w := attend(qh, kh, vh, []float64{b.headScale(d.sizes[0])}, ms, drop)
 		merged, weights = MergeHeads(out), w // [B, Lq, E], [B, h, Lq, Lk']
 	} else {

@@ -27,6 +27,13 @@ type attentionConfig struct {
 	keyPadding Mask // [B, Lk]
 	causal     Causal
 	fill       float64 // logit of blocked pairs
+
+	// Options of current LLMs (issue 13).
+	gqa     bool      // k, v may have fewer heads than q (EnableGQA)
+	window  *Window   // sliding window, or nil
+	alibi   []float64 // ALiBi slope per query head, or nil
+	softCap float64   // > 0: logits = cap·tanh(logits/cap)
+	sinks   *Node     // [Hq] sink logits, or nil
 }
 
 // defaultAttentionConfig is the configuration before any setter: scale 1/√dk, no masks,
@@ -78,12 +85,59 @@ func (o *AttentionOptions[Builder]) Fill(v float64) Builder {
 	return o.builder
 }
 
-// prepare validates q [B, h, Lq, dk], k [B, h, Lk, dk], v [B, h, Lk, dv] and the options, and
-// returns the masks normalised for them and the scale of q·kᵀ. It panics with an
+// EnableGQA lets k and v have fewer heads than q (grouped-query attention; multi-query with
+// one): q [B, Hq, Lq, dk], k [B, Hkv, Lk, dk], v [B, Hkv, Lk, dv] with Hq a multiple of Hkv,
+// query head h using key/value head h / (Hq/Hkv) — PyTorch's enable_gqa=True, the same as
+// repeat_interleave of k and v over heads, but k and v are never repeated (gqa.go).
+// Default false: Hq must equal Hkv.
+func (o *AttentionOptions[Builder]) EnableGQA(on bool) Builder {
+	o.cfg.gqa = on
+	return o.builder
+}
+
+// Window restricts each query to a sliding window of keys (local attention, window.go):
+// query i sees key j when p − left ≤ j ≤ p + right, with p = i for AlignTopLeft and
+// p = i + Lk − Lq for AlignBottomRight (FlashAttention's convention, for decoding). A negative
+// side is unbounded: Window(w, 0, …) is causal attention over the last w+1 keys. Combines with
+// Causal and the masks (a pair must pass all). FlashAttention skips the tiles wholly outside
+// the window. Default: no window.
+func (o *AttentionOptions[Builder]) Window(left, right int, align Alignment) Builder {
+	o.cfg.window = &Window{Left: left, Right: right, Align: align}
+	return o.builder
+}
+
+// ALiBi adds slope_h · (j − i) to the logits of query head h (alibi.go; ALiBiSlopes(Hq) gives the
+// paper's slopes), after SoftCap and before the masks. Default: none.
+func (o *AttentionOptions[Builder]) ALiBi(slopes []float64) Builder {
+	o.cfg.alibi = slopes
+	return o.builder
+}
+
+// SoftCap caps the scaled logits smoothly, logits = cap · tanh(logits / cap) (Gemma 2: 50), before
+// ALiBi and the masks. Default 0: no cap.
+func (o *AttentionOptions[Builder]) SoftCap(cap float64) Builder {
+	o.cfg.softCap = cap
+	return o.builder
+}
+
+// Sinks sets one learned logit per query head, sinks [Hq] in q's dtype, that joins every row's
+// softmax and takes probability mass but contributes no value (gpt-oss):
+//
+//	w_j = exp(s_j) / (exp(sink_h) + Σ_j' exp(s_j'))
+//
+// so the weights of a row sum to less than 1. Gradients flow to sinks. Default: none.
+func (o *AttentionOptions[Builder]) Sinks(sinks *Node) Builder {
+	o.cfg.sinks = sinks
+	return o.builder
+}
+
+// prepare validates q [B, Hq, Lq, dk], k [B, Hkv, Lk, dk], v [B, Hkv, Lk, dv] and the options,
+// and returns the masks normalised for them and the scale of q·kᵀ. It panics with an
 // *ArgumentError on bad input.
 func (c *attentionConfig) prepare(q, k, v *Node) (ms *maskSet, scale float64) {
-	batch, heads, lq, lk := checkSDPAInputs(q, k, v)
+	batch, heads, lq, lk := checkSDPAInputs(q, k, v, c.gqa)
 	ms = newMaskSet(batch, heads, lq, lk, q.DType(), c.mask, "mask", c.keyPadding, "key padding mask", c.causal, c.fill)
+	ms.setModern(c.window, c.alibi, c.softCap, c.sinks, q.DType())
 	scale = 1 / math.Sqrt(float64(q.Shape().Dim(-1)))
 	if c.scaleSet {
 		scale = c.scale

@@ -38,9 +38,13 @@ const (
 	ScopeOutProj    = "out_proj"
 )
 
-// inProjection computes q [B, Lq, E], k [B, Lk, E], v [B, Lk, E] from query [B, Lq, E],
-// key [B, Lk, kdim], value [B, Lk, vdim], creating the variables in ctx's scope.
-func inProjection(ctx *context.Context, query, key, value *Node, embedDim int, separate, useBias bool, init Init) (q, k, v *Node) {
+// inProjection computes q [B, Lq, E], k [B, Lk, kvWidth], v [B, Lk, kvWidth] from query
+// [B, Lq, E], key [B, Lk, kdim], value [B, Lk, vdim], creating the variables in ctx's scope.
+// kvWidth is E, or Hkv·dk < E for grouped-query attention (separate projections only).
+func inProjection(ctx *context.Context, query, key, value *Node, embedDim, kvWidth int, separate, useBias bool, init Init) (q, k, v *Node) {
+	if kvWidth != embedDim {
+		return gqaInProjection(ctx, query, key, value, embedDim, kvWidth, useBias, init)
+	}
 	g := query.Graph()
 	dtype := query.DType()
 	E := embedDim
@@ -81,6 +85,35 @@ func inProjection(ctx *context.Context, query, key, value *Node, embedDim int, s
 	w := variable(ctx, g, VarInProjWeight, dtype, []int{3 * E, E}, weightInit(3*E, E)) // [3E, E]
 	w3 := Reshape(w, 3, E, E)                                                          // [3, E, E]: Wq, Wk, Wv
 	wq, wk, wv := takeIndex(w3, 0, 0), takeIndex(w3, 0, 1), takeIndex(w3, 0, 2)        // [E, E] each
+	return applyLinear(query, wq, bq), applyLinear(key, wk, bk), applyLinear(value, wv, bv)
+}
+
+// gqaInProjection is inProjection with keys and values projected to kvWidth < E features
+// (grouped-query attention): q_proj_weight [E, E], k_proj_weight [kvWidth, kdim],
+// v_proj_weight [kvWidth, vdim], in_proj_bias [E + 2·kvWidth] = [bq; bk; bv]. Initialised as the
+// separate projections of MHA (Xavier-uniform or nn.Linear's bounds per weight; zero bias, or
+// nn.Linear's bias bound 1/√E for all of it with InitTorchLinear).
+func gqaInProjection(ctx *context.Context, query, key, value *Node, E, kvWidth int, useBias bool, init Init) (q, k, v *Node) {
+	g, dtype := query.Graph(), query.DType()
+	kdim, vdim := key.Shape().Dim(-1), value.Shape().Dim(-1)
+	weightInit := func(out, in int) context.VariableInitializer {
+		if init == InitTorchLinear {
+			return uniformInit(ctx, torchLinearBound(in))
+		}
+		return uniformInit(ctx, XavierBound(in, out))
+	}
+	wq := variable(ctx, g, VarQProjWeight, dtype, []int{E, E}, weightInit(E, E))                   // [E, E]
+	wk := variable(ctx, g, VarKProjWeight, dtype, []int{kvWidth, kdim}, weightInit(kvWidth, kdim)) // [kvWidth, kdim]
+	wv := variable(ctx, g, VarVProjWeight, dtype, []int{kvWidth, vdim}, weightInit(kvWidth, vdim)) // [kvWidth, vdim]
+	var bq, bk, bv *Node
+	if useBias {
+		var biasInit context.VariableInitializer = zeroInit
+		if init == InitTorchLinear {
+			biasInit = uniformInit(ctx, torchLinearBound(E))
+		}
+		bias := variable(ctx, g, VarInProjBias, dtype, []int{E + 2*kvWidth}, biasInit) // [E + 2·kvWidth]
+		bq, bk, bv = sliceAxis(bias, 0, 0, E), sliceAxis(bias, 0, E, kvWidth), sliceAxis(bias, 0, E+kvWidth, kvWidth)
+	}
 	return applyLinear(query, wq, bq), applyLinear(key, wk, bk), applyLinear(value, wv, bv)
 }
 

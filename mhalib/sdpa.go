@@ -59,8 +59,9 @@ func (b *SDPABuilder) Done() (output, weights *Node) {
 	return attend(b.q, b.k, b.v, []float64{scale}, ms, dropoutSpec{b.dropoutCtx, b.dropoutRate})
 }
 
-// checkSDPAInputs validates q [B, h, Lq, dk], k [B, h, Lk, dk], v [B, h, Lk, dv].
-func checkSDPAInputs(q, k, v *Node) (batch, heads, lq, lk int) {
+// checkSDPAInputs validates q [B, Hq, Lq, dk], k [B, Hkv, Lk, dk], v [B, Hkv, Lk, dv], with
+// Hkv = Hq unless gqa (then Hq must be a multiple of Hkv), and returns B, Hq, Lq, Lk.
+func checkSDPAInputs(q, k, v *Node, gqa bool) (batch, heads, lq, lk int) {
 	for _, x := range []struct {
 		name string
 		n    *Node
@@ -79,11 +80,18 @@ func checkSDPAInputs(q, k, v *Node) (batch, heads, lq, lk int) {
 		panicArg("k/v", "dtype mismatch: q %s, k %s, v %s", q.Shape(), k.Shape(), v.Shape())
 	}
 	qd, kd, vd := q.Shape().Dimensions, k.Shape().Dimensions, v.Shape().Dimensions
-	if kd[0] != qd[0] || kd[1] != qd[1] || kd[3] != qd[3] {
-		panicArg("k", "shape %s does not match q shape %s: want [B=%d, h=%d, Lk, dk=%d]", k.Shape(), q.Shape(), qd[0], qd[1], qd[3])
+	if gqa && kd[1] != qd[1] && (kd[1] == 0 || qd[1]%kd[1] != 0) {
+		panicArg("k", "shape %s: %d key/value heads do not divide the %d query heads of q shape %s (grouped-query attention needs Hq %% Hkv == 0)",
+			k.Shape(), kd[1], qd[1], q.Shape())
 	}
-	if vd[0] != qd[0] || vd[1] != qd[1] || vd[2] != kd[2] {
-		panicArg("v", "shape %s does not match k shape %s: want [B=%d, h=%d, Lk=%d, dv]", v.Shape(), k.Shape(), qd[0], qd[1], kd[2])
+	if !gqa && kd[1] != qd[1] {
+		panicArg("k", "shape %s has %d heads, q shape %s has %d: use EnableGQA(true) for grouped-query attention", k.Shape(), kd[1], q.Shape(), qd[1])
+	}
+	if kd[0] != qd[0] || kd[3] != qd[3] {
+		panicArg("k", "shape %s does not match q shape %s: want [B=%d, h=%d, Lk, dk=%d]", k.Shape(), q.Shape(), qd[0], kd[1], qd[3])
+	}
+	if vd[0] != qd[0] || vd[1] != kd[1] || vd[2] != kd[2] {
+		panicArg("v", "shape %s does not match k shape %s: want [B=%d, h=%d, Lk=%d, dv]", v.Shape(), k.Shape(), qd[0], kd[1], kd[2])
 	}
 	if qd[2] == 0 {
 		panicArg("q", "shape %s: Lq = 0, no queries", q.Shape())
@@ -125,8 +133,9 @@ func (d dropoutSpec) apply(w *Node) *Node {
 func attend(q, k, v *Node, scales []float64, ms *maskSet, drop dropoutSpec) (output, weights *Node) {
 	// Refuse up front a graph whose scores cannot fit in memory (memory.go).
 	checkPlainAttentionMemory(q.Shape().Dim(0), q.Shape().Dim(1), q.Shape().Dim(2), k.Shape().Dim(2), q.DType())
-	// 1) Scores: every query against every key, in every (batch, head), scaled.
-	logits := DotGeneral(q, []int{3}, []int{0, 1}, k, []int{3}, []int{0, 1}) // [B, h, Lq, Lk]
+	// 1) Scores: every query against every key, in every (batch, head), scaled; with GQA each
+	// group of Hq/Hkv query heads against its key head (gqa.go).
+	logits := groupedScores(q, k) // [B, h, Lq, Lk]
 	if len(scales) == 1 {
 		logits = MulScalar(logits, scales[0])
 	} else {
@@ -136,9 +145,29 @@ func attend(q, k, v *Node, scales []float64, ms *maskSet, drop dropoutSpec) (out
 	// 2) Masks: additive masks added, blocked pairs set to the fill value.
 	logits = ms.apply(logits, 0, 0) // [B, h, Lq, Lk]
 	// 3) Softmax over the keys; 4) dropout (training only).
-	weights = safeSoftmax(logits) // [B, h, Lq, Lk]
+	if ms.sinks != nil {
+		weights = sinkSoftmax(logits, ms.sinks) // [B, h, Lq, Lk]
+	} else {
+		weights = safeSoftmax(logits) // [B, h, Lq, Lk]
+	}
 	weights = drop.apply(weights) // [B, h, Lq, Lk]
-	// 5) Weighted sum of the values.
-	output = DotGeneral(weights, []int{3}, []int{0, 1}, v, []int{2}, []int{0, 1}) // [B, h, Lq, dv]
+	// 5) Weighted sum of the values (of each query head's key/value head).
+	output = groupedWeightedSum(weights, v) // [B, h, Lq, dv]
 	return output, weights
+}
+
+// sinkSoftmax is safeSoftmax with one extra logit per head, sinks [h], in every row's
+// denominator (attention sinks, AttentionOptions.Sinks):
+//
+//	m = max(max_j logits_j, sink_h) (a constant for the gradient)
+//	w_j = exp(logits_j − m) / (exp(sink_h − m) + Σ_j exp(logits_j − m))
+//
+// A row whose every logit is −inf gets zeros (the sink takes all the mass).
+func sinkSoftmax(logits, sinks *Node) *Node {
+	dims := logits.Shape().Dimensions
+	sink := BroadcastToDims(Reshape(sinks, 1, dims[1], 1, 1), dims[0], dims[1], dims[2], 1) // [B, h, Lq, 1]
+	m := StopGradient(Max(ReduceAndKeep(logits, ReduceMax, -1), sink))                      // [B, h, Lq, 1], finite
+	e := Exp(Sub(logits, m))                                                                // [B, h, Lq, Lk]
+	s := Add(ReduceAndKeep(e, ReduceSum, -1), Exp(Sub(sink, m)))                            // [B, h, Lq, 1], ≥ 1
+	return Div(e, s)                                                                        // [B, h, Lq, Lk]
 }

@@ -124,10 +124,15 @@ def perturb_biases(module, std=0.2):
 
 
 def mm_nofma(a, b):
-    """a [..., m, n] @ b [..., n, p] with every product rounded to the operand dtype before the sum
-    over n: a dot product without fused multiply-add, as GoMLX's pure-Go backend computes it (the sum
-    itself is PyTorch's, in the operand dtype)."""
-    return (a.unsqueeze(-1) * b.unsqueeze(-3)).sum(-2)  # [..., m, n, p] → [..., m, p]
+    """a [..., m, n] @ b [..., n, p] with every product rounded to the operand dtype, then summed in
+    order over n: a dot product without fused multiply-add, as GoMLX's pure-Go backend computes it.
+    (The order matters too: with PyTorch's own float32 sum over n, pairwise, random_400460's
+    k_proj_weight gradient erred 1.0e-05; in order 4.3e-05, the pure-Go backend 3.9e-05.)"""
+    prods = a.unsqueeze(-1) * b.unsqueeze(-3)  # [..., m, n, p]
+    acc = prods[..., 0, :]
+    for i in range(1, prods.shape[-2]):
+        acc = acc + prods[..., i, :]
+    return acc.contiguous()  # [..., m, p]
 
 
 try:

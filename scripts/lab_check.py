@@ -66,8 +66,10 @@ def nonstandard_outputs(outputs):
     return problems
 
 
-# GoNB's display calls that send only STANDARD_MIME types (DisplaySVG is sent as text/html).
-STANDARD_GONBUI = {"DisplayHTML", "DisplaySVG", "DisplayMarkdown", "DisplayImage", "DisplayPNG", "DisplayPng"}
+# GoNB's display calls that send only STANDARD_MIME types (DisplaySVG is sent as text/html), and
+# Sync, which sends nothing to Jupyter (it waits until GoNB has forwarded the displays before it).
+STANDARD_GONBUI = {"DisplayHTML", "DisplaySVG", "DisplayMarkdown", "DisplayImage", "DisplayPNG", "DisplayPng",
+                   "Sync"}
 
 
 def static_output_check():

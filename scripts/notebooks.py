@@ -197,9 +197,8 @@ def run_notebook(path, out_dir, timeout, log, html):
     executed = out_dir / path.name
     nbformat.write(nb, executed)
     if html:
-        from nbconvert import HTMLExporter
-        body, _ = HTMLExporter().from_notebook_node(nb)
-        (out_dir / (path.stem + ".html")).write_text(body, encoding="utf-8")
+        from nbhtml import offline_html  # scripts/nbhtml.py: MathML formulas, nothing remote
+        (out_dir / (path.stem + ".html")).write_text(offline_html(nb), encoding="utf-8")
     return result
 
 

@@ -7,7 +7,7 @@
 #     error), must each make the runner fail at the right cell, with the right reason.
 #  2. A planted error: in a copy of the repository, mhalib's attention scale is changed from
 #     1/√dk to 1/dk. Notebook 04 must pass on the unchanged copy and fail on the broken one, at
-#     the cell that compares with the float64 reference (cell 4).
+#     the cell that compares with the float64 reference (cell 7).
 #
 # Everything happens in a temporary copy of the working tree (tracked and untracked files that
 # git does not ignore), removed at the end.
@@ -106,6 +106,6 @@ rc=$?
 set -e
 cat "$TMP/run3.log"
 [[ $rc == 1 ]] || fail "$NB passed (exit $rc) with mhalib's scale broken"
-grep -q 'FAILED: .*04_mha.ipynb cell 4: panic: check failed: output equals the float64 reference' "$TMP/run3.log" ||
-	fail "$NB failed, but not at the reference check of cell 4"
+grep -q 'FAILED: .*04_mha.ipynb cell 7: panic: check failed: output equals the float64 reference' "$TMP/run3.log" ||
+	fail "$NB failed, but not at the reference check of cell 7"
 echo "notebooks selftest: ok — the runner fails on panics, exit codes, signals, failing shell commands, compile errors and a planted mhalib error"

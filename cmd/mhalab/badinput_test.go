@@ -81,7 +81,11 @@ var badInputs = []struct {
 	{[]string{"chat", "--temperature", "1", "--top-p", "0", "x"}, 2, `unexpected argument "x"`},
 	{[]string{"chat", "--temperature", "1", "--top-p", "0"}, 1, "--top-p 0: want a number in (0, 1]"},
 	{[]string{"lessons", "grade", "/no/such/dir", "--root", "../.."}, 1, "/no/such/dir does not exist"},
-	{[]string{"lessons", "hint", "11", "--root", "../.."}, 2, `no exercise "11"`},
+	{[]string{"lessons", "hint", "14", "--root", "../.."}, 2, `no exercise "14"`},
+	{[]string{"sdpa", "--inputs", fixtureInputs}, 2, "--inputs and --out are required"},
+	{[]string{"sdpa", "--inputs", fixtureInputs, "--out", "out.safetensors", "--rope", "spiral"}, 2, `--rope "spiral": want half or interleaved`},
+	{[]string{"sdpa", "--inputs", fixtureInputs, "--out", "out.safetensors", "--window-left", "-1"}, 1, "--window-left -1: a window side must be >= 0"},
+	{[]string{"sdpa", "--inputs", fixtureInputs, "--out", "out.safetensors"}, 1, "query shape [2 4 8]: want rank 4 [B, H, L, E]"},
 }
 
 // badInputLines returns the lines of stderr that are not information (the backend line).

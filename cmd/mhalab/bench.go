@@ -20,7 +20,7 @@ func runBench(c command, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet(c.name)
 	cfg := bench.Config{}
 	fs.BoolVar(&cfg.Quick, "quick", false, "small shapes and few runs (CI smoke test, well under a minute)")
-	backends := fs.String("backends", "", "comma-separated backends (default: every available one of go, xla:cpu, xla:cuda)")
+	backends := fs.String("backends", "", "comma-separated backends (default: every available one of go, xla:cpu, xla:cuda; go-gomlx: go with fastgo off)")
 	suites := fs.String("suites", strings.Join(bench.Suites, ","), "comma-separated suites: "+strings.Join(bench.Suites, ", "))
 	fs.StringVar(&cfg.JSONPath, "json", filepath.Join("build", "bench", "bench.json"), "write the results as JSON to this file")
 	pythons := fs.String("python", "", "Pythons with PyTorch, comma-separated, each timed (default: $MHALAB_TORCH_VENV/bin/python, the venv of scripts/setup.sh, else python3)")
@@ -49,7 +49,7 @@ func runBench(c command, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	for _, b := range cfg.Backends {
-		if err := xla.CheckSpec(b); err != nil {
+		if err := xla.CheckSpec(b); err != nil && b != bench.GoWithoutFastGo {
 			return usagef("--backends: %v", err)
 		}
 	}

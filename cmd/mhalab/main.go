@@ -27,6 +27,7 @@ import (
 	"io"
 	"os"
 
+	_ "github.com/mhalab/mhalab/fastgo" // fast pure-Go matmul for the "go" backend (MHALAB_FASTGO=0: off)
 	"github.com/mhalab/mhalab/mhalib"
 )
 
@@ -44,6 +45,13 @@ var commands = []command{
 			"[--add-zero-attn] [--need-weights] [--average-attn-weights] [--is-causal] [--backend B]",
 		summary: "torch.nn.MultiheadAttention forward with a PyTorch state_dict; inputs and outputs in PyTorch's layouts (safetensors)",
 		run:     runForward,
+	},
+	{
+		name: "sdpa",
+		args: "--inputs I.safetensors --out O.safetensors [--is-causal] [--scale S] [--enable-gqa] [--window-left N] [--window-right N] " +
+			"[--alibi] [--softcap C] [--rope half|interleaved] [--rope-theta T] [--flash] [--backend B]",
+		summary: "scaled dot-product attention with GQA, RoPE, sliding window, ALiBi and soft-cap on tensors from a safetensors file (float32; PyTorch's SDPA layout)",
+		run:     runSDPA,
 	},
 	{
 		name:    "hlo",

@@ -22,6 +22,10 @@
 //   - PreLNBlock, x + MHA(LN(x)) (block.go)
 //   - OnlineSoftmaxAttention, the FlashAttention-2 recurrence (flash.go)
 //   - NumGrad and Loss, finite-difference gradients (numgrad.go)
+//   - Attention with the options of current LLMs: GQA, soft-cap, ALiBi (ALiBiSlopes), a
+//     sliding Window, causal masks and sinks (attention.go); RoPE in both conventions,
+//     RoPERotateHalf (Hugging Face's formula) and RMSNorm (rope.go); MLA and MLAAbsorbed,
+//     DeepSeek-V2's multi-head latent attention (mla.go)
 //
 // # Fully masked rows
 //

@@ -166,7 +166,7 @@ func TestUpdateCommittedWeights(t *testing.T) {
 // A few steps of training lower the loss, and Save/Load round-trips the weights.
 func TestTrainSaveLoad(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
-		r, err := NewRun(backend, Small)
+		r, err := NewRun(backend, Repeat)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,92 @@
+package fastgo_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+
+	"github.com/mhalab/mhalab/fastgo"
+)
+
+// BenchmarkDotGeneral times the DotGenerals of mhalab's bench cases on the pure-Go backend, with
+// fastgo ("fast") and with GoMLX's own kernel ("gomlx"), in GFLOP/s:
+//
+//	go test ./fastgo -run NONE -bench DotGeneral
+var benchDots = []struct {
+	name                                 string
+	lhs, rhs                             []int
+	lContract, lBatch, rContract, rBatch []int
+}{
+	// seed003 B32 L128 E512 h8: in-projection x[B·L, E]·W[3E, E]ᵀ, scores q·kᵀ per head, weights·v.
+	{"seed003_inproj_4096x512x1536", []int{4096, 512}, []int{1536, 512}, []int{1}, nil, []int{1}, nil},
+	{"seed003_scores_256x128x128x64", []int{256, 128, 64}, []int{256, 128, 64}, []int{2}, []int{0}, []int{2}, []int{0}},
+	{"seed003_values_256x128x64x128", []int{256, 128, 128}, []int{256, 128, 64}, []int{2}, []int{0}, []int{1}, []int{0}},
+	// long B1 L4096 E512 h8: scores per head [4096, 4096] over 64.
+	{"long_scores_8x4096x4096x64", []int{8, 4096, 64}, []int{8, 4096, 64}, []int{2}, []int{0}, []int{2}, []int{0}},
+}
+
+func BenchmarkDotGeneral(b *testing.B) {
+	backend := newBackend(b)
+	for _, c := range benchDots {
+		rng := rand.New(rand.NewPCG(1, 2))
+		x, y := randomTensor(rng, dtypes.Float32, c.lhs), randomTensor(rng, dtypes.Float32, c.rhs)
+		flops := 2.0
+		for _, d := range c.lhs {
+			flops *= float64(d)
+		}
+		for i, d := range c.rhs {
+			if !contains(c.rContract, i) && !contains(c.rBatch, i) {
+				flops *= float64(d)
+			}
+		}
+		for _, fast := range []bool{true, false} {
+			name := "gomlx"
+			if fast {
+				name = "fast"
+			}
+			b.Run(fmt.Sprintf("%s/%s", c.name, name), func(b *testing.B) {
+				prev := fastgo.SetEnabled(fast)
+				defer fastgo.SetEnabled(prev)
+				exec := MustNewExec(backend, func(x, y *Node) *Node {
+					return DotGeneral(x, c.lContract, c.lBatch, y, c.rContract, c.rBatch)
+				})
+				exec.MustExec(x, y)[0].FinalizeAll()
+				b.ResetTimer()
+				for b.Loop() {
+					exec.MustExec(x, y)[0].FinalizeAll()
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+func contains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// BenchmarkAttentionLong is the attention core of the bench's long case (B1 L4096, 8 heads of
+// 64): scores = q·kᵀ, softmax, ·v, on the pure-Go backend with fastgo. With -cpuprofile it shows
+// where the time goes besides the matrix products.
+func BenchmarkAttentionLong(b *testing.B) {
+	backend := newBackend(b)
+	rng := rand.New(rand.NewPCG(1, 2))
+	q := randomTensor(rng, dtypes.Float32, []int{8, 4096, 64})
+	exec := MustNewExec(backend, func(q *Node) *Node {
+		scores := DotGeneral(q, []int{2}, []int{0}, q, []int{2}, []int{0}) // [8, 4096, 4096]
+		weights := Softmax(scores, -1)
+		return DotGeneral(weights, []int{2}, []int{0}, q, []int{1}, []int{0}) // [8, 4096, 64]
+	})
+	exec.MustExec(q)[0].FinalizeAll()
+	for b.Loop() {
+		exec.MustExec(q)[0].FinalizeAll()
+	}
+}

@@ -1,0 +1,49 @@
+// Package fastgo makes GoMLX v0.26's pure-Go backend ("go", simplego) multiply matrices with a
+// blocked, packed GEMM instead of its scalar DotGeneral kernel. Import it for its side effect:
+//
+//	import _ "github.com/mhalab/mhalab/fastgo"
+//
+// mhalib does not import it (mhalib depends on GoMLX and the standard library only); the command
+// (cmd/mhalab), the notebooks (notebooks/nb) and the lessons' grader opt in, one import each.
+// MHALAB_FASTGO=0 in the environment switches it off (GoMLX's own kernel runs); SetEnabled does
+// the same at run time, Status says what runs.
+//
+// # What it does
+//
+//   - The GEMM (gemm.go) follows the published BLIS/Goto design: the contracting axis is cut in
+//     kc-deep slices, B into kc×nc panels and A into mc×kc blocks, each packed into micro-panels
+//     (packPanels) so that a micro-kernel computes an mr×nr tile of C in registers reading both
+//     panels sequentially. Output tiles are spread over goroutines (as many as simplego's
+//     parallelism setting allows).
+//   - Micro-kernels: a plain-Go 2×2 kernel everywhere (kernel_go.go), and, built with
+//     GOEXPERIMENT=simd on amd64 with Go 1.26, AVX-512 or AVX2 kernels written with
+//     simd/archsimd (kernel_simd.go) — no assembly, no cgo. Which one runs: Kernel.
+//   - Any DotGeneral layout (transposed operands, several batch or contracting axes in any order)
+//     is read through per-axis offset tables (offsets), so no layout falls back; float32 and
+//     float64 are computed here, every other dtype goes to GoMLX's kernel.
+//   - Gradients: GoMLX v0.26 differentiates DotGeneral as a broadcast multiply and a reduce-sum
+//     (a [batch, m, n, k] intermediate). For graphs on the pure-Go backend this package swaps the
+//     entry of graph.VJPRegistration (exported, documented as changeable) for one that writes
+//     each gradient as one DotGeneral and a transpose (vjp.go); other backends keep GoMLX's.
+//
+// # The decision and its risks
+//
+// simplego keeps its executors in an unexported table filled by an unexported setNodeExecutor,
+// which reserves a priority for "custom user overrides" (100). This package reaches it with
+// //go:linkname (hook.go), installs its executor at that priority, and calls GoMLX's own
+// execDotGeneral (also through //go:linkname) for what it does not compute. It builds and links
+// with plain `go build` / `go test` / GoNB — the linker's -checklinkname restriction (Go 1.23+)
+// covers the standard library only. The node parameters (simplego's unexported
+// dotGeneralNodeData, graph's nodeInputsDotGeneral) are read with reflection, which fails
+// softly: a missing or changed field makes it fall back to GoMLX (Status names the reason).
+//
+// Risks, all tied to the pinned github.com/gomlx/gomlx v0.26.0 (the only version served here):
+//   - another GoMLX version may rename or change setNodeExecutor or execDotGeneral; the build
+//     then fails to link (loudly) or, if a signature changed, misbehaves — TestHookActive and
+//     TestDotGeneralMatchesGoMLX are the guard, and must run whenever GoMLX is upgraded (later
+//     GoMLX versions have their own SIMD matmul, and this package should then be deleted);
+//   - simd/archsimd is experimental: its API changes in Go 1.27, so the SIMD files build only
+//     with Go 1.26 (build tag !go1.27) and anything else gets the plain-Go kernel;
+//   - results differ from GoMLX's kernel in rounding (another summation order, fused
+//     multiply-add): within 2(k+1)·u·Σ|a·b| of the exact value, as the tests check.
+package fastgo

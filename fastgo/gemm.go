@@ -1,0 +1,228 @@
+package fastgo
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Float is the element type of the GEMM: float32 or float64.
+type Float interface{ ~float32 | ~float64 }
+
+// Block sizes of the Goto/BLIS loop nest (cache blocking), in elements:
+//   - kc: the depth of one packed panel (the contracting axis is cut in kc slices);
+//   - mc: the rows of A packed at once (an mc×kc block of A stays in L2);
+//   - nc: the columns of B packed at once (a kc×nc panel of B stays in L2/L3).
+//
+// mc and nc are rounded to multiples of the micro-kernel's mr and nr.
+const (
+	kcBlock = 256
+	mcBlock = 128
+	ncBlock = 512
+)
+
+// microKernel computes one mr×nr tile of C from packed panels:
+//
+//	a: [kc, mr] (column k of the A micro-panel: mr consecutive values)
+//	b: [kc, nr] (row k of the B micro-panel: nr consecutive values)
+//	c: the tile's first element, rows ldc apart; c[i*ldc+j] for i < mr, j < nr.
+//
+// With accumulate it adds to c, otherwise it overwrites c.
+type microKernel[T Float] struct {
+	name   string
+	mr, nr int
+	fn     func(kc int, a, b, c []T, ldc int, accumulate bool)
+}
+
+// operand describes one side of a normalised DotGeneral without copying it: element (batch,
+// cross, contract) lives at flat[batchOff[batch] + crossOff[cross] + contractOff[contract]].
+// Any axis order, transposition or multiple batch/contracting axes reduce to these three tables.
+type operand[T Float] struct {
+	flat                            []T
+	batchOff, crossOff, contractOff []int
+	// contiguous: contractOff[k] == contractOff[0] + k for every k (the contracting axis is the
+	// innermost and only one, as in a row-major A·Bᵀ), so packing reads rows as slices.
+	contiguous bool
+}
+
+// newOperand builds the operand of a flat row-major array of shape dims.
+func newOperand[T Float](flat []T, dims, contractingAxes, batchAxes []int) operand[T] {
+	op := operand[T]{flat: flat}
+	op.batchOff, op.crossOff, op.contractOff = offsets(dims, contractingAxes, batchAxes)
+	op.contiguous = true
+	for k, off := range op.contractOff {
+		if off != op.contractOff[0]+k {
+			op.contiguous = false
+			break
+		}
+	}
+	return op
+}
+
+// gemm computes out[b, i, j] = Σ_k lhs(b, i, k) · rhs(b, j, k) for all b < batch, i < m, j < n.
+//
+//	out: [batch, m, n], row-major, fully overwritten.
+//
+// The work is cut into tiles of out (per batch example) that run on up to `workers` goroutines;
+// each tile runs the Goto loop nest (pc → ic → jr → ir) with its own packing buffers.
+func gemm[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch, m, n, k, workers int) {
+	mr, nr := kern.mr, kern.nr
+	mc := roundUp(min(mcBlock, roundUp(m, mr)), mr)
+	nc := roundUp(min(ncBlock, roundUp(n, nr)), nr)
+	// Shrink the tiles while there are fewer tiles than about 2 per worker, so that both cores
+	// get work on one large matmul too.
+	for batch*ceilDiv(m, mc)*ceilDiv(n, nc) < 2*workers {
+		if nc > 4*nr && nc >= mc {
+			nc = roundUp(nc/2, nr)
+		} else if mc > 2*mr {
+			mc = roundUp(mc/2, mr)
+		} else {
+			break
+		}
+	}
+	mTiles, nTiles := ceilDiv(m, mc), ceilDiv(n, nc)
+	numTasks := batch * mTiles * nTiles
+	workers = max(1, min(workers, numTasks))
+
+	run := func(task int) {
+		bIdx := task / (mTiles * nTiles)
+		rest := task % (mTiles * nTiles)
+		i0, j0 := (rest/nTiles)*mc, (rest%nTiles)*nc
+		i1, j1 := min(i0+mc, m), min(j0+nc, n)
+		ws := getWorkspace[T](mc, nc, mr, nr)
+		defer putWorkspace(ws)
+		c := out[bIdx*m*n:]
+		for p0 := 0; p0 < k; p0 += kcBlock {
+			kc := min(kcBlock, k-p0)
+			packPanels(ws.b, rhs, bIdx, j0, j1, p0, kc, nr)
+			packPanels(ws.a, lhs, bIdx, i0, i1, p0, kc, mr)
+			macroKernel(kern, ws, c, n, i0, i1, j0, j1, kc, p0 > 0)
+		}
+	}
+
+	if workers == 1 {
+		for task := range numTasks {
+			run(task)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				task := int(next.Add(1)) - 1
+				if task >= numTasks {
+					return
+				}
+				run(task)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// macroKernel runs the micro-kernel over the packed mc×kc block of A and kc×nc panel of B:
+// out rows [i0, i1), columns [j0, j1). Edge tiles (fewer than mr rows or nr columns left) go
+// through a scratch tile so the micro-kernel always computes a full mr×nr.
+func macroKernel[T Float](kern microKernel[T], ws *workspace[T], c []T, ldc, i0, i1, j0, j1, kc int, accumulate bool) {
+	mr, nr := kern.mr, kern.nr
+	for j := j0; j < j1; j += nr {
+		bPanel := ws.b[((j-j0)/nr)*kc*nr:][:kc*nr]
+		nCols := min(nr, j1-j)
+		for i := i0; i < i1; i += mr {
+			aPanel := ws.a[((i-i0)/mr)*kc*mr:][:kc*mr]
+			nRows := min(mr, i1-i)
+			if nRows == mr && nCols == nr {
+				kern.fn(kc, aPanel, bPanel, c[i*ldc+j:], ldc, accumulate)
+				continue
+			}
+			tile := ws.tile
+			if accumulate {
+				for r := range nRows {
+					copy(tile[r*nr:r*nr+nCols], c[(i+r)*ldc+j:][:nCols])
+				}
+			}
+			kern.fn(kc, aPanel, bPanel, tile, nr, accumulate)
+			for r := range nRows {
+				copy(c[(i+r)*ldc+j:][:nCols], tile[r*nr:r*nr+nCols])
+			}
+		}
+	}
+}
+
+// packPanels copies rows [r0, r1) × contract [p0, p0+kc) of one batch example of op into
+// micro-panels of `width` rows each: dst[panel][k][w], zero-padded past r1 (so the micro-kernel
+// never reads outside the operand and padded lanes contribute 0).
+//
+//	dst: [ceil((r1-r0)/width), kc, width]
+func packPanels[T Float](dst []T, op operand[T], batch, r0, r1, p0, kc, width int) {
+	base := op.batchOff[batch]
+	contract := op.contractOff[p0 : p0+kc]
+	for r := r0; r < r1; r += width {
+		panel := dst[((r-r0)/width)*kc*width:][:kc*width]
+		rows := min(width, r1-r)
+		for w := range rows {
+			row := op.flat[base+op.crossOff[r+w]:]
+			if op.contiguous {
+				// Contiguous along the contracting axis (the common "row-major A" case).
+				src := row[contract[0] : contract[0]+kc]
+				for kk, v := range src {
+					panel[kk*width+w] = v
+				}
+				continue
+			}
+			for kk, off := range contract {
+				panel[kk*width+w] = row[off]
+			}
+		}
+		for w := rows; w < width; w++ {
+			for kk := range kc {
+				panel[kk*width+w] = 0
+			}
+		}
+	}
+}
+
+// workspace holds one task's packing buffers.
+//
+//	a: [mc/mr, kcBlock, mr]   b: [nc/nr, kcBlock, nr]   tile: [mr, nr]
+type workspace[T Float] struct {
+	a, b, tile []T
+}
+
+var workspacePools sync.Map // key: [4]int{sizeof T, len a, len b, len tile} → *sync.Pool
+
+func getWorkspace[T Float](mc, nc, mr, nr int) *workspace[T] {
+	var zero T
+	key := [4]int{int(sizeOf(zero)), mc * kcBlock, nc * kcBlock, mr * nr}
+	p, _ := workspacePools.LoadOrStore(key, &sync.Pool{New: func() any {
+		return &workspace[T]{a: make([]T, key[1]), b: make([]T, key[2]), tile: make([]T, key[3])}
+	}})
+	return p.(*sync.Pool).Get().(*workspace[T])
+}
+
+func putWorkspace[T Float](ws *workspace[T]) {
+	var zero T
+	key := [4]int{int(sizeOf(zero)), len(ws.a), len(ws.b), len(ws.tile)}
+	if p, ok := workspacePools.Load(key); ok {
+		p.(*sync.Pool).Put(ws)
+	}
+}
+
+func sizeOf[T Float](v T) uintptr {
+	switch any(v).(type) {
+	case float32:
+		return 4
+	default:
+		return 8
+	}
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+func roundUp(a, b int) int { return ceilDiv(a, b) * b }
+
+// defaultWorkers is the number of goroutines a GEMM may use when the backend does not say.
+func defaultWorkers() int { return runtime.GOMAXPROCS(0) }

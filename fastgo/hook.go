@@ -1,0 +1,155 @@
+package fastgo
+
+import (
+	"fmt"
+	"os"
+	"sync/atomic"
+	_ "unsafe" // for go:linkname
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+)
+
+// nodeExecutor is simplego's (unexported) executor type; every type in it is exported.
+type nodeExecutor = func(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
+
+// setNodeExecutor is simplego.setNodeExecutor (exec.go): it installs an executor for an op type
+// unless one with a higher priority is already installed. Its priority type is an int.
+//
+//go:linkname setNodeExecutor github.com/gomlx/gomlx/backends/simplego.setNodeExecutor
+func setNodeExecutor(opType backends.OpType, priority int, executor nodeExecutor)
+
+// gomlxDotGeneral is simplego.execDotGeneral, GoMLX's own DotGeneral executor: the fallback.
+//
+//go:linkname gomlxDotGeneral github.com/gomlx/gomlx/backends/simplego.execDotGeneral
+func gomlxDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
+
+// priorityUser is simplego's priorityUser, the level it reserves for "custom user overrides".
+const priorityUser = 100
+
+// EnvVar is the environment variable that switches the fast path off: MHALAB_FASTGO=0 (read
+// once, when the package initialises). SetEnabled changes it at run time.
+const EnvVar = "MHALAB_FASTGO"
+
+var (
+	enabled atomic.Bool
+	// calls counts the DotGenerals this package computed; fallbacks counts those it handed to
+	// GoMLX's executor (dtype not float32/float64, switched off, or unreadable node data).
+	calls, fallbacks atomic.Int64
+	// lastFallback is the reason of the most recent fallback for a float node (a string).
+	lastFallback atomic.Value
+
+	kernelF32 microKernel[float32]
+	kernelF64 microKernel[float64]
+)
+
+func init() {
+	if k, ok := simdKernelF32(); ok {
+		kernelF32 = k
+	} else {
+		kernelF32 = goKernel[float32]()
+	}
+	if k, ok := simdKernelF64(); ok {
+		kernelF64 = k
+	} else {
+		kernelF64 = goKernel[float64]()
+	}
+	enabled.Store(os.Getenv(EnvVar) != "0")
+	setNodeExecutor(backends.OpTypeDotGeneral, priorityUser, execDotGeneral)
+}
+
+// SetEnabled switches the fast path on or off for the whole process and returns the previous
+// setting. Off, every DotGeneral runs GoMLX's own kernel.
+func SetEnabled(on bool) (previous bool) { return enabled.Swap(on) }
+
+// Enabled reports whether DotGenerals on the pure-Go backend use this package's GEMM.
+func Enabled() bool { return enabled.Load() }
+
+// Calls returns how many DotGenerals this package computed since the process started.
+func Calls() int64 { return calls.Load() }
+
+// Fallbacks returns how many DotGenerals it handed back to GoMLX's kernel.
+func Fallbacks() int64 { return fallbacks.Load() }
+
+// Kernel names the micro-kernels in use, e.g. "float32 avx512-8x32, float64 avx512-8x16"; the
+// plain-Go kernel is "go-4x4".
+func Kernel() string { return fmt.Sprintf("float32 %s, float64 %s", kernelF32.name, kernelF64.name) }
+
+// SIMD reports whether a SIMD micro-kernel runs for float32.
+func SIMD() bool { return kernelF32.name != goKernel[float32]().name }
+
+// Status is one line for reports: on/off, kernels, and why it last fell back (if it did).
+func Status() string {
+	state := "on"
+	if !Enabled() {
+		state = "off (" + EnvVar + "=0)"
+	}
+	s := fmt.Sprintf("fastgo %s: %s", state, Kernel())
+	if r, ok := lastFallback.Load().(string); ok && r != "" {
+		s += "; last fallback: " + r
+	}
+	return s
+}
+
+// execDotGeneral is the executor installed in simplego: float32/float64 go to gemm, anything
+// else (and everything while switched off) to GoMLX's executor.
+func execDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
+	if !enabled.Load() || len(inputs) != 2 {
+		fallbacks.Add(1)
+		return gomlxDotGeneral(backend, node, inputs, inputsOwned)
+	}
+	lhsShape, err := backend.BufferShape(inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	rhsShape, err := backend.BufferShape(inputs[1])
+	if err != nil {
+		return nil, err
+	}
+	dtype := lhsShape.DType
+	if (dtype != dtypes.Float32 && dtype != dtypes.Float64) || rhsShape.DType != dtype {
+		fallbacks.Add(1)
+		return gomlxDotGeneral(backend, node, inputs, inputsOwned)
+	}
+	p, err := readDotParams(node)
+	if err != nil {
+		lastFallback.Store(err.Error())
+		fallbacks.Add(1)
+		return gomlxDotGeneral(backend, node, inputs, inputsOwned)
+	}
+	lhsFlat, err := backend.BufferData(inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	rhsFlat, err := backend.BufferData(inputs[1])
+	if err != nil {
+		return nil, err
+	}
+	// out: [batch, lhsCross, rhsCross], the shape simplego gave the node.
+	out := backend.NewBuffer(shapes.Make(dtype, p.batch, p.lhsCross, p.rhsCross))
+	if out == nil {
+		return nil, fmt.Errorf("fastgo: DotGeneral on a finalized backend")
+	}
+	outFlat, err := backend.BufferData(out)
+	if err != nil {
+		return nil, err
+	}
+	workers := backendParallelism(backend)
+	switch dtype {
+	case dtypes.Float32:
+		run(kernelF32, p, lhsShape, rhsShape, lhsFlat.([]float32), rhsFlat.([]float32), outFlat.([]float32), workers)
+	case dtypes.Float64:
+		run(kernelF64, p, lhsShape, rhsShape, lhsFlat.([]float64), rhsFlat.([]float64), outFlat.([]float64), workers)
+	}
+	calls.Add(1)
+	return out, nil
+}
+
+// run builds the operands' offset tables and calls gemm.
+func run[T Float](kern microKernel[T], p dotParams, lhsShape, rhsShape shapes.Shape, lhs, rhs, out []T, workers int) {
+	l := newOperand(lhs, lhsShape.Dimensions, p.lhsContractingAxes, p.lhsBatchAxes)
+	r := newOperand(rhs, rhsShape.Dimensions, p.rhsContractingAxes, p.rhsBatchAxes)
+	gemm(kern, l, r, out, p.batch, p.lhsCross, p.rhsCross, p.contract, workers)
+}

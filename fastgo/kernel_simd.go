@@ -1,0 +1,199 @@
+//go:build goexperiment.simd && amd64 && !go1.27
+
+package fastgo
+
+// The SIMD micro-kernels, written with Go 1.26's experimental simd/archsimd (no assembly, no cgo).
+// They are built only with GOEXPERIMENT=simd on amd64 and only with Go 1.26: archsimd is not
+// covered by the Go 1 promise and its API changes in Go 1.27, so another Go falls back to the
+// plain-Go kernel (kernel_nosimd.go) instead of failing to build.
+//
+// Design (BLIS/Goto): a register tile of C, 4 rows × 2 vectors, lives in 8 vector accumulators
+// for the whole kc loop; each step loads one row of the packed B micro-panel (2 vectors),
+// broadcasts the 4 values of the packed A column, and does 8 fused multiply-adds. Go 1.26's
+// register allocator keeps 8 accumulators in registers; with 10 or more it spills to the stack
+// and the kernel runs ~10× slower (BenchmarkMicroKernel), so the tile is 4×2 vectors even with
+// AVX-512's 32 registers: 4×32 float32 (AVX-512), 4×16 (AVX2).
+
+import "simd/archsimd"
+
+// simdKernelF32 returns the best float32 kernel this CPU runs, and false if none.
+func simdKernelF32() (microKernel[float32], bool) {
+	switch {
+	case archsimd.X86.AVX512():
+		return microKernel[float32]{name: "avx512-4x32", mr: 4, nr: 32, fn: kernelF32x16}, true
+	case archsimd.X86.AVX2() && archsimd.X86.FMA():
+		return microKernel[float32]{name: "avx2-4x16", mr: 4, nr: 16, fn: kernelF32x8}, true
+	}
+	return microKernel[float32]{}, false
+}
+
+// simdKernelF64 returns the best float64 kernel this CPU runs, and false if none.
+func simdKernelF64() (microKernel[float64], bool) {
+	switch {
+	case archsimd.X86.AVX512():
+		return microKernel[float64]{name: "avx512-4x16", mr: 4, nr: 16, fn: kernelF64x8}, true
+	case archsimd.X86.AVX2() && archsimd.X86.FMA():
+		return microKernel[float64]{name: "avx2-4x8", mr: 4, nr: 8, fn: kernelF64x4}, true
+	}
+	return microKernel[float64]{}, false
+}
+
+// kernelF32x16: a: [kc, 4], b: [kc, 32] (2 vectors of 16), c: 4 rows of ≥ 32, ldc apart.
+func kernelF32x16(kc int, a, b, c []float32, ldc int, accumulate bool) {
+	var c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x16
+	a, b = a[:4*kc], b[:32*kc]
+	for len(a) >= 4 && len(b) >= 32 {
+		b0 := archsimd.LoadFloat32x16((*[16]float32)(b[0:16]))
+		b1 := archsimd.LoadFloat32x16((*[16]float32)(b[16:32]))
+		a0 := archsimd.BroadcastFloat32x16(a[0])
+		c00 = a0.MulAdd(b0, c00)
+		c01 = a0.MulAdd(b1, c01)
+		a1 := archsimd.BroadcastFloat32x16(a[1])
+		c10 = a1.MulAdd(b0, c10)
+		c11 = a1.MulAdd(b1, c11)
+		a2 := archsimd.BroadcastFloat32x16(a[2])
+		c20 = a2.MulAdd(b0, c20)
+		c21 = a2.MulAdd(b1, c21)
+		a3 := archsimd.BroadcastFloat32x16(a[3])
+		c30 = a3.MulAdd(b0, c30)
+		c31 = a3.MulAdd(b1, c31)
+		a, b = a[4:], b[32:]
+	}
+	storeFloat32x16(c[0*ldc+0:], c00, accumulate)
+	storeFloat32x16(c[0*ldc+16:], c01, accumulate)
+	storeFloat32x16(c[1*ldc+0:], c10, accumulate)
+	storeFloat32x16(c[1*ldc+16:], c11, accumulate)
+	storeFloat32x16(c[2*ldc+0:], c20, accumulate)
+	storeFloat32x16(c[2*ldc+16:], c21, accumulate)
+	storeFloat32x16(c[3*ldc+0:], c30, accumulate)
+	storeFloat32x16(c[3*ldc+16:], c31, accumulate)
+}
+
+// storeFloat32x16 writes (or adds) one vector to dst[0:16].
+func storeFloat32x16(dst []float32, v archsimd.Float32x16, accumulate bool) {
+	p := (*[16]float32)(dst[:16])
+	if accumulate {
+		v = v.Add(archsimd.LoadFloat32x16(p))
+	}
+	v.Store(p)
+}
+
+// kernelF32x8: a: [kc, 4], b: [kc, 16] (2 vectors of 8), c: 4 rows of ≥ 16, ldc apart.
+func kernelF32x8(kc int, a, b, c []float32, ldc int, accumulate bool) {
+	var c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x8
+	a, b = a[:4*kc], b[:16*kc]
+	for len(a) >= 4 && len(b) >= 16 {
+		b0 := archsimd.LoadFloat32x8((*[8]float32)(b[0:8]))
+		b1 := archsimd.LoadFloat32x8((*[8]float32)(b[8:16]))
+		a0 := archsimd.BroadcastFloat32x8(a[0])
+		c00 = a0.MulAdd(b0, c00)
+		c01 = a0.MulAdd(b1, c01)
+		a1 := archsimd.BroadcastFloat32x8(a[1])
+		c10 = a1.MulAdd(b0, c10)
+		c11 = a1.MulAdd(b1, c11)
+		a2 := archsimd.BroadcastFloat32x8(a[2])
+		c20 = a2.MulAdd(b0, c20)
+		c21 = a2.MulAdd(b1, c21)
+		a3 := archsimd.BroadcastFloat32x8(a[3])
+		c30 = a3.MulAdd(b0, c30)
+		c31 = a3.MulAdd(b1, c31)
+		a, b = a[4:], b[16:]
+	}
+	storeFloat32x8(c[0*ldc+0:], c00, accumulate)
+	storeFloat32x8(c[0*ldc+8:], c01, accumulate)
+	storeFloat32x8(c[1*ldc+0:], c10, accumulate)
+	storeFloat32x8(c[1*ldc+8:], c11, accumulate)
+	storeFloat32x8(c[2*ldc+0:], c20, accumulate)
+	storeFloat32x8(c[2*ldc+8:], c21, accumulate)
+	storeFloat32x8(c[3*ldc+0:], c30, accumulate)
+	storeFloat32x8(c[3*ldc+8:], c31, accumulate)
+}
+
+// storeFloat32x8 writes (or adds) one vector to dst[0:8].
+func storeFloat32x8(dst []float32, v archsimd.Float32x8, accumulate bool) {
+	p := (*[8]float32)(dst[:8])
+	if accumulate {
+		v = v.Add(archsimd.LoadFloat32x8(p))
+	}
+	v.Store(p)
+}
+
+// kernelF64x8: a: [kc, 4], b: [kc, 16] (2 vectors of 8), c: 4 rows of ≥ 16, ldc apart.
+func kernelF64x8(kc int, a, b, c []float64, ldc int, accumulate bool) {
+	var c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float64x8
+	a, b = a[:4*kc], b[:16*kc]
+	for len(a) >= 4 && len(b) >= 16 {
+		b0 := archsimd.LoadFloat64x8((*[8]float64)(b[0:8]))
+		b1 := archsimd.LoadFloat64x8((*[8]float64)(b[8:16]))
+		a0 := archsimd.BroadcastFloat64x8(a[0])
+		c00 = a0.MulAdd(b0, c00)
+		c01 = a0.MulAdd(b1, c01)
+		a1 := archsimd.BroadcastFloat64x8(a[1])
+		c10 = a1.MulAdd(b0, c10)
+		c11 = a1.MulAdd(b1, c11)
+		a2 := archsimd.BroadcastFloat64x8(a[2])
+		c20 = a2.MulAdd(b0, c20)
+		c21 = a2.MulAdd(b1, c21)
+		a3 := archsimd.BroadcastFloat64x8(a[3])
+		c30 = a3.MulAdd(b0, c30)
+		c31 = a3.MulAdd(b1, c31)
+		a, b = a[4:], b[16:]
+	}
+	storeFloat64x8(c[0*ldc+0:], c00, accumulate)
+	storeFloat64x8(c[0*ldc+8:], c01, accumulate)
+	storeFloat64x8(c[1*ldc+0:], c10, accumulate)
+	storeFloat64x8(c[1*ldc+8:], c11, accumulate)
+	storeFloat64x8(c[2*ldc+0:], c20, accumulate)
+	storeFloat64x8(c[2*ldc+8:], c21, accumulate)
+	storeFloat64x8(c[3*ldc+0:], c30, accumulate)
+	storeFloat64x8(c[3*ldc+8:], c31, accumulate)
+}
+
+// storeFloat64x8 writes (or adds) one vector to dst[0:8].
+func storeFloat64x8(dst []float64, v archsimd.Float64x8, accumulate bool) {
+	p := (*[8]float64)(dst[:8])
+	if accumulate {
+		v = v.Add(archsimd.LoadFloat64x8(p))
+	}
+	v.Store(p)
+}
+
+// kernelF64x4: a: [kc, 4], b: [kc, 8] (2 vectors of 4), c: 4 rows of ≥ 8, ldc apart.
+func kernelF64x4(kc int, a, b, c []float64, ldc int, accumulate bool) {
+	var c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float64x4
+	a, b = a[:4*kc], b[:8*kc]
+	for len(a) >= 4 && len(b) >= 8 {
+		b0 := archsimd.LoadFloat64x4((*[4]float64)(b[0:4]))
+		b1 := archsimd.LoadFloat64x4((*[4]float64)(b[4:8]))
+		a0 := archsimd.BroadcastFloat64x4(a[0])
+		c00 = a0.MulAdd(b0, c00)
+		c01 = a0.MulAdd(b1, c01)
+		a1 := archsimd.BroadcastFloat64x4(a[1])
+		c10 = a1.MulAdd(b0, c10)
+		c11 = a1.MulAdd(b1, c11)
+		a2 := archsimd.BroadcastFloat64x4(a[2])
+		c20 = a2.MulAdd(b0, c20)
+		c21 = a2.MulAdd(b1, c21)
+		a3 := archsimd.BroadcastFloat64x4(a[3])
+		c30 = a3.MulAdd(b0, c30)
+		c31 = a3.MulAdd(b1, c31)
+		a, b = a[4:], b[8:]
+	}
+	storeFloat64x4(c[0*ldc+0:], c00, accumulate)
+	storeFloat64x4(c[0*ldc+4:], c01, accumulate)
+	storeFloat64x4(c[1*ldc+0:], c10, accumulate)
+	storeFloat64x4(c[1*ldc+4:], c11, accumulate)
+	storeFloat64x4(c[2*ldc+0:], c20, accumulate)
+	storeFloat64x4(c[2*ldc+4:], c21, accumulate)
+	storeFloat64x4(c[3*ldc+0:], c30, accumulate)
+	storeFloat64x4(c[3*ldc+4:], c31, accumulate)
+}
+
+// storeFloat64x4 writes (or adds) one vector to dst[0:4].
+func storeFloat64x4(dst []float64, v archsimd.Float64x4, accumulate bool) {
+	p := (*[4]float64)(dst[:4])
+	if accumulate {
+		v = v.Add(archsimd.LoadFloat64x4(p))
+	}
+	v.Store(p)
+}
