@@ -92,8 +92,10 @@ func mlp(ctx *context.Context, h *Node, path string) *Node {
 }
 
 // block runs decoder layer i on x [B, n, D] at positions [pos, pos+n) (pos a scalar int32
-// node); with cache, keys and values are appended to it and attention spans the cache.
-func (m *Model) block(ctx *context.Context, x, pos *Node, i int, cache *mhalib.KVCache, cacheScope string) *Node {
+// node); with cache, keys and values are appended to it and attention spans the cache. It
+// returns the new x [B, n, D] and the attention weights [B, H, n, S] (S = n without a cache,
+// the cache's capacity with one).
+func (m *Model) block(ctx *context.Context, x, pos *Node, i int, cache *mhalib.KVCache, cacheScope string) (*Node, *Node) {
 	c := m.Config
 	g := x.Graph()
 	B, n := x.Shape().Dim(0), x.Shape().Dim(1)
@@ -113,11 +115,11 @@ func (m *Model) block(ctx *context.Context, x, pos *Node, i int, cache *mhalib.K
 		cctx := ctx.InAbsPath(fmt.Sprintf("/%s/layers/%d", cacheScope, i))
 		keys, values = cache.Append(cctx, k, v, pos) // [B, Hkv, maxLen, hd]
 	}
-	a := groupedAttention(q, keys, values, pos, 1/math.Sqrt(float64(hd)))              // [B, H, n, hd]
+	a, w := groupedAttention(q, keys, values, pos, 1/math.Sqrt(float64(hd)))           // [B, H, n, hd], [B, H, n, S]
 	a = Reshape(TransposeAllDims(a, 0, 2, 1, 3), B, n, H*hd)                           // [B, n, H·hd]
 	x = Add(x, linear(ctx, a, p+".self_attn.o_proj"))                                  // [B, n, D]
 	h = rmsNorm(x, weight(ctx, g, p+".post_attention_layernorm.weight"), c.RMSNormEps) // [B, n, D]
-	return Add(x, mlp(ctx, h, p+".mlp"))                                               // [B, n, D]
+	return Add(x, mlp(ctx, h, p+".mlp")), w                                            // [B, n, D]
 }
 
 // Logits runs the whole model over tokens [B, L] int32 (positions 0 … L−1, no cache):
@@ -126,9 +128,23 @@ func (m *Model) Logits(ctx *context.Context, tokens *Node) *Node {
 	pos := ScalarZero(tokens.Graph(), dtypes.Int32)
 	x := m.embed(ctx, tokens) // [B, L, D]
 	for i := range m.Config.NumHiddenLayers {
-		x = m.block(ctx, x, pos, i, nil, "")
+		x, _ = m.block(ctx, x, pos, i, nil, "")
 	}
 	return m.head(ctx, x) // [B, L, V]
+}
+
+// LogitsAndAttention is Logits that also returns every layer's attention weights, stacked:
+// [NumHiddenLayers, B, H, L, L] (query rows, key columns; each row sums to 1 over keys ≤ query).
+func (m *Model) LogitsAndAttention(ctx *context.Context, tokens *Node) (logits, weights *Node) {
+	pos := ScalarZero(tokens.Graph(), dtypes.Int32)
+	x := m.embed(ctx, tokens) // [B, L, D]
+	ws := make([]*Node, m.Config.NumHiddenLayers)
+	for i := range ws {
+		var w *Node
+		x, w = m.block(ctx, x, pos, i, nil, "")
+		ws[i] = InsertAxes(w, 0) // [1, B, H, L, L]
+	}
+	return m.head(ctx, x), Concatenate(ws, 0)
 }
 
 // StepLogits runs the model over the next n positions: tokens [B, n] int32 at positions
@@ -140,7 +156,7 @@ func (m *Model) Logits(ctx *context.Context, tokens *Node) *Node {
 func (m *Model) StepLogits(ctx *context.Context, tokens, pos *Node, cache *mhalib.KVCache, cacheScope string, lastOnly bool) *Node {
 	x := m.embed(ctx, tokens) // [B, n, D]
 	for i := range m.Config.NumHiddenLayers {
-		x = m.block(ctx, x, pos, i, cache, cacheScope)
+		x, _ = m.block(ctx, x, pos, i, cache, cacheScope)
 	}
 	if n := x.Shape().Dim(1); lastOnly && n > 1 {
 		x = Slice(x, AxisRange(), AxisRange(n-1, n)) // [B, 1, D]
@@ -161,8 +177,9 @@ func rope(x, pos *Node, theta float64) *Node {
 
 // groupedAttention is causal attention with grouped key/value heads: q [B, H, n, hd] at
 // positions [pos, pos+n), keys/values [B, Hkv, S, hd] at positions 0 … S−1; query head i reads
-// kv head i / (H/Hkv), query row r sees key positions ≤ pos + r. Returns [B, H, n, hd].
-func groupedAttention(q, keys, values, pos *Node, scale float64) *Node {
+// kv head i / (H/Hkv), query row r sees key positions ≤ pos + r. Returns the output
+// [B, H, n, hd] and the weights [B, H, n, S].
+func groupedAttention(q, keys, values, pos *Node, scale float64) (*Node, *Node) {
 	g := q.Graph()
 	B, H, n, hd := q.Shape().Dim(0), q.Shape().Dim(1), q.Shape().Dim(2), q.Shape().Dim(3)
 	Hkv, S := keys.Shape().Dim(1), keys.Shape().Dim(2)
@@ -178,5 +195,5 @@ func groupedAttention(q, keys, values, pos *Node, scale float64) *Node {
 	logits = Where(allowed, logits, BroadcastToDims(Scalar(g, logits.DType(), math.Inf(-1)), dims...))
 	w := Softmax(logits, -1)                                                   // [B, Hkv, G, n, S]
 	out := DotGeneral(w, []int{4}, []int{0, 1}, values, []int{2}, []int{0, 1}) // [B, Hkv, G, n, hd]
-	return Reshape(out, B, H, n, hd)
+	return Reshape(out, B, H, n, hd), Reshape(w, B, H, n, S)
 }

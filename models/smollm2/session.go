@@ -20,6 +20,7 @@ type Runner struct {
 	backend backends.Backend
 	ctx     *context.Context
 	full    *context.Exec // Logits without a cache
+	attn    *context.Exec // LogitsAndAttention, built on first use
 }
 
 // NewRunner loads the weights into a new context for backend.
@@ -49,8 +50,51 @@ func (r *Runner) Logits(ids []int) ([][]float32, error) {
 	return rows(out[0], len(ids), r.Model.Config.VocabSize), nil
 }
 
+// Attention runs the model over ids (no cache) and returns the logits of every position [n][V]
+// and the attention weights of every layer and query head: weights[layer][head][query][key]
+// (n × n, zero above the diagonal; each row sums to 1).
+func (r *Runner) Attention(ids []int) ([][]float32, [][][][]float32, error) {
+	if err := r.checkIDs(ids); err != nil {
+		return nil, nil, err
+	}
+	if r.attn == nil {
+		m := r.Model
+		e, err := context.NewExec(r.backend, r.ctx, func(ctx *context.Context, tokens *Node) []*Node {
+			logits, w := m.LogitsAndAttention(ctx, tokens)
+			return []*Node{logits, w}
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		r.attn = e
+	}
+	out, err := r.attn.Exec(idsTensor(ids))
+	if err != nil {
+		return nil, nil, err
+	}
+	c, n := r.Model.Config, len(ids)
+	logits := rows(out[0], n, c.VocabSize)
+	flat := tensors.MustCopyFlatData[float32](out[1]) // [layers, 1, H, n, n]
+	out[1].FinalizeAll()
+	weights := make([][][][]float32, c.NumHiddenLayers)
+	for l := range weights {
+		weights[l] = make([][][]float32, c.NumAttentionHeads)
+		for h := range weights[l] {
+			weights[l][h] = make([][]float32, n)
+			for q := range n {
+				at := ((l*c.NumAttentionHeads+h)*n + q) * n
+				weights[l][h][q] = flat[at : at+n]
+			}
+		}
+	}
+	return logits, weights, nil
+}
+
 // Finalize releases the compiled graphs and the variables' device buffers.
 func (r *Runner) Finalize() {
+	if r.attn != nil {
+		r.attn.Finalize()
+	}
 	r.full.Finalize()
 	r.ctx.Finalize()
 }
@@ -180,4 +224,28 @@ func (s *Session) Finalize() {
 	s.last.Finalize()
 	s.all.Finalize()
 	_ = s.r.ctx.InAbsPath("/" + s.scopeTag).DeleteVariablesInScope()
+}
+
+// Reset starts a new sequence in the session, keeping its compiled graphs (the positions filled
+// become 0; the cache's old entries are masked out until they are overwritten). A session that
+// failed stays failed.
+func (s *Session) Reset() {
+	s.cache.Reset()
+	s.pending = nil
+}
+
+// CacheBytes is the size of the key/value tensors the session holds now, summed over its cache
+// variables (keys and values of every layer, [1, Hkv, maxLen, hd] each): measured from the
+// tensors, 0 before the first Feed creates them.
+func (s *Session) CacheBytes() int64 {
+	var n int64
+	s.r.ctx.InAbsPath("/" + s.scopeTag).EnumerateVariablesInScope(func(v *context.Variable) {
+		if !v.HasValue() {
+			return
+		}
+		if t, err := v.Value(); err == nil {
+			n += int64(t.Memory())
+		}
+	})
+	return n
 }
