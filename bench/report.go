@@ -24,6 +24,7 @@ type benchReport struct {
 	Decode     []decodeResult `json:"decode,omitempty"`
 	MiniLM     []minilmResult `json:"minilm,omitempty"`
 	SmolLM2    smollm2Report  `json:"smollm2,omitzero"`
+	Modern     *modernReport  `json:"modern,omitempty"`
 	Memory     []memResult    `json:"memory,omitempty"`
 	Checkpoint []memResult    `json:"checkpoint,omitempty"`
 	Goals      []goalResult   `json:"goals,omitempty"`
@@ -201,6 +202,9 @@ func printReport(w io.Writer, rep *benchReport) {
 	}
 	if len(rep.SmolLM2.Gen) > 0 {
 		printSmolLM2(w, rep.SmolLM2)
+	}
+	if rep.Modern != nil {
+		printModern(w, rep.Modern)
 	}
 	if len(rep.Memory) > 0 {
 		fmt.Fprintf(w, "\n## Peak memory of one attention forward pass (q, k, v [1, 8, L, 64] float32; one process each)\n\n")
