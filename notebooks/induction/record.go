@@ -3,7 +3,9 @@ package induction
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
+	"slices"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
@@ -43,9 +45,29 @@ func (s Snapshot) Record(b Batch, n int) Record {
 	return r
 }
 
-// SaveRecords writes records as JSON.
+// SaveRecords writes records as JSON, the attention maps rounded to 4 decimals.
 func SaveRecords(path string, records []Record) error {
-	data, err := json.Marshal(records)
+	rounded := slices.Clone(records)
+	for n, r := range rounded {
+		if r.Maps == nil {
+			continue
+		}
+		maps := make([][][][]float64, len(r.Maps))
+		for l, heads := range r.Maps {
+			maps[l] = make([][][]float64, len(heads))
+			for h, rows := range heads {
+				maps[l][h] = make([][]float64, len(rows))
+				for i, row := range rows {
+					maps[l][h][i] = make([]float64, len(row))
+					for j, v := range row {
+						maps[l][h][i][j] = math.Round(v*1e4) / 1e4
+					}
+				}
+			}
+		}
+		rounded[n].Maps = maps
+	}
+	data, err := json.Marshal(rounded)
 	if err != nil {
 		return err
 	}
@@ -63,6 +85,46 @@ func LoadRecords(path string) ([]Record, error) {
 		return nil, fmt.Errorf("induction: %s: %w", path, err)
 	}
 	return records, nil
+}
+
+// Milestones returns the indices of the records that show heads of layer forming: the first,
+// the last whose best InductionScore in layer is below 0.2, the first where it reaches 0.5, and
+// the last (fewer when some coincide or the score never rises).
+func Milestones(records []Record, layer int) []int {
+	out := []int{0}
+	add := func(i int) {
+		if i > out[len(out)-1] {
+			out = append(out, i)
+		}
+	}
+	before, after := -1, -1
+	for i, r := range records {
+		best := slices.Max(r.Induction[layer])
+		if best < 0.2 && after < 0 {
+			before = i
+		}
+		if best >= 0.5 && after < 0 {
+			after = i
+		}
+	}
+	if after >= 0 {
+		add(before)
+		add(after)
+	}
+	add(len(records) - 1)
+	return out
+}
+
+// Thin returns records with the attention maps of all but the records at indices keep removed
+// (a training history to save small).
+func Thin(records []Record, keep []int) []Record {
+	out := slices.Clone(records)
+	for i := range out {
+		if !slices.Contains(keep, i) {
+			out[i].Maps, out[i].Tokens = nil, nil
+		}
+	}
+	return out
 }
 
 // TrainRecorded trains r for steps steps, recording the evaluation batch's example 0 before
