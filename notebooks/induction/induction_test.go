@@ -478,3 +478,10 @@ func TestCommittedInduction(t *testing.T) {
 		}
 	})
 }
+
+func TestMarked(t *testing.T) {
+	got := Marked([]int32{7, 0, 1, 0, 1, 63, 62, 64}, 1, 2)
+	if want := "H [A B] {A B} * + #64"; got != want {
+		t.Errorf("Marked = %q, want %q", got, want)
+	}
+}

@@ -20,12 +20,14 @@ type Record struct {
 	Induction [][]float64     // [layer][head]
 	Maps      [][][][]float64 // [layer][head][query][key]: the weights of the example
 	Tokens    []int32         // the example's tokens
+	Start     int             // where the example's prefix starts
+	Prefix    int             // the example's prefix length P
 }
 
 // Record returns the record of example n of the evaluation batch b (that s measured).
 func (s Snapshot) Record(b Batch, n int) Record {
 	r := Record{Step: s.Step, Accuracy: s.Accuracy, PrevToken: s.PrevToken, Induction: s.Induction,
-		Tokens: b.Seqs[n]}
+		Tokens: b.Seqs[n], Start: b.Start[n], Prefix: b.Prefix[n]}
 	for _, w := range s.Weights {
 		d := w.Shape().Dimensions // [B, H, L, L]
 		data := tensors.MustCopyFlatData[float32](w)
@@ -127,8 +129,21 @@ func Thin(records []Record, keep []int) []Record {
 	return out
 }
 
-// TrainRecorded trains r for steps steps, recording the evaluation batch's example 0 before
-// the first step and after every `every` steps.
+// Example returns the sequence of the evaluation batch the records show: the first whose prefix
+// has no token twice (so that every copied token has one earlier occurrence).
+func (r *Run) Example() int {
+	for n, seq := range r.Eval.Seqs {
+		prefix := slices.Clone(seq[r.Eval.Start[n] : r.Eval.Start[n]+r.Eval.Prefix[n]])
+		slices.Sort(prefix)
+		if len(slices.Compact(prefix)) == r.Eval.Prefix[n] {
+			return n
+		}
+	}
+	return 0
+}
+
+// TrainRecorded trains r for steps steps, recording the evaluation batch's Example before the
+// first step and after every `every` steps.
 func (r *Run) TrainRecorded(steps, every int) ([]Record, error) {
 	var records []Record
 	loss := 0.0
@@ -137,7 +152,7 @@ func (r *Run) TrainRecorded(steps, every int) ([]Record, error) {
 		if err != nil {
 			return records, err
 		}
-		rec := s.Record(r.Eval, 0)
+		rec := s.Record(r.Eval, r.Example())
 		rec.Loss = loss
 		records = append(records, rec)
 		if done >= steps {

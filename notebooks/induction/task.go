@@ -19,6 +19,7 @@ package induction
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
@@ -94,9 +95,9 @@ func (t Task) Sample(rng *rand.Rand, b int) Batch {
 	return out
 }
 
-// Label names token v for pictures: A … Z, then a … z, then 0 … 9, then #v.
+// Label names token v for pictures: A … Z, then a … z, then 0 … 9, + and *, then #v.
 func Label(v int32) string {
-	const names = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	const names = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+*"
 	if v >= 0 && int(v) < len(names) {
 		return names[v : v+1]
 	}
@@ -110,4 +111,13 @@ func Labels(seq []int32) []string {
 		out[i] = Label(v)
 	}
 	return out
+}
+
+// Marked writes seq with Label, the prefix (P tokens from s) in brackets and its repeat in braces:
+// "x [A B C] {A B C} y".
+func Marked(seq []int32, s, p int) string {
+	l := Labels(seq)
+	l[s], l[s+p-1] = "["+l[s], l[s+p-1]+"]"
+	l[s+p], l[s+2*p-1] = "{"+l[s+p], l[s+2*p-1]+"}"
+	return strings.Join(l, " ")
 }
