@@ -23,6 +23,7 @@ type benchReport struct {
 	MHA        []mhaResult    `json:"mha,omitempty"`
 	Decode     []decodeResult `json:"decode,omitempty"`
 	MiniLM     []minilmResult `json:"minilm,omitempty"`
+	Modern     *modernReport  `json:"modern,omitempty"`
 	Memory     []memResult    `json:"memory,omitempty"`
 	Checkpoint []memResult    `json:"checkpoint,omitempty"`
 	Goals      []goalResult   `json:"goals,omitempty"`
@@ -197,6 +198,9 @@ func printReport(w io.Writer, rep *benchReport) {
 	}
 	if len(rep.MiniLM) > 0 {
 		printMiniLM(w, rep.MiniLM)
+	}
+	if rep.Modern != nil {
+		printModern(w, rep.Modern)
 	}
 	if len(rep.Memory) > 0 {
 		fmt.Fprintf(w, "\n## Peak memory of one attention forward pass (q, k, v [1, 8, L, 64] float32; one process each)\n\n")
