@@ -564,7 +564,7 @@ func printModern(w io.Writer, m *modernReport) {
 	}
 	if len(m.Decode) > 0 {
 		fmt.Fprintf(w, "\n## Grouped-query decoding: one token per step, KV cache (mhalib KVCache / preallocated tensors in PyTorch), float32\n\n")
-		fmt.Fprintln(w, "| implementation | backend | model | KV heads | cache (tensors) | ms/token | tokens/s | runs | × MHA tokens/s | max |Δ| vs block step |")
+		fmt.Fprintln(w, "| implementation | backend | model | KV heads | cache (tensors) | ms/token | tokens/s | runs | × MHA tokens/s | max abs. diff vs block step |")
 		fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
 		for _, r := range m.Decode {
 			impl := "mhalib CachedSelfAttention"
@@ -594,7 +594,7 @@ func printModern(w io.Writer, m *modernReport) {
 		}
 		fmt.Fprintf(w, "\nEach layer: LayerNorm, q/k/v/o projections, attention over the whole cache (masked beyond the position), residual; "+
 			"no MLP, no embedding. cache: bytes of the cache tensors, read from the tensors (%s). "+
-			"max |Δ| vs block step: the last cached step against one step over the same inputs.\n", formula)
+			"max abs. diff vs block step: the last cached step against one step over the same inputs.\n", formula)
 	}
 	for _, n := range m.Notes {
 		fmt.Fprintln(w, n)
