@@ -145,6 +145,9 @@ func benchModern(cfg Config, python string, order []string, live map[string]back
 			"to keep the run short (at least %d passes of full causal flash: %d warm-up, 3 timed); PyTorch is timed at both lengths.",
 			s.goWindow.L, s.window.L, 3+s.goWindow.Warmup, s.goWindow.Warmup))
 	}
+	if cfg.TorchDevice != "cpu" {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("This suite times PyTorch on the CPU only (--torch-device %s is used by the torch suite).", cfg.TorchDevice))
+	}
 	bar.start("PyTorch: sliding window and GQA decoding")
 	benchModernTorch(cfg, python, s, windows, rep)
 	for _, spec := range order {
