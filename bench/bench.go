@@ -15,7 +15,7 @@ import (
 )
 
 // Suites lists the suites in the order Run runs them.
-var Suites = []string{"mha", "torch", "decode", "minilm", "memory", "checkpoint"}
+var Suites = []string{"mha", "torch", "decode", "minilm", "smollm2", "modern", "memory", "checkpoint"}
 
 // Config is what one Run measures and where it writes. The zero value of a field means its
 // default, as documented on the field.
@@ -197,6 +197,12 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 	if suites["minilm"] {
 		bar.total++
 	}
+	if suites["smollm2"] {
+		bar.total++
+	}
+	if suites["modern"] {
+		bar.total += 1 + 2*len(order)
+	}
 	bar.total += len(memCfgs)
 
 	// Each Python given (or the one found) times PyTorch; one that fails is dropped with a note.
@@ -246,6 +252,13 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 		bar.start("all-MiniLM-L6-v2 sentence embeddings")
 		rep.MiniLM = benchMiniLM(cfg, findPython(firstOf(cfg.Pythons)), order, live)
 	}
+	if suites["smollm2"] {
+		bar.start("SmolLM2-135M-Instruct generation and KV cache")
+		rep.SmolLM2 = benchSmolLM2(cfg, findPython(firstOf(cfg.Pythons)), order, live)
+	}
+	if suites["modern"] {
+		rep.Modern = benchModern(cfg, findPython(firstOf(cfg.Pythons)), order, live, bar)
+	}
 	for _, mc := range memCfgs {
 		bar.start(mc.label())
 		r := runMemMeasurement(mc, cfg.MemTimeout, cfg.ChildCommand)
@@ -284,6 +297,28 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 	for _, r := range rep.MiniLM {
 		if r.Error != "" {
 			return fmt.Errorf("all-MiniLM-L6-v2 on %s failed: %s", r.Backend, r.Error)
+		}
+	}
+	for _, r := range rep.SmolLM2.Gen {
+		if r.Error != "" {
+			return fmt.Errorf("SmolLM2-135M-Instruct on %s failed: %s", r.Backend, r.Error)
+		}
+	}
+	for _, r := range rep.SmolLM2.KV {
+		if r.Error != "" {
+			return fmt.Errorf("SmolLM2-135M-Instruct KV cache with %d heads on %s failed: %s", r.KVHeads, r.Backend, r.Error)
+		}
+	}
+	if rep.Modern != nil {
+		for _, r := range rep.Modern.Window {
+			if r.Error != "" {
+				return fmt.Errorf("sliding-window %s %s on %s failed: %s", r.Impl, r.Mask, r.Backend, r.Error)
+			}
+		}
+		for _, r := range rep.Modern.Decode {
+			if r.Error != "" {
+				return fmt.Errorf("GQA decoding with %d KV heads on %s failed: %s", r.KVHeads, r.Backend, r.Error)
+			}
 		}
 	}
 	if cfg.Quick {
