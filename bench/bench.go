@@ -15,7 +15,7 @@ import (
 )
 
 // Suites lists the suites in the order Run runs them.
-var Suites = []string{"mha", "torch", "decode", "minilm", "modern", "memory", "checkpoint"}
+var Suites = []string{"mha", "torch", "decode", "minilm", "smollm2", "modern", "memory", "checkpoint"}
 
 // Config is what one Run measures and where it writes. The zero value of a field means its
 // default, as documented on the field.
@@ -197,6 +197,9 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 	if suites["minilm"] {
 		bar.total++
 	}
+	if suites["smollm2"] {
+		bar.total++
+	}
 	if suites["modern"] {
 		bar.total += 1 + len(order)*(2+len(modernConfig(cfg.Quick).kvHeads))
 	}
@@ -249,6 +252,10 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 		bar.start("all-MiniLM-L6-v2 sentence embeddings")
 		rep.MiniLM = benchMiniLM(cfg, findPython(firstOf(cfg.Pythons)), order, live)
 	}
+	if suites["smollm2"] {
+		bar.start("SmolLM2-135M-Instruct generation and KV cache")
+		rep.SmolLM2 = benchSmolLM2(cfg, findPython(firstOf(cfg.Pythons)), order, live)
+	}
 	if suites["modern"] {
 		rep.Modern = benchModern(cfg, findPython(firstOf(cfg.Pythons)), order, live, bar)
 	}
@@ -290,6 +297,16 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 	for _, r := range rep.MiniLM {
 		if r.Error != "" {
 			return fmt.Errorf("all-MiniLM-L6-v2 on %s failed: %s", r.Backend, r.Error)
+		}
+	}
+	for _, r := range rep.SmolLM2.Gen {
+		if r.Error != "" {
+			return fmt.Errorf("SmolLM2-135M-Instruct on %s failed: %s", r.Backend, r.Error)
+		}
+	}
+	for _, r := range rep.SmolLM2.KV {
+		if r.Error != "" {
+			return fmt.Errorf("SmolLM2-135M-Instruct KV cache with %d heads on %s failed: %s", r.KVHeads, r.Backend, r.Error)
 		}
 	}
 	if rep.Modern != nil {

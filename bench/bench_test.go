@@ -137,7 +137,7 @@ func TestConfigErrors(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Config{Suites: []string{"nope"}}, `bench: unknown suite "nope" (valid: mha, torch, decode, minilm, modern, memory, checkpoint)`},
+		{Config{Suites: []string{"nope"}}, `bench: unknown suite "nope" (valid: mha, torch, decode, minilm, smollm2, modern, memory, checkpoint)`},
 		{Config{Suites: []string{"mha"}, Backends: []string{"tpu"}}, `unknown backend "tpu"`},
 		{Config{Suites: []string{"mha"}, TorchDevice: "mps"}, `PyTorch device "mps": want cpu or cuda`},
 		{Config{Suites: []string{"mha"}, Threads: -1}, "-1 PyTorch threads"},
