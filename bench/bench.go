@@ -201,7 +201,7 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 		bar.total++
 	}
 	if suites["modern"] {
-		bar.total += 1 + len(order)*(2+len(modernConfig(cfg.Quick).kvHeads))
+		bar.total += 1 + 2*len(order)
 	}
 	bar.total += len(memCfgs)
 

@@ -30,6 +30,9 @@ import (
 //   - Grouped-query decoding: tokens/s of one-token decoding steps through a stack of attention
 //     layers with mhalib's KVCache (CachedSelfAttention.KVHeads), for several numbers of
 //     key/value heads at the same width and number of query heads, and the same model in PyTorch.
+//
+// The cases compared with each other (causal and windowed flash; the models with different
+// numbers of key/value heads) run alternately, pass by pass, so that a ratio sees one load.
 
 // windowCase is one shape of the sliding-window comparison.
 type windowCase struct {
@@ -139,8 +142,11 @@ func benchModern(cfg Config, python string, order []string, live map[string]back
 	if slices.Contains(order, "go") && s.goWindow != s.window {
 		windows = append(windows, s.goWindow)
 		rep.Notes = append(rep.Notes, fmt.Sprintf("The pure-Go backend runs the window comparison at L %d instead of %d, "+
-			"to keep the run short (a case takes at least %d passes: %d warm-up, 3 timed); PyTorch is timed at both lengths.",
+			"to keep the run short (at least %d passes of full causal flash: %d warm-up, 3 timed); PyTorch is timed at both lengths.",
 			s.goWindow.L, s.window.L, 3+s.goWindow.Warmup, s.goWindow.Warmup))
+	}
+	if cfg.TorchDevice != "cpu" {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("This suite times PyTorch on the CPU only (--torch-device %s is used by the torch suite).", cfg.TorchDevice))
 	}
 	bar.start("PyTorch: sliding window and GQA decoding")
 	benchModernTorch(cfg, python, s, windows, rep)
@@ -149,62 +155,95 @@ func benchModern(cfg Config, python string, order []string, live map[string]back
 		if spec == "go" || spec == GoWithoutFastGo {
 			w = s.goWindow
 		}
-		for _, win := range []bool{false, true} {
-			bar.start(fmt.Sprintf("%s flash %s%s", spec, w.shape(), map[bool]string{true: " window", false: " causal"}[win]))
-			withFastGo(spec, func() { rep.Window = append(rep.Window, benchWindowFlash(live[spec], spec, w, win, cfg.Budget)) })
-		}
+		bar.start(fmt.Sprintf("%s flash %s, causal and window %d", spec, w.shape(), w.Window))
+		withFastGo(spec, func() { rep.Window = append(rep.Window, benchWindowFlash(live[spec], spec, w, cfg.Budget)...) })
 	}
 	for _, spec := range order {
-		for _, hkv := range s.kvHeads {
-			bar.start(fmt.Sprintf("%s GQA decoding Hq %d Hkv %d", spec, s.decode.Heads, hkv))
-			withFastGo(spec, func() { rep.Decode = append(rep.Decode, benchGQADecode(live[spec], spec, s.decode, hkv, cfg.Budget)) })
-		}
+		bar.start(fmt.Sprintf("%s GQA decoding Hq %d, Hkv %v", spec, s.decode.Heads, s.kvHeads))
+		withFastGo(spec, func() {
+			rep.Decode = append(rep.Decode, benchGQADecode(live[spec], spec, s.decode, s.kvHeads, cfg.Budget)...)
+		})
 	}
 	modernRatios(rep)
 	return rep
 }
 
-// benchWindowFlash times FlashAttention(q, k, v) causal, with Window(W, 0) when window, on
-// q, k, v [B, h, L, dk] uniform in [-1, 1).
-func benchWindowFlash(backend backends.Backend, spec string, c windowCase, window bool, budget time.Duration) windowResult {
-	res := windowResult{Backend: spec, Impl: "mhalib FlashAttention", Shape: c.shape(), L: c.L, Mask: "causal"}
-	var win *mhalib.Window
-	if window {
-		res.Mask = fmt.Sprintf("window %d", c.Window)
-		win = &mhalib.Window{Left: c.Window, Right: 0, Align: mhalib.AlignTopLeft}
+// benchWindowFlash times FlashAttention(q, k, v) causal, and causal with Window(W, 0), on
+// q, k, v [B, h, L, dk] uniform in [-1, 1): both compiled, Warmup untimed passes of each, then
+// timed passes alternating between the two (so that a change of the machine's load hits both
+// alike) until Runs of each are done or both budgets are spent (at least 3 each).
+func benchWindowFlash(backend backends.Backend, spec string, c windowCase, budget time.Duration) []windowResult {
+	res := []windowResult{
+		{Backend: spec, Impl: "mhalib FlashAttention", Shape: c.shape(), L: c.L, Mask: "causal"},
+		{Backend: spec, Impl: "mhalib FlashAttention", Shape: c.shape(), L: c.L, Mask: fmt.Sprintf("window %d", c.Window)},
 	}
-	if tiles, err := mhalib.FlashTiles(c.L, c.L, mhalib.DefaultFlashBlockQ, mhalib.DefaultFlashBlockK, mhalib.CausalTopLeft, win); err == nil {
-		for _, t := range tiles { // in tiles of BlockQ × BlockK
-			res.Tiles += (t.Row1 - t.Row0) * (t.Col1 - t.Col0) / (mhalib.DefaultFlashBlockQ * mhalib.DefaultFlashBlockK)
+	fail := func(err error) []windowResult {
+		for i := range res {
+			res[i].Error = err.Error()
 		}
-	}
-	exec, err := graph.NewExec(backend, func(q, k, v *graph.Node) *graph.Node {
-		f := mhalib.FlashAttention(q, k, v).Causal(mhalib.CausalTopLeft)
-		if win != nil {
-			f.Window(win.Left, win.Right, win.Align)
-		}
-		return f.Done() // [B, h, L, dk]
-	})
-	if err != nil {
-		res.Error = err.Error()
 		return res
 	}
-	defer exec.Finalize()
+	wins := []*mhalib.Window{nil, {Left: c.Window, Right: 0, Align: mhalib.AlignTopLeft}}
 	q, k, v := uniformTensor(11, c.B, c.H, c.L, c.Dk), uniformTensor(12, c.B, c.H, c.L, c.Dk), uniformTensor(13, c.B, c.H, c.L, c.Dk)
-	t, err := timeRuns(func() error { return exec.PreCompile(q, k, v) }, func() error {
-		out, err := exec.Exec(q, k, v)
+	var execs []*graph.Exec
+	for i, win := range wins {
+		tiles, err := mhalib.FlashTiles(c.L, c.L, mhalib.DefaultFlashBlockQ, mhalib.DefaultFlashBlockK, mhalib.CausalTopLeft, win)
 		if err != nil {
-			return err
+			return fail(err)
 		}
-		return finalizeAll(out)
-	}, c.Warmup, c.Runs, budget)
-	if err != nil {
-		res.Error = err.Error()
-		return res
+		for _, t := range tiles { // in tiles of BlockQ × BlockK
+			res[i].Tiles += (t.Row1 - t.Row0) * (t.Col1 - t.Col0) / (mhalib.DefaultFlashBlockQ * mhalib.DefaultFlashBlockK)
+		}
+		exec, err := graph.NewExec(backend, func(q, k, v *graph.Node) *graph.Node {
+			f := mhalib.FlashAttention(q, k, v).Causal(mhalib.CausalTopLeft)
+			if win != nil {
+				f.Window(win.Left, win.Right, win.Align)
+			}
+			return f.Done() // [B, h, L, dk]
+		})
+		if err != nil {
+			return fail(err)
+		}
+		defer exec.Finalize()
+		start := time.Now()
+		if err := exec.PreCompile(q, k, v); err != nil {
+			return fail(err)
+		}
+		res[i].CompileMS = msSince(start)
+		execs = append(execs, exec)
 	}
-	res.CompileMS, res.TimesMS = t.compileMS, t.timesMS
-	res.MedianMS, res.MinMS = Median(t.timesMS), slices.Min(t.timesMS)
-	res.GFLOPS = c.flops(window) / (res.MedianMS * 1e6)
+	run := func(i int) (float64, error) {
+		t0 := time.Now()
+		out, err := execs[i].Exec(q, k, v)
+		if err == nil {
+			err = finalizeAll(out)
+		}
+		return msSince(t0), err
+	}
+	for range c.Warmup {
+		for i := range execs {
+			if _, err := run(i); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	start := time.Now()
+	for len(res[1].TimesMS) < c.Runs {
+		for i := range execs {
+			ms, err := run(i)
+			if err != nil {
+				return fail(err)
+			}
+			res[i].TimesMS = append(res[i].TimesMS, ms)
+		}
+		if len(res[1].TimesMS) >= 3 && time.Since(start) > 2*budget {
+			break
+		}
+	}
+	for i := range res {
+		res[i].MedianMS, res[i].MinMS = Median(res[i].TimesMS), slices.Min(res[i].TimesMS)
+		res[i].GFLOPS = c.flops(i == 1) / (res[i].MedianMS * 1e6)
+	}
 	return res
 }
 
@@ -219,94 +258,136 @@ func gqaLayers(ctx *context.Context, m gqaDecodeModel, kvHeads int, cache *mhali
 	return x
 }
 
-// benchGQADecode times one-token decoding steps with kvHeads key/value heads: the first step
-// compiles, then Steps steps at positions Context−Steps … Context−1 are timed (until the budget is
-// spent, at least 3). mhalib's KVCache attends over its whole capacity (masked), so a step's cost
-// does not depend on how many positions are filled. The cache's bytes are read from its tensors.
-// As a check, the last step's output is compared with one multi-position step over the same
-// inputs (the cached path against the block path).
-func benchGQADecode(backend backends.Backend, spec string, m gqaDecodeModel, kvHeads int, budget time.Duration) gqaDecodeResult {
+// gqaDecoder is one model of the decoding comparison: its cache, variables and step graph.
+type gqaDecoder struct {
+	res   gqaDecodeResult
+	cache *mhalib.KVCache
+	ctx   *context.Context
+	step  *context.Exec
+	last  *tensors.Tensor // the last step's output [1, 1, E]
+}
+
+// benchGQADecode times one-token decoding steps of the model with each number of key/value
+// heads: each model's first step compiles, then steps at positions Context−Steps+1 … Context−1
+// are timed, alternating between the models (so that a change of the machine's load hits all
+// alike), until Steps−1 steps are done or the budget per model is spent (at least 3 each).
+// mhalib's KVCache attends over its whole capacity (masked), so a step's cost does not depend on
+// how many positions are filled. The cache's bytes are read from its tensors. As a check, each
+// model's last step is compared with one multi-position step over the same inputs (the cached
+// path against the block path).
+func benchGQADecode(backend backends.Backend, spec string, m gqaDecodeModel, kvHeads []int, budget time.Duration) []gqaDecodeResult {
 	dk := m.Embed / m.Heads
-	res := gqaDecodeResult{Backend: spec, Heads: m.Heads, KVHeads: kvHeads,
-		Model: fmt.Sprintf("%d layers, E %d, Hq %d, dk %d, cache %d positions", m.Layers, m.Embed, m.Heads, dk, m.Context)}
-	fail := func(err error) gqaDecodeResult { res.Error = err.Error(); return res }
-	cache, err := mhalib.NewKVCache(1, kvHeads, m.Context, dk, dk)
-	if err != nil {
-		return fail(err)
-	}
-	ctx := mhalib.WithInit(context.New(), mhalib.InitXavierUniform)
-	ctx.SetParam(context.ParamInitialSeed, int64(1))
-	step, err := context.NewExec(backend, ctx, func(ctx *context.Context, x, pos *graph.Node) *graph.Node {
-		return gqaLayers(ctx, m, kvHeads, cache, x, pos) // [1, 1, E]
-	})
-	if err != nil {
-		return fail(err)
-	}
-	defer step.Finalize()
 	xs := uniformTensor(21, 1, m.Steps, m.Embed)
 	flat := tensors.MustCopyFlatData[float32](xs)
 	token := func(i int) *tensors.Tensor {
 		return tensors.FromFlatDataAndDimensions(slices.Clone(flat[i*m.Embed:(i+1)*m.Embed]), 1, 1, m.Embed)
 	}
 	first := m.Context - m.Steps
-	start := time.Now()
-	out, err := step.Exec(token(0), int32(first))
-	if err != nil {
-		return fail(err)
-	}
-	res.CompileMS = msSince(start)
-	_ = finalizeAll(out)
-	for v := range ctx.IterVariables() {
-		if strings.Contains(v.Scope(), "kv_cache") {
-			res.CacheBytes += int64(v.Shape().Memory())
+	var models []*gqaDecoder
+	for _, hkv := range kvHeads {
+		d := &gqaDecoder{res: gqaDecodeResult{Backend: spec, Heads: m.Heads, KVHeads: hkv,
+			Model: fmt.Sprintf("%d layers, E %d, Hq %d, dk %d, cache %d positions", m.Layers, m.Embed, m.Heads, dk, m.Context)}}
+		models = append(models, d)
+		var err error
+		if d.cache, err = mhalib.NewKVCache(1, hkv, m.Context, dk, dk); err != nil {
+			d.res.Error = err.Error()
+			continue
 		}
+		d.ctx = mhalib.WithInit(context.New(), mhalib.InitXavierUniform)
+		d.ctx.SetParam(context.ParamInitialSeed, int64(1))
+		d.step, err = context.NewExec(backend, d.ctx, func(ctx *context.Context, x, pos *graph.Node) *graph.Node {
+			return gqaLayers(ctx, m, hkv, d.cache, x, pos) // [1, 1, E]
+		})
+		if err != nil {
+			d.res.Error = err.Error()
+			continue
+		}
+		defer d.step.Finalize()
+		start := time.Now()
+		out, err := d.step.Exec(token(0), int32(first))
+		if err != nil {
+			d.res.Error = err.Error()
+			continue
+		}
+		d.res.CompileMS = msSince(start)
+		_ = finalizeAll(out)
+		d.res.CacheBytes = cacheTensorBytes(d.ctx)
+		d.res.Formula, _ = mhalib.KVCacheBytes(mhalib.KVCacheConfig{Layers: m.Layers, KVHeads: hkv, HeadDim: dk,
+			Context: m.Context, DType: xs.DType()})
 	}
-	res.Formula, _ = mhalib.KVCacheBytes(mhalib.KVCacheConfig{Layers: m.Layers, KVHeads: kvHeads, HeadDim: dk,
-		Context: m.Context, DType: xs.DType()})
-	var last *tensors.Tensor
 	loop := time.Now()
 	for i := 1; i < m.Steps; i++ {
-		t0 := time.Now()
-		out, err := step.Exec(token(i), int32(first+i))
-		if err != nil {
-			return fail(err)
+		for _, d := range models {
+			if d.res.Error != "" {
+				continue
+			}
+			t0 := time.Now()
+			out, err := d.step.Exec(token(i), int32(first+i))
+			if err != nil {
+				d.res.Error = err.Error()
+				continue
+			}
+			d.res.TimesMS = append(d.res.TimesMS, msSince(t0))
+			if d.last != nil {
+				_ = d.last.FinalizeAll()
+			}
+			d.last = out[0]
 		}
-		res.TimesMS = append(res.TimesMS, msSince(t0))
-		if last != nil {
-			_ = last.FinalizeAll()
-		}
-		last = out[0]
-		if len(res.TimesMS) >= 3 && time.Since(loop) > budget && i < m.Steps-1 {
+		if i >= 3 && time.Since(loop) > time.Duration(len(models))*budget {
 			break
 		}
 	}
-	res.Runs = len(res.TimesMS)
-	res.StepMS = Median(res.TimesMS)
-	res.TokensPerS = 1000 / res.StepMS
-	stepsDone := res.Runs + 1
+	var results []gqaDecodeResult
+	for _, d := range models {
+		if d.res.Error == "" {
+			d.res.Runs = len(d.res.TimesMS)
+			d.res.StepMS = Median(d.res.TimesMS)
+			d.res.TokensPerS = 1000 / d.res.StepMS
+			if err := d.check(backend, m, flat, first); err != nil {
+				d.res.Error = err.Error()
+			}
+		}
+		results = append(results, d.res)
+	}
+	return results
+}
 
-	// Check: the same inputs as one step of stepsDone positions at `first` (it rewrites the same
-	// keys and values; positions before `first` hold zeros in both) give the same last row.
-	prefill, err := context.NewExec(backend, ctx, func(ctx *context.Context, x, pos *graph.Node) *graph.Node {
-		return gqaLayers(ctx, m, kvHeads, cache, x, pos) // [1, stepsDone, E]
+// check compares the last cached step with one step over the same Runs+1 inputs at position
+// first (it rewrites the same keys and values; positions before first hold zeros in both):
+// the last rows must agree (MaxDiffStep).
+func (d *gqaDecoder) check(backend backends.Backend, m gqaDecodeModel, flat []float32, first int) error {
+	n := d.res.Runs + 1
+	prefill, err := context.NewExec(backend, d.ctx, func(ctx *context.Context, x, pos *graph.Node) *graph.Node {
+		return gqaLayers(ctx, m, d.res.KVHeads, d.cache, x, pos) // [1, n, E]
 	})
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	defer prefill.Finalize()
-	seq := tensors.FromFlatDataAndDimensions(slices.Clone(flat[:stepsDone*m.Embed]), 1, stepsDone, m.Embed)
+	seq := tensors.FromFlatDataAndDimensions(slices.Clone(flat[:n*m.Embed]), 1, n, m.Embed)
 	full, err := prefill.Exec(seq, int32(first))
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	got, want := tensors.MustCopyFlatData[float32](last), tensors.MustCopyFlatData[float32](full[0])
+	got, want := tensors.MustCopyFlatData[float32](d.last), tensors.MustCopyFlatData[float32](full[0])
 	want = want[len(want)-m.Embed:]
 	for i := range got {
-		res.MaxDiffStep = math.Max(res.MaxDiffStep, math.Abs(float64(got[i]-want[i])))
+		d.res.MaxDiffStep = math.Max(d.res.MaxDiffStep, math.Abs(float64(got[i]-want[i])))
 	}
-	_ = finalizeAll(full)
-	_ = last.FinalizeAll()
-	return res
+	_ = d.last.FinalizeAll()
+	return finalizeAll(full)
+}
+
+// cacheTensorBytes returns the bytes of ctx's KV-cache tensors (variables in a "kv_cache"
+// scope, where KVCache.Append creates them).
+func cacheTensorBytes(ctx *context.Context) int64 {
+	var n int64
+	for v := range ctx.IterVariables() {
+		if strings.Contains(v.Scope(), "kv_cache") {
+			n += int64(v.Shape().Memory())
+		}
+	}
+	return n
 }
 
 // benchModernTorch runs parity/bench_modern_torch.py for the window shapes and the decoding
@@ -486,7 +567,7 @@ func printModern(w io.Writer, m *modernReport) {
 	}
 	if len(m.Decode) > 0 {
 		fmt.Fprintf(w, "\n## Grouped-query decoding: one token per step, KV cache (mhalib KVCache / preallocated tensors in PyTorch), float32\n\n")
-		fmt.Fprintln(w, "| implementation | backend | model | KV heads | cache (tensors) | ms/token | tokens/s | runs | × MHA tokens/s | max |Δ| vs block step |")
+		fmt.Fprintln(w, "| implementation | backend | model | KV heads | cache (tensors) | ms/token | tokens/s | runs | × MHA tokens/s | max abs. diff vs block step |")
 		fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
 		for _, r := range m.Decode {
 			impl := "mhalib CachedSelfAttention"
@@ -516,7 +597,7 @@ func printModern(w io.Writer, m *modernReport) {
 		}
 		fmt.Fprintf(w, "\nEach layer: LayerNorm, q/k/v/o projections, attention over the whole cache (masked beyond the position), residual; "+
 			"no MLP, no embedding. cache: bytes of the cache tensors, read from the tensors (%s). "+
-			"max |Δ| vs block step: the last cached step against one step over the same inputs.\n", formula)
+			"max abs. diff vs block step: the last cached step against one step over the same inputs.\n", formula)
 	}
 	for _, n := range m.Notes {
 		fmt.Fprintln(w, n)

@@ -18,7 +18,7 @@ func TestBenchModernQuick(t *testing.T) {
 	jsonPath := filepath.Join(t.TempDir(), "bench.json")
 	var stdout, stderr bytes.Buffer
 	cfg := Config{Quick: true, Suites: []string{"modern"}, Backends: SplitList(testBackendList(t)),
-		Pythons: []string{"/nonexistent/python"}, JSONPath: jsonPath}
+		Pythons: []string{"/nonexistent/python"}, JSONPath: jsonPath, TorchDevice: "cuda"}
 	if err := Run(&stdout, &stderr, cfg); err != nil {
 		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
@@ -29,6 +29,7 @@ func TestBenchModernQuick(t *testing.T) {
 		"## Grouped-query decoding",
 		"mhalib.KVCacheBytes gives the same for every row",
 		"PyTorch: /nonexistent/python",
+		"This suite times PyTorch on the CPU only (--torch-device cuda is used by the torch suite).",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -9,6 +9,10 @@ testdata/tokenizer.json
     contractions, accents, CJK, emoji, special tokens inside text) with the ids of
     AutoTokenizer.from_pretrained(dir, gguf_file=...) and its decode of those ids; chat
     conversations with apply_chat_template(..., add_generation_prompt=True), text and ids.
+testdata/attention.json
+    attention weights of one sentence with attn_implementation="eager" in float32 and the same
+    weights in float64: every head of layers ATTN_LAYERS in full, and for every layer and head the
+    mean weight on the first token and the weight of "it" on "cat" (what notebook 11 shows).
 testdata/model.json
     AutoModelForCausalLM.from_pretrained(dir, gguf_file=..., dtype=float32) (weights dequantised
     to float32 by gguf): logits of whole prompts (top-5 ids and a slice of values at every
@@ -103,7 +107,7 @@ def tokenizer_fixture(out):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=["tokenizer", "model"])
+    ap.add_argument("--only", choices=["tokenizer", "model", "attention"])
     ap.add_argument("--out", default=os.path.join(HERE, "testdata"))
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -111,6 +115,8 @@ def main():
         tokenizer_fixture(a.out)
     if a.only in (None, "model"):
         model_fixture(a.out)
+    if a.only in (None, "attention"):
+        attention_fixture(a.out)
 
 
 PROMPTS = [
@@ -213,6 +219,40 @@ def model_fixture(out):
         json.dump({"generator": "transformers AutoModelForCausalLM.from_pretrained(gguf_file=..., dtype=float32); ref64 = the same weights in float64",
                    "new_tokens": NEW_TOKENS, "eos": tok.eos_token_id, "layer0": layer0, "cases": cases}, f)
         f.write("\n")
+
+
+ATTN_SENTENCE = "The cat sat on the mat because it was tired."
+ATTN_LAYERS = [0, 13, 16, 29]
+
+
+def attention_fixture(out):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.set_num_threads(2)
+    tok = AutoTokenizer.from_pretrained(DIR, gguf_file=FILE)
+    ids = tok.encode(ATTN_SENTENCE, add_special_tokens=False)
+    toks = tok.convert_ids_to_tokens(ids)
+    it, cat = toks.index("\u0120it"), toks.index("\u0120cat")
+    res = {}
+    for name, dtype in (("ref32", torch.float32), ("ref64", torch.float64)):
+        m = AutoModelForCausalLM.from_pretrained(DIR, gguf_file=FILE, dtype=torch.float32,
+                                                 attn_implementation="eager").eval().to(dtype)
+        with torch.no_grad():
+            att = torch.stack(m(torch.tensor([ids]), output_attentions=True).attentions)[:, 0]  # [layers, H, L, L]
+        res[name] = att.double()
+        del m
+    a32, a64 = res["ref32"], res["ref64"]
+    first = a64[:, :, 1:, 0].mean(-1)  # [layers, H]
+    json.dump({"generator": "transformers eager attention, float32 (ref32) and float64 (ref64) of the same weights",
+               "sentence": ATTN_SENTENCE, "ids": ids, "tokens": toks, "it": it, "cat": cat,
+               "layers": ATTN_LAYERS,
+               "weights64": a64[ATTN_LAYERS].tolist(),
+               "err32": float((a32 - a64).abs().max()),
+               "first_share64": first.tolist(),
+               "it_cat64": a64[:, :, it, cat].tolist()},
+              open(os.path.join(out, "attention.json"), "w"))
+    print(f"attention: {len(ids)} tokens, HF float32 error on the weights {float((a32 - a64).abs().max()):.2e}")
 
 
 if __name__ == "__main__":

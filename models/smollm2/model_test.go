@@ -412,12 +412,32 @@ func TestCachedEqualsFull(t *testing.T) {
 	})
 }
 
+// attentionFixture is testdata/attention.json (gen_fixture.py --only attention).
+type attentionFixture struct {
+	Sentence   string
+	IDs        []int
+	It, Cat    int
+	Layers     []int
+	Weights64  [][][][]float64 // [len(Layers)][H][L][L]
+	Err32      float64
+	FirstShare [][]float64 `json:"first_share64"` // [layer][head]: mean weight of queries 1 … L−1 on token 0
+	ItCat      [][]float64 `json:"it_cat64"`      // [layer][head]
+}
+
 // TestAttentionWeights: Runner.Attention returns the logits of Runner.Logits and, for every
-// layer and query head, causal weights: zero above the diagonal, rows summing to 1.
+// layer and query head, causal weights (zero above the diagonal, rows summing to 1) equal to
+// transformers' eager attention in float64: every head of 4 layers in full, and the first-token
+// share and the "it" → "cat" weight of all 270 heads (what notebook 11 shows), within
+// 4 × transformers' own float32 error on the weights.
 func TestAttentionWeights(t *testing.T) {
+	var fx attentionFixture
+	readFixture(t, "attention.json", &fx)
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
 		r := testRunner(t, backend)
-		ids := r.Model.Tokenizer.Encode("Once upon a time, there was a little")
+		ids := r.Model.Tokenizer.Encode(fx.Sentence)
+		if fmt.Sprint(ids) != fmt.Sprint(fx.IDs) {
+			t.Fatalf("ids %v, transformers' %v", ids, fx.IDs)
+		}
 		logits, w, err := r.Attention(ids)
 		if err != nil {
 			t.Fatal(err)
@@ -439,8 +459,11 @@ func TestAttentionWeights(t *testing.T) {
 		if len(w) != c.NumHiddenLayers || len(w[0]) != c.NumAttentionHeads || len(w[0][0]) != len(ids) {
 			t.Fatalf("weights %d × %d × %d, want %d × %d × %d", len(w), len(w[0]), len(w[0][0]), c.NumHiddenLayers, c.NumAttentionHeads, len(ids))
 		}
+		bound := 4 * fx.Err32
+		dFull, dFirst, dItCat := 0.0, 0.0, 0.0
 		for l := range w {
 			for h := range w[l] {
+				first := 0.0
 				for q, row := range w[l][h] {
 					sum := 0.0
 					for k, p := range row {
@@ -452,8 +475,27 @@ func TestAttentionWeights(t *testing.T) {
 					if math.Abs(sum-1) > 1e-5 {
 						t.Fatalf("layer %d head %d query %d: weights sum to %g", l, h, q, sum)
 					}
+					if q > 0 {
+						first += float64(row[0]) / float64(len(ids)-1)
+					}
+				}
+				dFirst = max(dFirst, math.Abs(first-fx.FirstShare[l][h]))
+				dItCat = max(dItCat, math.Abs(float64(w[l][h][fx.It][fx.Cat])-fx.ItCat[l][h]))
+			}
+		}
+		for i, l := range fx.Layers {
+			for h := range fx.Weights64[i] {
+				for q := range fx.Weights64[i][h] {
+					for k, ref := range fx.Weights64[i][h][q] {
+						dFull = max(dFull, math.Abs(float64(w[l][h][q][k])-ref))
+					}
 				}
 			}
+		}
+		t.Logf("max |ours − transformers float64|: weights of layers %v %.2e, first-token shares %.2e, it → cat %.2e (transformers float32: %.2e; bound %.2e)",
+			fx.Layers, dFull, dFirst, dItCat, fx.Err32, bound)
+		if dFull > bound || dFirst > bound || dItCat > bound {
+			t.Errorf("attention weights differ from transformers' by more than %.2e", bound)
 		}
 	})
 }
