@@ -29,8 +29,8 @@ func TestBenchQuick(t *testing.T) {
 	out := stdout.String()
 	for _, want := range []string{
 		"## Forward pass, self-attention MultiHeadAttention(x, x, x), float32",
-		"| seed003 | B4 L32 E64 h4 | no | mhalib plain | go |",
-		"| long | B1 L512 E64 h4 | yes | mhalib flash | go |",
+		"| seed003 | B4 L32 E64 h4 | no | mhalib plain (Auto) | go |",
+		"| long | B1 L512 E64 h4 | yes | mhalib flash (Auto) | go |",
 		"## Greedy decoding: KV cache vs recompute",
 	} {
 		if !strings.Contains(out, want) {
@@ -109,7 +109,7 @@ func TestBenchGoals(t *testing.T) {
 	rep := &benchReport{
 		MHA: []mhaResult{
 			{mhaCase: mhaCase{Group: "long", B: 1, L: 4096, E: 512, H: 8}, Backend: "xla:cpu", Impl: "mhalib plain", MedianMS: 500},
-			{mhaCase: mhaCase{Group: "long", B: 1, L: 4096, E: 512, H: 8, Flash: true}, Backend: "xla:cpu", Impl: "mhalib flash", MedianMS: 300},
+			{mhaCase: mhaCase{Group: "long", B: 1, L: 4096, E: 512, H: 8, Flash: true}, Backend: "xla:cpu", Impl: "mhalib flash", MedianMS: 300, AutoChoice: true},
 			{mhaCase: mhaCase{Group: "long", B: 1, L: 4096, E: 512, H: 8}, Backend: "torch cpu", Impl: "PyTorch 2 nn.MHA", MedianMS: 400},
 			// A case with PyTorch timed before (180 ms) and after (220 ms) it: the ratio uses the mean, 200 ms.
 			{mhaCase: mhaCase{Group: "long", B: 1, L: 4096, E: 512, H: 8, Causal: true}, Backend: "xla:cpu", Impl: "mhalib plain", MedianMS: 200,
@@ -132,6 +132,7 @@ func TestBenchGoals(t *testing.T) {
 		"xla:cpu long/causal ≤ 0.8× PyTorch (the faster of plain and flash; the fastest PyTorch measured): 1.00× (mhalib plain 200 ms vs PyTorch 2 200 ms) missed",
 		"xla:cpu seed003 ≥ 250 GFLOP/s: 260 GFLOP/s (mhalib plain 37.0 ms) met",
 		"xla:cpu long: flash ≤ 1.5× plain: 0.60× (300 ms vs 500 ms) met",
+		"xla:cpu long: Auto (the default) chooses the faster of plain and flash: flash 300 ms vs plain 500 ms met",
 		"xla:cpu flash forward at L = 32768, B1 h8 dk64 within 2 GiB peak RSS: 1.0 GiB met",
 		"go decoding with KV cache ≥ 10× recompute (L 2048, D 512, h 8): 5× (100.0 vs 20.00 tokens/s) missed",
 	}, "\n")

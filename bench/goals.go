@@ -62,6 +62,21 @@ func evaluateGoals(rep *benchReport) []goalResult {
 			}
 		}
 	}
+	for _, spec := range []string{"xla:cpu"} {
+		for _, key := range []string{"seed003", "seed003/causal", "long", "long/causal", "llm", "llm/causal"} {
+			plain, flash := find(key, spec, false), find(key, spec, true)
+			if plain == nil || flash == nil {
+				continue
+			}
+			auto, other := plain, flash
+			if flash.AutoChoice {
+				auto, other = flash, plain
+			}
+			goals = append(goals, goalResult{Goal: fmt.Sprintf("%s %s: Auto (the default) chooses the faster of plain and flash", spec, key),
+				Measured: fmt.Sprintf("%s %s vs %s %s", strings.TrimPrefix(auto.Impl, "mhalib "), FormatMS(auto.MedianMS),
+					strings.TrimPrefix(other.Impl, "mhalib "), FormatMS(other.MedianMS)), Met: auto.MedianMS <= other.MedianMS})
+		}
+	}
 	for _, m := range rep.Memory {
 		if m.Kind == "flash" && m.L == 32768 && m.Backend == "xla:cpu" && m.Error == "" {
 			goals = append(goals, goalResult{Goal: "xla:cpu flash forward at L = 32768, B1 h8 dk64 within 2 GiB peak RSS",

@@ -111,6 +111,9 @@ type mhaResult struct {
 	Torch []torchPair `json:"torch,omitempty"`
 	// Load is the load average (1, 5, 15 minutes) when this case finished.
 	Load string `json:"load,omitempty"`
+	// AutoChoice is whether this row's formulation is the one mhalib's default (Auto) chooses
+	// for the shape.
+	AutoChoice bool `json:"auto_choice,omitempty"`
 	// Measurements is the number of PyTorch runs pooled in a PyTorch row (0 for mhalib rows).
 	Measurements int    `json:"measurements,omitempty"`
 	Error        string `json:"error,omitempty"`
@@ -199,8 +202,12 @@ func printReport(w io.Writer, rep *benchReport) {
 				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | error: %s |||||\n", r.Group, r.shape(), yesNo(r.Causal), r.Impl, r.Backend, r.Error)
 				continue
 			}
+			impl := r.Impl
+			if r.AutoChoice {
+				impl += " (Auto)"
+			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f |", r.Group, r.shape(), yesNo(r.Causal),
-				r.Impl, r.Backend, compile, FormatMS(r.MedianMS), FormatMS(r.MinMS), runs, r.GFLOPS)
+				impl, r.Backend, compile, FormatMS(r.MedianMS), FormatMS(r.MinMS), runs, r.GFLOPS)
 			for _, impl := range torchImpls {
 				pair := "—"
 				if i := slices.IndexFunc(r.Torch, func(p torchPair) bool { return p.Impl == impl }); i >= 0 {
@@ -218,7 +225,8 @@ func printReport(w io.Writer, rep *benchReport) {
 			}
 			fmt.Fprintf(w, " %s |\n", load)
 		}
-		fmt.Fprintln(w, "\nPyTorch is timed right before and right after each mhalib case; × PyTorch is the case's median over the mean of those two medians (below 1: faster). PyTorch's own rows pool all its runs on the shape (runs: total, and how many times it was timed).")
+		fmt.Fprintln(w, "\n(Auto): the formulation mhalib's default, Formulation(Auto), chooses for the shape.")
+		fmt.Fprintln(w, "PyTorch is timed right before and right after each mhalib case; × PyTorch is the case's median over the mean of those two medians (below 1: faster). PyTorch's own rows pool all its runs on the shape (runs: total, and how many times it was timed).")
 		fmt.Fprintln(w, "\nGFLOP/s counts the projections (8·B·L·E²) and the attention products (4·B·L²·E, half when causal).")
 	}
 	if len(rep.Decode) > 0 {

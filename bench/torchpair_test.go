@@ -75,7 +75,7 @@ func TestBenchTorchBeforeAfter(t *testing.T) {
 				r.Measurements, len(r.TimesMS), r.MedianMS, r.MinMS)
 		}
 	}
-	if want := "| seed003 | B4 L32 E64 h4 | no | mhalib plain | go |"; !strings.Contains(stdout.String(), want) ||
+	if want := "| seed003 | B4 L32 E64 h4 | no | mhalib plain (Auto) | go |"; !strings.Contains(stdout.String(), want) ||
 		!strings.Contains(stdout.String(), "| 1.00 ms / 2.00 ms |") {
 		t.Errorf("table lacks the mhalib row or PyTorch's before / after:\n%s", stdout.String())
 	}
