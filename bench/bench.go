@@ -15,6 +15,9 @@ import (
 	"github.com/mhalab/mhalab/xla"
 )
 
+// Groups lists the groups of forward-pass cases (Config.Groups).
+var Groups = []string{"seed003", "long", "llm"}
+
 // Suites lists the suites in the order Run runs them.
 var Suites = []string{"mha", "torch", "decode", "minilm", "memory", "checkpoint"}
 
@@ -28,6 +31,9 @@ type Config struct {
 	Backends []string
 	// Suites are the suites to run (names from Suites); empty: all of them.
 	Suites []string
+	// Groups restricts the forward-pass cases (mha and torch suites) to these groups (seed003,
+	// long, llm); empty: all of them.
+	Groups []string
 	// JSONPath is the file the report is written to as JSON; empty: none.
 	JSONPath string
 	// ComparePath is the JSON report of a previous run to compare this one with (the change of
@@ -76,6 +82,11 @@ func (cfg Config) withDefaults() (Config, error) {
 		}
 		if err := xla.CheckSpec(b); err != nil {
 			return cfg, err
+		}
+	}
+	for _, g := range cfg.Groups {
+		if !slices.Contains(Groups, g) {
+			return cfg, fmt.Errorf("bench: unknown case group %q (valid: %s)", g, strings.Join(Groups, ", "))
 		}
 	}
 	switch cfg.TorchDevice {
@@ -189,6 +200,9 @@ func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 	}
 
 	cases := mhaCases(cfg.Quick)
+	if len(cfg.Groups) > 0 {
+		cases = slices.DeleteFunc(cases, func(c mhaCase) bool { return !slices.Contains(cfg.Groups, c.Group) })
+	}
 	decodeCfg := decodeConfig(cfg.Quick)
 	memCfgs := memoryConfigs(cfg.Quick, order, suites["memory"], suites["checkpoint"])
 	bar := &progressBar{w: stderr, enabled: cfg.Progress}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,7 @@ func TestBenchQuick(t *testing.T) {
 		t.Fatalf("JSON report incomplete: quick=%v, %d MHA results, %d decoding results", rep.Quick, len(rep.MHA), len(rep.Decode))
 	}
 	for _, r := range rep.MHA {
-		if r.Error != "" || r.MedianMS <= 0 || len(r.TimesMS) < 3 || r.GFLOPS <= 0 {
+		if r.Error != "" || r.MedianMS <= 0 || len(r.TimesMS) < 3 || r.GFLOPS <= 0 || (runtime.GOOS == "linux" && r.CPUMS <= 0) {
 			t.Errorf("bad MHA result %+v", r)
 		}
 	}
@@ -148,6 +149,7 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{Config{Suites: []string{"nope"}}, `bench: unknown suite "nope" (valid: mha, torch, decode, minilm, memory, checkpoint)`},
 		{Config{Suites: []string{"mha"}, Backends: []string{"tpu"}}, `unknown backend "tpu"`},
+		{Config{Suites: []string{"mha"}, Groups: []string{"gpt"}}, `bench: unknown case group "gpt" (valid: seed003, long, llm)`},
 		{Config{Suites: []string{"mha"}, TorchDevice: "mps"}, `PyTorch device "mps": want cpu or cuda`},
 		{Config{Suites: []string{"mha"}, Threads: -1}, "-1 PyTorch threads"},
 		{Config{Suites: []string{"mha"}, Budget: -time.Second}, "budget -1s"},

@@ -57,8 +57,8 @@ func (r mhaResult) bestRatio() float64 {
 func printComparison(w io.Writer, old, cur *benchReport, oldPath string) {
 	fmt.Fprintf(w, "\n## Compared with %s (%s; load average before %s, after %s)\n\n", oldPath, old.Started,
 		old.Machine.LoadBefore, old.Machine.LoadAfter)
-	fmt.Fprintln(w, "| case | shape | causal | implementation | backend | median then | median now | change | × PyTorch then | × PyTorch now | change |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| case | shape | causal | implementation | backend | median then | median now | change | CPU time then | CPU time now | change | × PyTorch then | × PyTorch now | change |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	oldByID := map[string]mhaResult{}
 	for _, r := range old.MHA {
 		if r.Error == "" {
@@ -76,8 +76,18 @@ func printComparison(w io.Writer, old, cur *benchReport, oldPath string) {
 		seen[id] = true
 		o, ok := oldByID[id]
 		then, change, ratioThen, ratioNow, ratioChange := "—", "new", "—", "—", "—"
+		cpuThen, cpuNow, cpuChange := "—", "—", "—"
 		if ok {
 			then, change = FormatMS(o.MedianMS), relChange(o.MedianMS, r.MedianMS)
+		}
+		if r.CPUMS > 0 {
+			cpuNow = FormatMS(r.CPUMS)
+		}
+		if ok && o.CPUMS > 0 {
+			cpuThen = FormatMS(o.CPUMS)
+			if r.CPUMS > 0 {
+				cpuChange = relChange(o.CPUMS, r.CPUMS)
+			}
 		}
 		if v := r.bestRatio(); v > 0 {
 			ratioNow = fmt.Sprintf("%.2f×", v)
@@ -88,12 +98,12 @@ func printComparison(w io.Writer, old, cur *benchReport, oldPath string) {
 				ratioChange = relChange(v, r.bestRatio())
 			}
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Group, r.shape(), yesNo(r.Causal),
-			r.Impl, r.Backend, then, FormatMS(r.MedianMS), change, ratioThen, ratioNow, ratioChange)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Group, r.shape(), yesNo(r.Causal),
+			r.Impl, r.Backend, then, FormatMS(r.MedianMS), change, cpuThen, cpuNow, cpuChange, ratioThen, ratioNow, ratioChange)
 	}
 	for _, o := range old.MHA {
 		if id := o.caseID(); o.Error == "" && !seen[id] {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | not run now | | | | |\n", o.Group, o.shape(), yesNo(o.Causal),
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | not run now | | | | | | | |\n", o.Group, o.shape(), yesNo(o.Causal),
 				o.Impl, o.Backend, FormatMS(o.MedianMS))
 		}
 	}

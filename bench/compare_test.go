@@ -15,12 +15,12 @@ func TestBenchCompare(t *testing.T) {
 	plain := mhaCase{Group: "long", B: 1, L: 4096, E: 512, H: 8}
 	old := &benchReport{Started: "2026-12-01T01:00:00Z", Machine: machineInfo{LoadBefore: "1.00 1.00 1.00", LoadAfter: "2.00 1.50 1.00"},
 		MHA: []mhaResult{
-			{mhaCase: seed, Backend: "xla:cpu", Impl: "mhalib plain", MedianMS: 80, VsTorch: map[string]float64{"PyTorch 2 nn.MHA": 1.25}},
+			{mhaCase: seed, Backend: "xla:cpu", Impl: "mhalib plain", MedianMS: 80, CPUMS: 150, VsTorch: map[string]float64{"PyTorch 2 nn.MHA": 1.25}},
 			{mhaCase: seed, Backend: "torch cpu", Impl: "PyTorch 2 nn.MHA", MedianMS: 64},
 			{mhaCase: plain, Backend: "xla:cpu", Impl: "mhalib plain", MedianMS: 700},
 		}}
 	cur := &benchReport{MHA: []mhaResult{
-		{mhaCase: seed, Backend: "xla:cpu", Impl: "mhalib plain", MedianMS: 60, VsTorch: map[string]float64{"PyTorch 2 nn.MHA": 0.9, "PyTorch 3 nn.MHA": 1.2}},
+		{mhaCase: seed, Backend: "xla:cpu", Impl: "mhalib plain", MedianMS: 60, CPUMS: 120, VsTorch: map[string]float64{"PyTorch 2 nn.MHA": 0.9, "PyTorch 3 nn.MHA": 1.2}},
 		{mhaCase: seed, Backend: "torch cpu", Impl: "PyTorch 2 nn.MHA", MedianMS: 66.7},
 		{mhaCase: flash, Backend: "xla:cpu", Impl: "mhalib flash", MedianMS: 300},
 	}}
@@ -28,10 +28,10 @@ func TestBenchCompare(t *testing.T) {
 	printComparison(&out, old, cur, "old.json")
 	for _, want := range []string{
 		"## Compared with old.json (2026-12-01T01:00:00Z; load average before 1.00 1.00 1.00, after 2.00 1.50 1.00)",
-		"| seed003 | B32 L128 E512 h8 | no | mhalib plain | xla:cpu | 80.0 ms | 60.0 ms | −25.0 % | 1.25× | 0.90× | −28.0 % |",
-		"| seed003 | B32 L128 E512 h8 | no | PyTorch 2 nn.MHA | torch cpu | 64.0 ms | 66.7 ms | +4.2 % | — | — | — |",
-		"| long | B1 L4096 E512 h8 | no | mhalib flash | xla:cpu | — | 300 ms | new | — | — | — |",
-		"| long | B1 L4096 E512 h8 | no | mhalib plain | xla:cpu | 700 ms | not run now | | | | |",
+		"| seed003 | B32 L128 E512 h8 | no | mhalib plain | xla:cpu | 80.0 ms | 60.0 ms | −25.0 % | 150 ms | 120 ms | −20.0 % | 1.25× | 0.90× | −28.0 % |",
+		"| seed003 | B32 L128 E512 h8 | no | PyTorch 2 nn.MHA | torch cpu | 64.0 ms | 66.7 ms | +4.2 % | — | — | — | — | — | — |",
+		"| long | B1 L4096 E512 h8 | no | mhalib flash | xla:cpu | — | 300 ms | new | — | — | — | — | — | — |",
+		"| long | B1 L4096 E512 h8 | no | mhalib plain | xla:cpu | 700 ms | not run now | | | | | | | |",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("comparison lacks %q:\n%s", want, out.String())

@@ -90,6 +90,7 @@ func benchMHA(backend backends.Backend, spec string, c mhaCase, budget time.Dura
 	}
 	res.CompileMS, res.TimesMS = t.compileMS, t.timesMS
 	res.MedianMS, res.MinMS = Median(t.timesMS), slices.Min(t.timesMS)
+	res.CPUMS = Median(t.cpuMS)
 	res.GFLOPS = c.flops() / (res.MedianMS * 1e6)
 	return res
 }
@@ -98,6 +99,7 @@ func benchMHA(backend backends.Backend, spec string, c mhaCase, budget time.Dura
 type timing struct {
 	compileMS float64
 	timesMS   []float64
+	cpuMS     []float64 // the process's CPU time during each timed run (all threads)
 }
 
 // timeRuns times compile once, run warmup times untimed, then run until runs timed runs are
@@ -116,11 +118,12 @@ func timeRuns(compile, run func() error, warmup, runs int, budget time.Duration)
 	}
 	start = time.Now()
 	for len(t.timesMS) < runs {
-		t0 := time.Now()
+		c0, t0 := processCPUMS(), time.Now()
 		if err := run(); err != nil {
 			return t, err
 		}
 		t.timesMS = append(t.timesMS, msSince(t0))
+		t.cpuMS = append(t.cpuMS, processCPUMS()-c0)
 		if len(t.timesMS) >= 3 && time.Since(start) > budget {
 			break
 		}

@@ -102,7 +102,10 @@ type mhaResult struct {
 	TimesMS   []float64 `json:"times_ms"`
 	MedianMS  float64   `json:"median_ms"`
 	MinMS     float64   `json:"min_ms"`
-	GFLOPS    float64   `json:"gflops"`
+	// CPUMS is the median CPU time of the process during one timed run (every thread): the
+	// work done, which another process's load changes less than the elapsed time.
+	CPUMS  float64 `json:"cpu_ms,omitempty"`
+	GFLOPS float64 `json:"gflops"`
 	// VsTorch is median / PyTorch's time for the same shape, per PyTorch (Impl of its rows):
 	// the mean of the medians PyTorch took right before and right after this case (Torch), or,
 	// for results without them, PyTorch's pooled median for the shape.
@@ -179,7 +182,7 @@ func printReport(w io.Writer, rep *benchReport) {
 
 	if len(rep.MHA) > 0 {
 		fmt.Fprintf(w, "\n## Forward pass, self-attention MultiHeadAttention(x, x, x), float32\n\n")
-		header, rule := "| case | shape | causal | implementation | backend | compile | median | min | runs | GFLOP/s |", "|---|---|---|---|---|---:|---:|---:|---:|---:|"
+		header, rule := "| case | shape | causal | implementation | backend | compile | median | min | CPU time | runs | GFLOP/s |", "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|"
 		for _, impl := range torchImpls {
 			name := strings.TrimSuffix(impl, " nn.MHA")
 			header += " " + name + " before / after | × " + name + " |"
@@ -199,15 +202,19 @@ func printReport(w io.Writer, rep *benchReport) {
 				runs = fmt.Sprintf("%d (%d×)", len(r.TimesMS), r.Measurements)
 			}
 			if r.Error != "" {
-				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | error: %s |||||\n", r.Group, r.shape(), yesNo(r.Causal), r.Impl, r.Backend, r.Error)
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | error: %s ||||||\n", r.Group, r.shape(), yesNo(r.Causal), r.Impl, r.Backend, r.Error)
 				continue
 			}
 			impl := r.Impl
 			if r.AutoChoice {
 				impl += " (Auto)"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f |", r.Group, r.shape(), yesNo(r.Causal),
-				impl, r.Backend, compile, FormatMS(r.MedianMS), FormatMS(r.MinMS), runs, r.GFLOPS)
+			cpu := "—"
+			if r.CPUMS > 0 {
+				cpu = FormatMS(r.CPUMS)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f |", r.Group, r.shape(), yesNo(r.Causal),
+				impl, r.Backend, compile, FormatMS(r.MedianMS), FormatMS(r.MinMS), cpu, runs, r.GFLOPS)
 			for _, impl := range torchImpls {
 				pair := "—"
 				if i := slices.IndexFunc(r.Torch, func(p torchPair) bool { return p.Impl == impl }); i >= 0 {
@@ -225,7 +232,8 @@ func printReport(w io.Writer, rep *benchReport) {
 			}
 			fmt.Fprintf(w, " %s |\n", load)
 		}
-		fmt.Fprintln(w, "\n(Auto): the formulation mhalib's default, Formulation(Auto), chooses for the shape.")
+		fmt.Fprintln(w, "\nCPU time: the median CPU time of this process (all its threads) during one run of the case — the work done, which other processes' load changes less than the elapsed time.")
+		fmt.Fprintln(w, "(Auto): the formulation mhalib's default, Formulation(Auto), chooses for the shape.")
 		fmt.Fprintln(w, "PyTorch is timed right before and right after each mhalib case; × PyTorch is the case's median over the mean of those two medians (below 1: faster). PyTorch's own rows pool all its runs on the shape (runs: total, and how many times it was timed).")
 		fmt.Fprintln(w, "\nGFLOP/s counts the projections (8·B·L·E²) and the attention products (4·B·L²·E, half when causal).")
 	}
