@@ -46,8 +46,21 @@ func AutoFormulation(lq, lk int, causal bool) Formulation {
 }
 
 // flashBlocks returns the block sizes MultiHeadAttention's Flash formulation uses for lq
-// queries and lk keys (FlashBlockSizes overrides them): DefaultFlashBlockQ and
-// DefaultFlashBlockK.
+// queries and lk keys (FlashBlockSizes overrides them):
+//
+//	BlockK  128 keys, or 256 from lk ≥ 2048: the graph unrolls one step per key block, so
+//	        larger blocks halve what XLA compiles at long lengths for the same run time (a
+//	        tile of scores, B·h·rows·BlockK floats, doubles)
+//	BlockQ  with a causal mask lq/8 rows, between 128 and DefaultFlashBlockQ: finished query
+//	        blocks are dropped, and a block as long as the sequence would drop nothing;
+//	        without one DefaultFlashBlockQ (every row needs every key block; it plays no role)
 func flashBlocks(lq, lk int, causal bool) (blockQ, blockK int) {
-	return DefaultFlashBlockQ, DefaultFlashBlockK
+	blockQ, blockK = DefaultFlashBlockQ, DefaultFlashBlockK
+	if lk >= 2048 {
+		blockK = 2 * DefaultFlashBlockK
+	}
+	if causal {
+		blockQ = min(max(lq/8, 128), DefaultFlashBlockQ)
+	}
+	return blockQ, blockK
 }

@@ -49,6 +49,27 @@ func TestAutoFormulation(t *testing.T) {
 	}
 }
 
+// TestFlashBlocks checks the block sizes chosen by shape.
+func TestFlashBlocks(t *testing.T) {
+	for _, c := range []struct {
+		lq, lk         int
+		causal         bool
+		blockQ, blockK int
+	}{
+		{512, 512, false, 512, 128},
+		{512, 512, true, 128, 128},
+		{1024, 1024, true, 128, 128},
+		{2048, 2048, true, 256, 256},
+		{4096, 4096, true, 512, 256},
+		{4096, 4096, false, 512, 256},
+		{65536, 65536, true, 512, 256},
+	} {
+		if q, k := flashBlocks(c.lq, c.lk, c.causal); q != c.blockQ || k != c.blockK {
+			t.Errorf("flashBlocks(%d, %d, causal %v) = %d, %d; want %d, %d", c.lq, c.lk, c.causal, q, k, c.blockQ, c.blockK)
+		}
+	}
+}
+
 // TestScaleFoldedExactly checks that attention with a power-of-two scale, folded into q, gives
 // bit for bit what scaling the scores gives (the per-head path scales the scores).
 func TestScaleFoldedExactly(t *testing.T) {
