@@ -160,7 +160,7 @@ docker-verify:
 #       list and open a notebook over HTTP, run it in the server's GoNB kernel, screenshot it (Chromium)
 #   make notebooks-ci          what CI runs: the notebooks on go and on xla:cpu, the self-test, lab-check
 NOTEBOOKS_BACKEND ?= go
-NOTEBOOKS_SETUP := go,cc,gomod,minilm,jupyter,gonb
+NOTEBOOKS_SETUP := go,cc,gomod,minilm,smollm2,jupyter,gonb
 comma := ,
 
 LAB_SCREENSHOT ?= build/lab/01_qkv_projection.png

@@ -19,7 +19,7 @@ import (
 var Groups = []string{"seed003", "long", "llm"}
 
 // Suites lists the suites in the order Run runs them.
-var Suites = []string{"mha", "torch", "decode", "minilm", "memory", "checkpoint"}
+var Suites = []string{"mha", "torch", "decode", "minilm", "smollm2", "modern", "memory", "checkpoint"}
 
 // Config is what one Run measures and where it writes. The zero value of a field means its
 // default, as documented on the field.
@@ -241,6 +241,12 @@ func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 	if suites["minilm"] {
 		bar.total++
 	}
+	if suites["smollm2"] {
+		bar.total++
+	}
+	if suites["modern"] {
+		bar.total += 1 + 2*len(order)
+	}
 	bar.total += len(memCfgs)
 
 	torchFailed := map[string]bool{}
@@ -306,6 +312,13 @@ func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 		bar.start("all-MiniLM-L6-v2 sentence embeddings")
 		rep.MiniLM = benchMiniLM(cfg, findPython(firstOf(cfg.Pythons)), order, live)
 	}
+	if suites["smollm2"] {
+		bar.start("SmolLM2-135M-Instruct generation and KV cache")
+		rep.SmolLM2 = benchSmolLM2(cfg, findPython(firstOf(cfg.Pythons)), order, live)
+	}
+	if suites["modern"] {
+		rep.Modern = benchModern(cfg, findPython(firstOf(cfg.Pythons)), order, live, bar)
+	}
 	for _, mc := range memCfgs {
 		bar.start(mc.label())
 		r := runMemMeasurement(mc, cfg.MemTimeout, cfg.ChildCommand)
@@ -347,6 +360,28 @@ func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 	for _, r := range rep.MiniLM {
 		if r.Error != "" {
 			return rep, fmt.Errorf("all-MiniLM-L6-v2 on %s failed: %s", r.Backend, r.Error)
+		}
+	}
+	for _, r := range rep.SmolLM2.Gen {
+		if r.Error != "" {
+			return fmt.Errorf("SmolLM2-135M-Instruct on %s failed: %s", r.Backend, r.Error)
+		}
+	}
+	for _, r := range rep.SmolLM2.KV {
+		if r.Error != "" {
+			return fmt.Errorf("SmolLM2-135M-Instruct KV cache with %d heads on %s failed: %s", r.KVHeads, r.Backend, r.Error)
+		}
+	}
+	if rep.Modern != nil {
+		for _, r := range rep.Modern.Window {
+			if r.Error != "" {
+				return fmt.Errorf("sliding-window %s %s on %s failed: %s", r.Impl, r.Mask, r.Backend, r.Error)
+			}
+		}
+		for _, r := range rep.Modern.Decode {
+			if r.Error != "" {
+				return fmt.Errorf("GQA decoding with %d KV heads on %s failed: %s", r.KVHeads, r.Backend, r.Error)
+			}
 		}
 	}
 	if cfg.Quick {

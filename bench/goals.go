@@ -89,5 +89,17 @@ func evaluateGoals(rep *benchReport) []goalResult {
 				Measured: fmt.Sprintf("%.0f× (%.1f vs %.2f tokens/s)", d.Speedup, d.CachedTokensPerS, d.RecomputeTokPerS), Met: d.Speedup >= 10})
 		}
 	}
+	var torchGen *smollm2Result
+	for i, r := range rep.SmolLM2.Gen {
+		if r.Backend == "torch cpu" && r.DecodeTokPerS > 0 {
+			torchGen = &rep.SmolLM2.Gen[i]
+		}
+	}
+	for _, r := range rep.SmolLM2.Gen {
+		if r.Backend == "xla:cpu" && r.Error == "" && torchGen != nil {
+			goals = append(goals, goalResult{Goal: "xla:cpu decodes SmolLM2-135M-Instruct at least as fast as transformers on PyTorch",
+				Measured: fmt.Sprintf("%.2f vs %.2f tokens/s (%.2f×)", r.DecodeTokPerS, torchGen.DecodeTokPerS, r.DecodeVsTorch), Met: r.DecodeVsTorch >= 1})
+		}
+	}
 	return goals
 }

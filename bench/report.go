@@ -23,6 +23,8 @@ type benchReport struct {
 	MHA        []mhaResult    `json:"mha,omitempty"`
 	Decode     []decodeResult `json:"decode,omitempty"`
 	MiniLM     []minilmResult `json:"minilm,omitempty"`
+	SmolLM2    smollm2Report  `json:"smollm2,omitzero"`
+	Modern     *modernReport  `json:"modern,omitempty"`
 	Memory     []memResult    `json:"memory,omitempty"`
 	Checkpoint []memResult    `json:"checkpoint,omitempty"`
 	Goals      []goalResult   `json:"goals,omitempty"`
@@ -253,6 +255,12 @@ func printReport(w io.Writer, rep *benchReport) {
 	if len(rep.MiniLM) > 0 {
 		printMiniLM(w, rep.MiniLM)
 	}
+	if len(rep.SmolLM2.Gen) > 0 {
+		printSmolLM2(w, rep.SmolLM2)
+	}
+	if rep.Modern != nil {
+		printModern(w, rep.Modern)
+	}
 	if len(rep.Memory) > 0 {
 		fmt.Fprintf(w, "\n## Peak memory of one attention forward pass (q, k, v [1, 8, L, 64] float32; one process each)\n\n")
 		printMemTable(w, rep.Memory)
@@ -358,4 +366,51 @@ func printMiniLM(w io.Writer, rows []minilmResult) {
 			compile, FormatMS(r.MedianMS), r.SentencesPerS, vs, diff)
 	}
 	fmt.Fprintln(w, "\n× PyTorch: median time over PyTorch's (below 1: faster). PyTorch uses its SDPA attention, mhalab its plain head-parallel attention (no weights returned).")
+}
+
+// printSmolLM2 prints the smollm2 suite's tables.
+func printSmolLM2(w io.Writer, rep smollm2Report) {
+	fmt.Fprintf(w, "\n## Text generation, SmolLM2-135M-Instruct (greedy, float32, batch 1)\n\n")
+	fmt.Fprintln(w, "| implementation | backend | prompt tokens | new tokens | first run | prefill | prefill tokens/s | decode ms/token | decode tokens/s | decode × PyTorch | tokens = PyTorch's |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rep.Gen {
+		switch {
+		case r.Note != "":
+			fmt.Fprintf(w, "| %s | %s | %d | %d | %s |||||||\n", r.Impl, r.Backend, r.PromptTokens, r.NewTokens, r.Note)
+			continue
+		case r.Error != "":
+			fmt.Fprintf(w, "| %s | %s | %d | %d | error: %s |||||||\n", r.Impl, r.Backend, r.PromptTokens, r.NewTokens, r.Error)
+			continue
+		}
+		first, vs, same := "—", "—", "—"
+		if r.FirstRunMS > 0 {
+			first = FormatMS(r.FirstRunMS)
+		}
+		if r.DecodeVsTorch > 0 {
+			vs = fmt.Sprintf("%.2f", r.DecodeVsTorch)
+			same = fmt.Sprintf("%d/%d", r.SameAsTorch, r.NewTokens)
+		}
+		fmt.Fprintf(w, "| %s | %s | %d | %d | %s | %s | %.1f | %s | %.2f | %s | %s |\n", r.Impl, r.Backend, r.PromptTokens, r.NewTokens,
+			first, FormatMS(Median(r.PrefillMS)), r.PrefillTokPerS, FormatMS(r.DecodeMSPerTok), r.DecodeTokPerS, vs, same)
+	}
+	fmt.Fprintln(w, "\nMedians over the timed runs; prefill: the prompt in one pass (its last logits give the first token); decode: the other new tokens, one step each with the KV cache; first run (mhalab): compiles both graphs. decode × PyTorch: tokens/s over PyTorch's (above 1: faster). tokens = PyTorch's: leading generated tokens equal to PyTorch's.")
+	if len(rep.KV) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n## KV cache of SmolLM2-135M-Instruct (30 layers, head 64, float32): grouped-query vs one key/value head per query head\n\n")
+	fmt.Fprintln(w, "| key/value heads | query heads | backend | positions filled / capacity | measured bytes | mhalib.KVCacheBytes | max \\|Δlogit\\| vs 3 heads |")
+	fmt.Fprintln(w, "|---:|---:|---|---:|---:|---:|---:|")
+	for _, r := range rep.KV {
+		if r.Error != "" {
+			fmt.Fprintf(w, "| %d | %d | %s | error: %s ||||\n", r.KVHeads, r.QueryHeads, r.Backend, r.Error)
+			continue
+		}
+		diff := "—"
+		if r.KVHeads != rep.KV[0].KVHeads {
+			diff = fmt.Sprintf("%.1e", r.MaxLogitDiff)
+		}
+		fmt.Fprintf(w, "| %d | %d | %s | %d / %d | %d (%s) | %d | %s |\n", r.KVHeads, r.QueryHeads, r.Backend, r.Filled, r.Capacity,
+			r.Bytes, humanize.IBytes(uint64(r.Bytes)), r.Formula, diff)
+	}
+	fmt.Fprintln(w, "\nMeasured: the bytes of the session's cache tensors (keys and values of every layer) after filling it. The 9-head model repeats each key/value head's k_proj/v_proj rows for its 3 query heads (Model.WithKVHeads): the same model, 3× the cache.")
 }

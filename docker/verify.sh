@@ -17,6 +17,8 @@
 #   notebooks  `make notebooks` in the image, offline; results copied to build/docker-verify/
 #              (in the slim image the parity notebook runs on the committed fixtures)
 #   torch      full: PyTorch imports; slim: there is none (the image is the student one)
+#   generate   `mhalab generate --chat` in the image, offline: the setup step's SmolLM2 answers
+#              "What is the capital of France?" with Paris (the model is in the image)
 #   notebooks-xla  full image only: the same on the XLA CPU backend
 #   hub        full image only (the same Dockerfile and hub): docker/hub_test.py in the image:
 #              shared password as the image user, and PAM with a throw-away student account as
@@ -128,6 +130,10 @@ check_torch() {
 	fi
 }
 
+check_generate() {
+	run_in --network none "$image" bash -c 'set -e; go run ./cmd/mhalab generate --backend go --chat --max-new-tokens 12 "What is the capital of France?" | tee /tmp/g; grep -q Paris /tmp/g'
+}
+
 check_hub() {
 	run_in "$image" docker/hub_test.py --mode shared-password &&
 		run_in --user root "$image" docker/hub_test.py --mode pam
@@ -146,6 +152,7 @@ for flavour in "${flavours[@]}"; do
 		check backends check_backends
 		check jupyter check_jupyter
 		check torch check_torch
+		check generate check_generate
 		check notebooks check_notebooks go
 		if [[ "$flavour" == cpu ]]; then
 			check notebooks-xla check_notebooks xla:cpu

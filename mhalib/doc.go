@@ -38,7 +38,8 @@
 // option of both ScaledDotProductAttention and FlashAttention (options.go) or a piece of its own:
 //
 //   - gqa.go: grouped-query / multi-query attention (EnableGQA), k and v never repeated.
-//   - window.go: sliding-window attention (Window, Alignment); flash skips the tiles outside it.
+//   - window.go: sliding-window attention (Window, Alignment); flash skips the tiles outside it;
+//     flashtiles.go: FlashTiles, the tiles FlashAttention computes (its schedule, for pictures).
 //   - alibi.go: ALiBiSlopes and the ALiBi option; SoftCap and Sinks live in options.go.
 //   - rope.go: RoPE, half-split and interleaved, base θ, partial rotary dims, positions.
 //   - qknorm.go: RMSNorm and QKNorm.

@@ -2,6 +2,7 @@ package mhalib_test
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
@@ -97,4 +98,21 @@ func ExampleMultiHeadLatentAttention() {
 	fmt.Println("max |explicit − absorbed| < 1e-12:", tensors.ToScalar[float64](diff) < 1e-12)
 	// Output:
 	// max |explicit − absorbed| < 1e-12: true
+}
+
+// The tiles FlashAttention computes for 8 causal queries in blocks of 4 rows × 2 keys, without
+// and with a window of the last 3 keys (Window(2, 0)): with the window, the second query block
+// (rows 4–7, whose windows start at key 2) never meets keys 0–1.
+func ExampleFlashTiles() {
+	for _, w := range []*mhalib.Window{nil, {Left: 2, Align: mhalib.AlignTopLeft}} {
+		tiles, _ := mhalib.FlashTiles(8, 8, 4, 2, mhalib.CausalTopLeft, w)
+		var parts []string
+		for _, t := range tiles {
+			parts = append(parts, fmt.Sprintf("rows %d–%d × keys %d–%d", t.Row0, t.Row1-1, t.Col0, t.Col1-1))
+		}
+		fmt.Println(strings.Join(parts, ", "))
+	}
+	// Output:
+	// rows 0–7 × keys 0–1, rows 0–7 × keys 2–3, rows 4–7 × keys 4–5, rows 4–7 × keys 6–7
+	// rows 0–3 × keys 0–1, rows 0–7 × keys 2–3, rows 4–7 × keys 4–5, rows 4–7 × keys 6–7
 }

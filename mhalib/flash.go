@@ -193,64 +193,15 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 	v1 := concatAxis([]*Node{v, ones}, 3)                  // [B, Hkv, Lk, dv+1]
 	st := &flashRows{dv: dv, withL: withLSE, batch: batch, heads: heads, dtype: dtype, sinks: ms.sinks, graph: g}
 
-	// Which keys a query block sees at most: the causal rule (mask.go) and the window
-	// (window.go) on host integers; keys from ms.causalLk on (add_bias_kv / add_zero_attn) are
-	// visible to all.
-	causal, win := ms.causal, ms.window
-	rowsOf := func(qb int) (r0, r1 int) { return qb * blockQ, min((qb+1)*blockQ, lq) - 1 }
-	// seesFrom reports whether a row of query block qb sees a key at or after column c.
-	seesFrom := func(qb, c int) bool {
-		_, r1 := rowsOf(qb)
-		if lk > ms.causalLk {
-			return true
+	// The schedule of tiles (host integers only, flashPlan): which rows meet which key block.
+	for _, t := range ms.flashPlan(blockQ, blockK) {
+		if t.Row0 > st.first {
+			st.enter(t.Row0) // rows that never saw a key get the empty state (output 0)
+			st.finish(t.Row0 - st.first)
 		}
-		hi := lk - 1
-		if causal != NoCausal {
-			hi = min(hi, ms.queryPosition(r1))
-		}
-		if win != nil {
-			_, wHi := win.keyRange(r1+win.shift(lq, ms.causalLk), ms.causalLk)
-			hi = min(hi, wHi)
-		}
-		return hi >= c
-	}
-	// seesBefore reports whether a row of query block qb may see a key before column c.
-	seesBefore := func(qb, c int) bool {
-		if win == nil || lk > ms.causalLk {
-			return true
-		}
-		r0, _ := rowsOf(qb)
-		lo, _ := win.keyRange(r0+win.shift(lq, ms.causalLk), ms.causalLk)
-		return lo < c
-	}
-	numQBlocks := (lq + blockQ - 1) / blockQ
-
-	for c0 := 0; c0 < lk; c0 += blockK {
-		cols := min(blockK, lk-c0)
-		// Finish the query blocks that see no key from c0 on (a prefix of the remaining rows).
-		firstBlock := st.first / blockQ
-		for firstBlock < numQBlocks && !seesFrom(firstBlock, c0) {
-			firstBlock++
-		}
-		if first := min(firstBlock*blockQ, lq); first > st.first {
-			st.enter(first) // rows that never saw a key get the empty state (output 0)
-			st.finish(first - st.first)
-		}
-		if st.first == lq {
-			break // every row is finished: the remaining key blocks are above the diagonal
-		}
-		// Let in the query blocks whose keys start before the end of this key block.
-		end := st.end
-		for qb := end / blockQ; qb < numQBlocks && seesBefore(qb, c0+cols); qb++ {
-			_, r1 := rowsOf(qb)
-			end = r1 + 1
-		}
-		st.enter(end)
-		if st.end == st.first {
-			continue // no row sees this key block (a window that starts later)
-		}
-		rows := st.end - st.first
-
+		st.enter(t.Row1)
+		c0, cols, rows := t.Col0, t.Col1-t.Col0, t.Row1-t.Row0
+		causal := ms.causal
 		qa := sliceAxis(q, 2, st.first, rows)     // [B, Hq, rows, dk]
 		kb := st.after(sliceAxis(k, 2, c0, cols)) // [B, Hkv, cols, dk]
 		vb := sliceAxis(v1, 2, c0, cols)          // [B, Hkv, cols, dv+1]

@@ -2,7 +2,7 @@
 # scripts/lab.sh — `make lab`: Jupyter on localhost with mhalab's notebooks (notebooks/), run by
 # the GoNB kernel against this repository's mhalib.
 #
-# Sets up what is missing first (scripts/setup.sh --only go,cc,gomod,minilm,jupyter,gonb: JupyterLab from
+# Sets up what is missing first (scripts/setup.sh --only go,cc,gomod,minilm,smollm2,jupyter,gonb: JupyterLab from
 # PyPI in a venv of the cache, GoNB v0.11.3, goimports, gopls, the kernel spec; no root needed),
 # then starts JupyterLab (the Python scripts/jupyter_python.sh names) in notebooks/ and opens it
 # in a browser when there is one.
@@ -18,7 +18,7 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 
-scripts/setup.sh --only go,cc,gomod,minilm,jupyter,gonb
+scripts/setup.sh --only go,cc,gomod,minilm,smollm2,jupyter,gonb
 
 GOBIN_DIR="$(go env GOBIN)"
 [[ -n "$GOBIN_DIR" ]] || GOBIN_DIR="$(go env GOPATH)/bin"

@@ -8,6 +8,7 @@
 #   4. mhalab bench --quick        the benchmark's smoke test (small shapes, all suites)
 #   5. scripts/setup_test.sh       setup.sh on bad input (hash mismatch, no network, ...)
 #      scripts/minilm_test.sh      the same for the minilm step
+#      scripts/smollm2_test.sh     the same for the smollm2 step
 # GOMLX_NO_AUTO_INSTALL=1 keeps GoMLX from downloading plugins. Set CI=true to make a
 # missing XLA CPU plugin a failure instead of a skip.
 set -euo pipefail
@@ -70,5 +71,8 @@ scripts/setup_test.sh
 
 echo "==> scripts/minilm_test.sh   (setup step minilm on bad input)"
 scripts/minilm_test.sh
+
+echo "==> scripts/smollm2_test.sh   (setup step smollm2 on bad input)"
+scripts/smollm2_test.sh
 
 echo "==> all tests passed in $((SECONDS - start)) s"

@@ -6,7 +6,7 @@
 // Run "mhalab help" for every command, "mhalab <command> -h" for its flags.
 //
 // This file is the table of commands. Each command's file parses its flags and calls packages
-// (mhalib, xla, bench, torchio, internal/lessonrun, internal/modelcmd); cli.go holds the flag and error plumbing they share.
+// (mhalib, xla, bench, torchio, internal/lessonrun, internal/modelcmd, models/smollm2); cli.go holds the flag and error plumbing they share.
 //
 // # Exit status
 //
@@ -76,6 +76,19 @@ var commands = []command{
 		args:    "[--backend B] [--json] [--html FILE] [--model DIR] [--max-tokens N] SENTENCE",
 		summary: "attention weights of every layer and head of all-MiniLM-L6-v2 on a sentence; --html FILE: the explorer page",
 		run:     runAttention,
+	},
+	{
+		name: "generate",
+		args: "[--backend B] [--max-new-tokens N] [--greedy | --temperature T --top-k K --top-p P --seed S] [--chat] [--json] [--model FILE] PROMPT",
+		summary: "continue PROMPT with SmolLM2-135M-Instruct, streamed (--json: one object {prompt_ids, ids, text}); " +
+			"stops at <|im_end|> or after N tokens; --chat wraps PROMPT in the chat template",
+		run: runGenerate,
+	},
+	{
+		name:    "chat",
+		args:    "[--backend B] [--max-new-tokens N] [--max-context N] [--temperature T --top-k K --top-p P --seed S] [--model FILE]",
+		summary: "talk with SmolLM2-135M-Instruct: one line per message, the history stays in the KV cache; Ctrl-D quits",
+		run:     runChat,
 	},
 	{
 		name:    "backends",

@@ -18,7 +18,9 @@
 // that remain before anything is allocated (a lying header cannot make it allocate more than a
 // small multiple of the file's size), dimensions are checked for overflow, and every tensor's
 // bytes must lie inside the file without overlapping another. FuzzParse checks that no input
-// makes it panic. Errors wrap ErrFormat and name the file, the key or the tensor.
+// makes it panic or allocate more than 64 bytes per input byte (plus 8 MiB); its corpus is kept
+// in testdata/fuzz and runs with every go test; README.md records the fuzzing runs. Errors wrap
+// ErrFormat and name the file, the key or the tensor.
 //
 // Tensors of type F32, F16, Q8_0 and Q4_1 dequantise to float32 (TensorFloat32); every other
 // type is parsed (its size is known) but reading it is an error naming the tensor and the type.

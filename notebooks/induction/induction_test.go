@@ -2,6 +2,7 @@ package induction
 
 import (
 	"flag"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -17,7 +18,7 @@ import (
 func TestMain(m *testing.M) { backendtest.Main(m, "notebooks/induction") }
 
 func TestSampleRepeatsADistinctPrefix(t *testing.T) {
-	task := Small.Task // random offsets and lengths
+	task := Task{Vocab: 32, Len: 24, MinPrefix: 5, MaxPrefix: 12} // random offsets and lengths
 	seed := uint64(rand.Uint32())
 	t.Logf("seed %d", seed)
 	b := task.Sample(rand.New(rand.NewPCG(seed, 1)), 200)
@@ -79,11 +80,11 @@ func TestScores(t *testing.T) {
 // ForwardWithWeights computes Decoder.Logits from the same variables.
 func TestForwardWithWeightsIsTheDecoder(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
-		r, err := NewRun(backend, Small)
+		r, err := NewRun(backend, Repeat)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := context.ExecOnce(backend, r.Ctx, Small.Model.Logits, r.Eval.Tokens)
+		want, err := context.ExecOnce(backend, r.Ctx, Repeat.Model.Logits, r.Eval.Tokens)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,13 +100,13 @@ func TestForwardWithWeightsIsTheDecoder(t *testing.T) {
 		if d > 1e-5 {
 			t.Errorf("ForwardWithWeights logits differ from Decoder.Logits by %g", d)
 		}
-		if len(outs) != 1+Small.Model.Layers || !slices.Equal(outs[1].Shape().Dimensions, []int{64, 4, 24, 24}) {
+		if len(outs) != 1+Repeat.Model.Layers || !slices.Equal(outs[1].Shape().Dimensions, []int{64, 4, 24, 24}) {
 			t.Errorf("weights: %d outputs, first %s", len(outs), outs[1].Shape())
 		}
 	})
 }
 
-var update = flag.Bool("update", false, "retrain Repeat and rewrite testdata/repeat.safetensors")
+var update = flag.String("update", "", "retrain and rewrite the committed files of a run: repeat (testdata/repeat.safetensors) or induction (testdata/induction.*)")
 
 // committed is the file notebook 07 decodes with: Repeat trained by TestUpdateCommittedWeights.
 var committed = filepath.Join("testdata", "repeat.safetensors")
@@ -133,10 +134,10 @@ func TestCommittedWeightsCopy(t *testing.T) {
 	})
 }
 
-// TestUpdateCommittedWeights retrains Repeat (with -update) and rewrites the committed file.
+// TestUpdateCommittedWeights retrains Repeat (with -update=repeat) and rewrites the committed file.
 func TestUpdateCommittedWeights(t *testing.T) {
-	if !*update {
-		t.Skip("run with -update to retrain and rewrite " + committed)
+	if *update != "repeat" {
+		t.Skip("run with -update=repeat to retrain and rewrite " + committed)
 	}
 	backend, err := backendtest.Get("xla:cpu")
 	if err != nil {
@@ -244,4 +245,243 @@ func TestTrainRecordedSavesAndLoads(t *testing.T) {
 			t.Fatalf("LoadRecords: %v, %d records", err, len(back))
 		}
 	})
+}
+
+func TestSampleAnyTokens(t *testing.T) {
+	task := Induction.Task
+	seed := uint64(rand.Uint32())
+	t.Logf("seed %d", seed)
+	b := task.Sample(rand.New(rand.NewPCG(seed, 1)), 200)
+	mask := tensors.MustCopyFlatData[float32](b.Mask)
+	fillerHasPrefixToken := false
+	for n, seq := range b.Seqs {
+		s, p := b.Start[n], b.Prefix[n]
+		if p < task.MinPrefix || p > task.MaxPrefix || s < 0 || s+2*p > task.Len {
+			t.Fatalf("sequence %d: start %d, prefix %d out of range", n, s, p)
+		}
+		if !slices.Equal(seq[s:s+p], seq[s+p:s+2*p]) {
+			t.Fatalf("sequence %d %v: prefix at %d of %d not repeated", n, seq, s, p)
+		}
+		for i, v := range seq {
+			if v < 0 || int(v) >= task.Vocab {
+				t.Fatalf("sequence %d: token %d out of the vocabulary", n, v)
+			}
+			if (i < s || i >= s+2*p) && slices.Contains(seq[s:s+p], v) {
+				fillerHasPrefixToken = true
+			}
+			if want := i >= s+p && i <= s+2*p-2; (mask[n*task.Len+i] == 1) != want {
+				t.Fatalf("sequence %d: mask at %d = %v (start %d, prefix %d)", n, i, mask[n*task.Len+i], s, p)
+			}
+		}
+	}
+	if !fillerHasPrefixToken {
+		t.Errorf("with AnyTokens no filler token of 200 sequences occurs in its prefix")
+	}
+}
+
+// The rotary model: Forward's logits are Logits', its attention is causal (rows sum to 1, no
+// weight on later keys), and changing the last token leaves the earlier logits unchanged.
+func TestRotaryModel(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		r, err := NewRun(backend, Induction)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := r.Logits(r.Eval.Tokens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, err := r.forward.Exec(r.Eval.Tokens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := maxDiff(outs[0], want); d > 1e-5 {
+			t.Errorf("Forward's logits differ from Logits by %g", d)
+		}
+		L := Induction.Task.Len
+		for l, w := range outs[1:] {
+			if !slices.Equal(w.Shape().Dimensions, []int{64, 4, L, L}) {
+				t.Fatalf("layer %d weights %s", l, w.Shape())
+			}
+			data := tensors.MustCopyFlatData[float32](w)
+			for row := range 64 * 4 * L {
+				i, sum := row%L, 0.0
+				for j, v := range data[row*L : (row+1)*L] {
+					sum += float64(v)
+					if j > i && v != 0 {
+						t.Fatalf("layer %d: query %d has weight %g on key %d", l, i, v, j)
+					}
+				}
+				if sum < 0.999 || sum > 1.001 {
+					t.Fatalf("layer %d: a row sums to %g", l, sum)
+				}
+			}
+		}
+		tokens := tensors.MustCopyFlatData[int32](r.Eval.Tokens)
+		for n := range 64 {
+			tokens[n*L+L-1] = (tokens[n*L+L-1] + 1) % int32(Induction.Task.Vocab)
+		}
+		changed, err := r.Logits(tensors.FromFlatDataAndDimensions(tokens, 64, L))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := tensors.MustCopyFlatData[float32](want), tensors.MustCopyFlatData[float32](changed)
+		V := Induction.Task.Vocab
+		for n := range 64 {
+			for i := range L - 1 {
+				for v := range V {
+					if k := (n*L+i)*V + v; a[k] != b[k] {
+						t.Fatalf("changing token %d of sequence %d changed the logits at %d", L-1, n, i)
+					}
+				}
+			}
+		}
+	})
+}
+
+func maxDiff(x, y *tensors.Tensor) float64 {
+	a, b := tensors.MustCopyFlatData[float32](x), tensors.MustCopyFlatData[float32](y)
+	d := 0.0
+	for i := range a {
+		d = max(d, math.Abs(float64(a[i]-b[i])))
+	}
+	return d
+}
+
+// inductionSteps is how long TestInductionHeadsForm trains: the heads of Induction (seed 1)
+// form between steps 200 and 300 on xla:cpu.
+const inductionSteps = 400
+
+// A fresh training of Induction with its fixed seed forms the two heads: before training no
+// head of layer 1 has an induction score above 0.15 nor one of layer 0 a previous-token score
+// above 0.2; after inductionSteps steps a head of layer 0 is a previous-token head (> 0.5), a
+// head of layer 1 an induction head (> 0.5), and the repeats are predicted (> 90% right). It
+// runs on xla:cpu only (on the pure-Go backend the same steps take minutes).
+func TestInductionHeadsForm(t *testing.T) {
+	backend, err := backendtest.Get("xla:cpu")
+	if err != nil {
+		if backendtest.InCI() {
+			t.Fatalf("CI requires xla:cpu: %v", err)
+		}
+		t.Skipf("xla:cpu unavailable: %v", err)
+	}
+	mhalib.InstallDotGeneralGradient()
+	t.Logf("Induction, seed %d, %d steps on xla:cpu", Induction.Seed, inductionSteps)
+	r, err := NewRun(backend, Induction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := r.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Train(inductionSteps); err != nil {
+		t.Fatal(err)
+	}
+	after, err := r.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []Snapshot{before, after} {
+		t.Logf("step %d: accuracy %.3f; previous-token scores %.2f; induction scores %.2f",
+			s.Step, s.Accuracy, s.PrevToken, s.Induction)
+	}
+	if slices.Max(before.Induction[1]) > 0.15 || slices.Max(before.PrevToken[0]) > 0.2 {
+		t.Errorf("before training a head already scores: induction %v, previous-token %v", before.Induction[1], before.PrevToken[0])
+	}
+	if slices.Max(after.PrevToken[0]) < 0.5 || slices.Max(after.Induction[1]) < 0.5 || after.Accuracy < 0.9 {
+		t.Errorf("after %d steps: previous-token scores of layer 0 %.2f, induction scores of layer 1 %.2f, accuracy %.3f",
+			inductionSteps, after.PrevToken[0], after.Induction[1], after.Accuracy)
+	}
+}
+
+var (
+	inductionWeights = filepath.Join("testdata", "induction.safetensors")
+	inductionRecords = filepath.Join("testdata", "induction-records.json")
+)
+
+// TestUpdateInduction (with -update=induction) trains Induction for InductionSteps steps on
+// xla:cpu, recording every 25 steps, and rewrites the committed weights and records that
+// notebook 10 plots.
+func TestUpdateInduction(t *testing.T) {
+	if *update != "induction" {
+		t.Skip("run with -update=induction to retrain and rewrite " + inductionWeights)
+	}
+	backend, err := backendtest.Get("xla:cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mhalib.InstallDotGeneralGradient()
+	r, err := NewRun(backend, Induction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records, err := r.TrainRecorded(InductionSteps, 25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := records[len(records)-1]
+	if slices.Max(last.Induction[1]) < 0.5 || slices.Max(last.PrevToken[0]) < 0.5 {
+		t.Fatalf("no induction head formed: %v %v", last.PrevToken, last.Induction)
+	}
+	keep := Milestones(records, 1)
+	if err := SaveRecords(inductionRecords, Thin(records, keep)); err != nil {
+		t.Fatal(err)
+	}
+	if err := Save(inductionWeights, r.Ctx, r.Config); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s and %s: maps at records %v; last: accuracy %.3f, previous-token %.2f, induction %.2f",
+		inductionWeights, inductionRecords, keep, last.Accuracy, last.PrevToken, last.Induction)
+}
+
+// The committed Induction weights have both heads on every backend, and copy a repeat of a
+// length they never saw at training (4–7 tokens, > 70% right): they match tokens, not
+// positions. The committed records show the rise.
+func TestCommittedInduction(t *testing.T) {
+	records, err := LoadRecords(inductionRecords)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := Milestones(records, 1)
+	first, last := records[0], records[len(records)-1]
+	if len(keep) != 4 || slices.Max(first.Induction[1]) > 0.15 || slices.Max(last.Induction[1]) < 0.5 {
+		t.Errorf("records: milestones %v, induction scores of layer 1 %v → %v", keep, first.Induction[1], last.Induction[1])
+	}
+	for _, i := range keep {
+		if len(records[i].Maps) != 2 || len(records[i].Tokens) != Induction.Task.Len {
+			t.Errorf("record %d (step %d) has no maps", i, records[i].Step)
+		}
+	}
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		ctx, c, err := Load(inductionWeights)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := RunFrom(backend, ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := r.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		short := Task{Vocab: 64, Len: 32, MinPrefix: 4, MaxPrefix: 7, AnyTokens: true}
+		o, err := r.Measure(short.Sample(rand.New(rand.NewPCG(3, 3)), 64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("accuracy %.3f (repeats of 4–7: %.3f); previous-token %.2f; induction %.2f", s.Accuracy, o.Accuracy, s.PrevToken, s.Induction)
+		if s.Accuracy < 0.95 || o.Accuracy < 0.7 || slices.Max(s.PrevToken[0]) < 0.5 || slices.Max(s.Induction[1]) < 0.5 {
+			t.Errorf("the committed Induction weights: accuracy %.3f (short repeats %.3f), previous-token %v, induction %v",
+				s.Accuracy, o.Accuracy, s.PrevToken, s.Induction)
+		}
+	})
+}
+
+func TestMarked(t *testing.T) {
+	got := Marked([]int32{7, 0, 1, 0, 1, 63, 62, 64}, 1, 2)
+	if want := "H [A B] {A B} * + #64"; got != want {
+		t.Errorf("Marked = %q, want %q", got, want)
+	}
 }

@@ -1,32 +1,39 @@
-// Package induction trains a small attention-only decoder (mhalib.Decoder) to copy repeated
-// random prefixes, and measures its heads as they change: the training code of notebook 10
-// ("watch heads learn").
+// Package induction trains small attention-only decoders to continue repeated random tokens,
+// and measures their heads as they change: the training code of notebook 10 ("watch heads
+// learn").
 //
-// A sequence holds a prefix of P distinct random tokens at offset s, then the same P tokens
-// again; the other tokens are random filler that never occurs in the prefix. In the copy the
-// next token can only be predicted by copying: at a token A, find A's first occurrence and take
-// the token after it. Olsson et al. 2022 ("In-context learning and induction heads") found
-// transformers do this with a previous-token head (query i attends to key i−1) and, in a later
-// layer, an induction head (query i attends to the key whose previous token equals token i);
-// the scores here measure both patterns. When P and s are fixed (Repeat), the copy is always
-// P positions back, and a head can find it by position alone — which is what a small model
-// learns first; varying them (Small) leaves only token matching.
+// A sequence holds a prefix of P random tokens at offset s, then the same P tokens again (Task).
+// In the repeat the next token can only be predicted by copying: at a token A, find A's earlier
+// occurrence and take the token after it. Olsson et al. 2022 ("In-context learning and
+// induction heads") found that transformers do this with two heads in series: a previous-token
+// head (query i attends to key i−1, so position j learns which token preceded it) and, in a
+// later layer, an induction head (query i attends to the key whose previous token equals token
+// i, and copies that key's token). PrevTokenScore and InductionScore measure both patterns.
+//
+// Two runs are defined. Repeat (P = 12 at offset 0, learned positions: mhalib.Decoder) can copy
+// by position alone, since the copy is always 11 keys back; notebook 7 decodes with its
+// weights. Induction (P = 8 … 16 at random offsets, rotary positions) cannot: the distance
+// varies, and its model forms a previous-token head in layer 0 and induction heads in layer 1.
 package induction
 
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
-// Task describes the sequences: random tokens, with a prefix of P distinct tokens starting at a
-// random offset s and repeated right after it (positions s … s+P−1, then s+P … s+2P−1). The
-// filler tokens differ from the prefix's, so the repeat is the only way to predict.
+// Task describes the sequences: random tokens, with a prefix of P tokens starting at a random
+// offset s and repeated right after it (positions s … s+P−1, then s+P … s+2P−1). By default the
+// prefix's tokens are distinct and the filler never uses them; with AnyTokens every token is
+// drawn uniformly, as in Olsson et al.'s repeated random tokens (a token may then occur twice in
+// the prefix, and a few copies are ambiguous).
 type Task struct {
-	Vocab                int // tokens 0 … Vocab−1
-	Len                  int // sequence length (≥ 2·MaxPrefix)
-	MinPrefix, MaxPrefix int // prefix length P, drawn uniformly in [MinPrefix, MaxPrefix]
+	Vocab                int  // tokens 0 … Vocab−1
+	Len                  int  // sequence length (≥ 2·MaxPrefix)
+	MinPrefix, MaxPrefix int  // prefix length P, drawn uniformly in [MinPrefix, MaxPrefix]
+	AnyTokens            bool // every token uniform over the vocabulary (repeats allowed anywhere)
 }
 
 // Batch is a batch of sequences of a Task.
@@ -61,7 +68,16 @@ func (t Task) Sample(rng *rand.Rand, b int) Batch {
 		s := rng.IntN(t.Len - 2*p + 1)
 		perm := rng.Perm(t.Vocab) // the prefix: perm[:p]; filler: perm[p:]
 		for i := range seq {
-			seq[i] = int32(perm[p+rng.IntN(t.Vocab-p)])
+			if t.AnyTokens {
+				seq[i] = int32(rng.IntN(t.Vocab))
+			} else {
+				seq[i] = int32(perm[p+rng.IntN(t.Vocab-p)])
+			}
+		}
+		if t.AnyTokens {
+			for i := range p {
+				perm[i] = int(seq[s+i])
+			}
 		}
 		for i, tok := range perm[:p] {
 			seq[s+i], seq[s+p+i] = int32(tok), int32(tok)
@@ -79,9 +95,9 @@ func (t Task) Sample(rng *rand.Rand, b int) Batch {
 	return out
 }
 
-// Label names token v for pictures: A … Z, then a … z, then 0 … 9, then #v.
+// Label names token v for pictures: A … Z, then a … z, then 0 … 9, + and *, then #v.
 func Label(v int32) string {
-	const names = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	const names = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+*"
 	if v >= 0 && int(v) < len(names) {
 		return names[v : v+1]
 	}
@@ -95,4 +111,13 @@ func Labels(seq []int32) []string {
 		out[i] = Label(v)
 	}
 	return out
+}
+
+// Marked writes seq with Label, the prefix (P tokens from s) in brackets and its repeat in braces:
+// "x [A B C] {A B C} y".
+func Marked(seq []int32, s, p int) string {
+	l := Labels(seq)
+	l[s], l[s+p-1] = "["+l[s], l[s+p-1]+"]"
+	l[s+p], l[s+2*p-1] = "{"+l[s+p], l[s+2*p-1]+"}"
+	return strings.Join(l, " ")
 }

@@ -91,6 +91,9 @@ func Load(path string) (*context.Context, Config, error) {
 
 // expectedNames lists the variables of the decoder c.Model, by file name.
 func expectedNames(c Config) []string {
+	if c.RoPE {
+		return ropeNames(c.Model)
+	}
 	names := []string{"wte/weight", "wpe/weight", "ln_f/weight", "ln_f/bias"}
 	for i := range c.Model.Layers {
 		for _, v := range []string{"norm/weight", "norm/bias", "attn/in_proj_weight",

@@ -8,7 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/mhalab/mhalab/mhalib"
 	"github.com/mhalab/mhalab/notebooks/nb"
 )
 
@@ -118,4 +122,40 @@ func TestPicturesAreWellFormed(t *testing.T) {
 	wellFormed(t, "BlockGrid", g)
 	wellFormed(t, "Table", nb.Table([]string{"a", "b"}, [][]string{{"1", "<2>"}}))
 	wellFormed(t, "Row", nb.Row(h, c))
+}
+
+func TestModernPictures(t *testing.T) {
+	g := nb.GQAGroups(8, 2)
+	wellFormed(t, "GQAGroups", g)
+	if n := strings.Count(g, `fill="#3182bd"`); n != 8+1 { // one tile per query head, one legend swatch
+		t.Errorf("GQAGroups(8, 2) colours %d rects, want 9", n)
+	}
+	w := &mhalib.Window{Left: 3, Align: mhalib.AlignTopLeft}
+	tiles, err := mhalib.FlashTiles(16, 16, 4, 4, mhalib.CausalTopLeft, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pic, n := nb.FlashTileGrid("window", tiles, 16, 16, 4, 4, func(i, j int) bool { return j <= i && j >= i-3 })
+	wellFormed(t, "FlashTileGrid", pic)
+	if n != 7 { // the 4 diagonal cells and the 3 just before them
+		t.Errorf("FlashTileGrid: %d cells computed, want 7", n)
+	}
+}
+
+func TestModernHelpers(t *testing.T) {
+	ctx := context.New()
+	ctx.In("layer").In("kv_cache").VariableWithValue("k", tensors.FromShape(shapes.Make(dtypes.Float32, 1, 2, 8, 4)))
+	ctx.In("layer").VariableWithValue("w", tensors.FromShape(shapes.Make(dtypes.Float32, 100)))
+	if n := nb.CacheBytes(ctx); n != 2*8*4*4 {
+		t.Errorf("CacheBytes = %d, want 256 (the kv_cache variable only)", n)
+	}
+	w := [][]float64{{1, 0}, {0.5, 0.5}}
+	r := nb.RenormaliseRows(w, func(i, j int) float64 { return float64(j + 1) })
+	if r[1][0] != 1.0/3 || r[1][1] != 2.0/3 || r[0][0] != 1 {
+		t.Errorf("RenormaliseRows = %v", r)
+	}
+	ratio, spread, sum, diff := nb.CausalRowStats([][]float64{{0.5, 0}, {0.125, 0.375}}, [][]float64{{1, 0}, {0.25, 0.75}})
+	if ratio != 3 || spread != 0 || sum != 0.5 || diff != 0.5 {
+		t.Errorf("CausalRowStats = %v %v %v %v, want 3 0 0.5 0.5", ratio, spread, sum, diff)
+	}
 }

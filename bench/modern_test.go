@@ -1,0 +1,83 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBenchModernQuick runs the modern suite with --quick on the test backends (PyTorch left out:
+// a Python that does not exist becomes a note; scripts/test.sh runs the suite with PyTorch). It
+// checks what the suite measures besides time: every row ran, the window computes fewer tiles,
+// the cache bytes read from the tensors equal mhalib.KVCacheBytes and fall by Hq/Hkv, and the
+// cached steps agree with a block step. No timing is asserted.
+func TestBenchModernQuick(t *testing.T) {
+	jsonPath := filepath.Join(t.TempDir(), "bench.json")
+	var stdout, stderr bytes.Buffer
+	cfg := Config{Quick: true, Suites: []string{"modern"}, Backends: SplitList(testBackendList(t)),
+		Pythons: []string{"/nonexistent/python"}, JSONPath: jsonPath, TorchDevice: "cuda"}
+	if err := Run(&stdout, &stderr, cfg); err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"## Sliding-window attention vs full causal",
+		"| mhalib FlashAttention | go | B1 h2 L1024 dk16 | window 128 | 9 |",
+		"## Grouped-query decoding",
+		"mhalib.KVCacheBytes gives the same for every row",
+		"PyTorch: /nonexistent/python",
+		"This suite times PyTorch on the CPU only (--torch-device cuda is used by the torch suite).",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep benchReport
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatalf("JSON: %v", err)
+	}
+	m := rep.Modern
+	if m == nil || len(m.Window) == 0 || len(m.Decode) == 0 {
+		t.Fatalf("JSON report lacks the modern suite: %+v", m)
+	}
+	tiles := map[string]int{} // backend|mask → tiles
+	for _, r := range m.Window {
+		if r.Error != "" || r.MedianMS <= 0 || len(r.TimesMS) < 3 || r.GFLOPS <= 0 {
+			t.Errorf("bad window result %+v", r)
+		}
+		tiles[r.Backend+"|"+r.Mask] = r.Tiles
+		if r.Mask != "causal" && r.VsCausal <= 0 {
+			t.Errorf("window row without its ratio to full causal: %+v", r)
+		}
+	}
+	for _, spec := range SplitList(testBackendList(t)) {
+		if c, w := tiles[spec+"|causal"], tiles[spec+"|window 128"]; w <= 0 || w >= c {
+			t.Errorf("%s: %d tiles with the window, %d full causal: want fewer", spec, w, c)
+		}
+	}
+	mhaBytes := map[string]int64{}
+	for _, r := range m.Decode {
+		if r.KVHeads == r.Heads {
+			mhaBytes[r.Backend] = r.CacheBytes
+		}
+	}
+	for _, r := range m.Decode {
+		switch {
+		case r.Error != "" || r.TokensPerS <= 0 || r.Runs < 3:
+			t.Errorf("bad decoding result %+v", r)
+		case r.CacheBytes != r.Formula:
+			t.Errorf("%s Hkv %d: cache tensors hold %d bytes, mhalib.KVCacheBytes says %d", r.Backend, r.KVHeads, r.CacheBytes, r.Formula)
+		case r.CacheBytes*int64(r.Heads/r.KVHeads) != mhaBytes[r.Backend]:
+			t.Errorf("%s Hkv %d: cache %d bytes, MHA %d: want Hq/Hkv = %d times less", r.Backend, r.KVHeads, r.CacheBytes, mhaBytes[r.Backend], r.Heads/r.KVHeads)
+		case r.MaxDiffStep > 1e-5:
+			t.Errorf("%s Hkv %d: cached step vs block step max |Δ| %.2e", r.Backend, r.KVHeads, r.MaxDiffStep)
+		}
+	}
+}

@@ -1,0 +1,304 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+
+	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/models/smollm2"
+)
+
+// Suite smollm2: greedy generation with SmolLM2-135M-Instruct — prefill tokens/s (the prompt in
+// one pass) and decode tokens/s (one token per step with the KV cache) on every backend and with
+// transformers on PyTorch (models/smollm2/bench_torch.py, the same GGUF file and prompt ids) in
+// the same run; and the KV cache's bytes with the model's 3 key/value heads against the 9 that
+// plain multi-head attention would need (Model.WithKVHeads(9): the same logits), measured from
+// the session's cache tensors after filling it.
+
+// smollm2Prompt is the suite's prompt (the first smollm2QuickTokens tokens of it with --quick).
+const smollm2Prompt = "The history of the printing press begins in the fifteenth century, when Johannes " +
+	"Gutenberg, a goldsmith from Mainz, combined movable metal type, oil-based ink and a wooden press " +
+	"adapted from those used to make wine. Before his invention, books were copied by hand, which " +
+	"made them rare and expensive. Within fifty years, printing shops had opened in more than two " +
+	"hundred European cities, and millions of books had been produced. Historians often argue that " +
+	"the printing press changed"
+
+const smollm2QuickTokens = 16
+
+type smollm2Settings struct {
+	promptTokens int // 0: the whole prompt
+	newTokens    int
+	runs         int
+	kvContext    int // KV-cache positions measured
+	kvChunk      int // tokens fed per step while filling the cache
+}
+
+func smollm2Config(quick bool) smollm2Settings {
+	if quick {
+		return smollm2Settings{promptTokens: smollm2QuickTokens, newTokens: 4, runs: 1, kvContext: 64, kvChunk: 16}
+	}
+	return smollm2Settings{newTokens: 32, runs: 3, kvContext: 2048, kvChunk: 128}
+}
+
+type smollm2Result struct {
+	Backend        string    `json:"backend"` // backend spec, or "torch cpu"
+	Impl           string    `json:"impl"`
+	PromptTokens   int       `json:"prompt_tokens"`
+	NewTokens      int       `json:"new_tokens"`
+	FirstRunMS     float64   `json:"first_run_ms,omitempty"` // mhalab: includes compiling the prefill and step graphs
+	PrefillMS      []float64 `json:"prefill_ms,omitempty"`
+	DecodeMS       []float64 `json:"decode_ms,omitempty"` // the NewTokens − 1 single-token steps, per run
+	PrefillTokPerS float64   `json:"prefill_tokens_per_s"`
+	DecodeMSPerTok float64   `json:"decode_ms_per_token"`
+	DecodeTokPerS  float64   `json:"decode_tokens_per_s"`
+	DecodeVsTorch  float64   `json:"decode_vs_torch,omitempty"` // decode tokens/s over PyTorch's
+	IDs            []int     `json:"ids,omitempty"`
+	SameAsTorch    int       `json:"same_as_torch"` // leading generated tokens equal to PyTorch's
+	Error          string    `json:"error,omitempty"`
+	Note           string    `json:"note,omitempty"`
+}
+
+type kvResult struct {
+	Backend      string  `json:"backend"`
+	KVHeads      int     `json:"kv_heads"`
+	QueryHeads   int     `json:"query_heads"`
+	Capacity     int     `json:"capacity"`
+	Filled       int     `json:"filled"`
+	Bytes        int64   `json:"bytes"`         // measured: Session.CacheBytes
+	Formula      int64   `json:"formula_bytes"` // mhalib.KVCacheBytes
+	MaxLogitDiff float64 `json:"max_logit_diff_vs_gqa,omitempty"`
+	Error        string  `json:"error,omitempty"`
+}
+
+type smollm2Report struct {
+	Gen []smollm2Result `json:"generation,omitempty"`
+	KV  []kvResult      `json:"kv_cache,omitempty"`
+}
+
+// benchSmolLM2 runs the suite: PyTorch first, then each backend, then the KV-cache measurement
+// on xla:cpu (else the first backend). A missing model is a note, not an error.
+func benchSmolLM2(cfg Config, python string, order []string, live map[string]backends.Backend) smollm2Report {
+	s := smollm2Config(cfg.Quick)
+	var rep smollm2Report
+	path, err := smollm2.CheckDefault()
+	if err != nil {
+		rep.Gen = []smollm2Result{{Impl: "mhalab models/smollm2", Note: "SmolLM2-135M-Instruct not installed (scripts/setup.sh --only smollm2): " + err.Error()}}
+		return rep
+	}
+	m, err := smollm2.Open(path)
+	if err != nil {
+		rep.Gen = []smollm2Result{{Impl: "mhalab models/smollm2", Error: err.Error()}}
+		return rep
+	}
+	prompt := m.Tokenizer.Encode(smollm2Prompt)
+	if s.promptTokens > 0 {
+		prompt = prompt[:s.promptTokens]
+	}
+	torch := benchSmolLM2Torch(cfg, python, path, prompt, s)
+	rep.Gen = append(rep.Gen, torch)
+	for _, spec := range order {
+		r := smollm2Result{Backend: spec, Impl: "mhalab models/smollm2", PromptTokens: len(prompt), NewTokens: s.newTokens}
+		withFastGo(spec, func() { r = benchSmolLM2Backend(live[spec], m, prompt, s, r) })
+		if r.Error == "" && torch.DecodeTokPerS > 0 {
+			r.DecodeVsTorch = r.DecodeTokPerS / torch.DecodeTokPerS
+			for r.SameAsTorch < len(r.IDs) && r.SameAsTorch < len(torch.IDs) && r.IDs[r.SameAsTorch] == torch.IDs[r.SameAsTorch] {
+				r.SameAsTorch++
+			}
+		}
+		rep.Gen = append(rep.Gen, r)
+	}
+	kvSpec := ""
+	if len(order) > 0 {
+		kvSpec = order[0]
+	}
+	if slices.Contains(order, "xla:cpu") {
+		kvSpec = "xla:cpu"
+	}
+	if kvSpec != "" {
+		withFastGo(kvSpec, func() { rep.KV = benchKVHeads(live[kvSpec], kvSpec, m, prompt, s) })
+	}
+	return rep
+}
+
+// argmaxOf returns the index of the largest logit (the first on ties).
+func argmaxOf(x []float32) int {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// benchSmolLM2Backend times greedy generation on one backend: one session, reset before each
+// run (the first run compiles the prefill and the step graphs).
+func benchSmolLM2Backend(backend backends.Backend, m *smollm2.Model, prompt []int, s smollm2Settings, r smollm2Result) smollm2Result {
+	fail := func(err error) smollm2Result { r.Error = err.Error(); return r }
+	runner, err := m.NewRunner(backend)
+	if err != nil {
+		return fail(err)
+	}
+	defer runner.Finalize()
+	sess, err := runner.NewSession(len(prompt) + s.newTokens)
+	if err != nil {
+		return fail(err)
+	}
+	defer sess.Finalize()
+	run := func() (prefill, decode float64, ids []int, err error) {
+		sess.Reset()
+		t0 := time.Now()
+		logits, err := sess.Feed(prompt)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		ids = append(ids, argmaxOf(logits))
+		prefill = msSince(t0)
+		t1 := time.Now()
+		for len(ids) < s.newTokens {
+			if logits, err = sess.Feed(ids[len(ids)-1:]); err != nil {
+				return 0, 0, nil, err
+			}
+			ids = append(ids, argmaxOf(logits))
+		}
+		return prefill, msSince(t1), ids, nil
+	}
+	p, d, _, err := run()
+	if err != nil {
+		return fail(err)
+	}
+	r.FirstRunMS = p + d
+	for range s.runs {
+		p, d, ids, err := run()
+		if err != nil {
+			return fail(err)
+		}
+		r.PrefillMS, r.DecodeMS, r.IDs = append(r.PrefillMS, p), append(r.DecodeMS, d), ids
+	}
+	r.setRates()
+	return r
+}
+
+// setRates fills the per-token rates from the median times.
+func (r *smollm2Result) setRates() {
+	r.PrefillTokPerS = float64(r.PromptTokens) / (Median(r.PrefillMS) / 1000)
+	if r.NewTokens > 1 {
+		r.DecodeMSPerTok = Median(r.DecodeMS) / float64(r.NewTokens-1)
+		r.DecodeTokPerS = 1000 / r.DecodeMSPerTok
+	}
+}
+
+// benchKVHeads fills a cache of s.kvContext positions with the model's key/value heads and with
+// as many as query heads (the same model: Model.WithKVHeads), measuring the cache tensors' bytes
+// and the largest difference of the last logits between the two.
+func benchKVHeads(backend backends.Backend, spec string, m *smollm2.Model, prompt []int, s smollm2Settings) []kvResult {
+	c := m.Config
+	fill := make([]int, s.kvContext) // the prompt repeated
+	for i := range fill {
+		fill[i] = prompt[i%len(prompt)]
+	}
+	var out []kvResult
+	var gqaLogits []float32
+	for _, heads := range []int{c.NumKeyValueHeads, c.NumAttentionHeads} {
+		r := kvResult{Backend: spec, KVHeads: heads, QueryHeads: c.NumAttentionHeads, Capacity: s.kvContext}
+		r.Formula, _ = mhalib.KVCacheBytes(mhalib.KVCacheConfig{Layers: c.NumHiddenLayers, KVHeads: heads, HeadDim: c.HeadDim,
+			Context: s.kvContext, Batch: 1, DType: dtypes.Float32})
+		logits, err := func() ([]float32, error) {
+			mm, err := m.WithKVHeads(heads)
+			if err != nil {
+				return nil, err
+			}
+			runner, err := mm.NewRunner(backend)
+			if err != nil {
+				return nil, err
+			}
+			defer runner.Finalize()
+			sess, err := runner.NewSession(s.kvContext)
+			if err != nil {
+				return nil, err
+			}
+			defer sess.Finalize()
+			var logits []float32
+			for at := 0; at < len(fill); at += s.kvChunk {
+				if logits, err = sess.Feed(fill[at:min(at+s.kvChunk, len(fill))]); err != nil {
+					return nil, err
+				}
+			}
+			r.Filled, r.Bytes = sess.Len(), sess.CacheBytes()
+			return logits, nil
+		}()
+		if err != nil {
+			r.Error = err.Error()
+		} else if gqaLogits == nil {
+			gqaLogits = logits
+		} else {
+			for i := range logits {
+				r.MaxLogitDiff = math.Max(r.MaxLogitDiff, math.Abs(float64(logits[i]-gqaLogits[i])))
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// benchSmolLM2Torch runs models/smollm2/bench_torch.py; the result carries a note when PyTorch,
+// transformers or its GGUF support cannot be run.
+func benchSmolLM2Torch(cfg Config, python, model string, prompt []int, s smollm2Settings) smollm2Result {
+	r := smollm2Result{Backend: "torch cpu", Impl: "PyTorch", PromptTokens: len(prompt), NewTokens: s.newTokens}
+	script := findRepoFile(filepath.Join("models", "smollm2", "bench_torch.py"))
+	switch {
+	case python == "":
+		r.Note = torchNotInstalled
+		return r
+	case script == "":
+		r.Note = "PyTorch: models/smollm2/bench_torch.py not found (run from the repository)"
+		return r
+	}
+	req, _ := json.Marshal(map[string]any{"model": model, "prompt_ids": prompt, "new_tokens": s.newTokens,
+		"threads": cfg.Threads, "warmup": 1, "runs": s.runs, "budget_s": cfg.Budget.Seconds()})
+	cmd := exec.Command(python, script)
+	cmd.Stdin = bytes.NewReader(req)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		r.Note = fmt.Sprintf("PyTorch: %s %s failed after %s: %v: %s", python, script, time.Since(start).Round(time.Second), err, lastLines(errOut.String(), 3))
+		return r
+	}
+	var ans struct {
+		Error        string    `json:"error"`
+		Torch        string    `json:"torch"`
+		Transformers string    `json:"transformers"`
+		Attention    string    `json:"attention"`
+		Threads      int       `json:"threads"`
+		PrefillMS    []float64 `json:"prefill_ms"`
+		DecodeMS     []float64 `json:"decode_ms"`
+		IDs          []int     `json:"ids"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &ans); err != nil {
+		r.Note = fmt.Sprintf("PyTorch: unreadable answer from %s: %v", script, err)
+		return r
+	}
+	if ans.Error != "" {
+		r.Note = "PyTorch: " + ans.Error
+		return r
+	}
+	if len(ans.PrefillMS) == 0 || len(ans.IDs) != s.newTokens {
+		r.Note = fmt.Sprintf("PyTorch: %s returned %d runs and %d ids (want ≥ 1 and %d)", script, len(ans.PrefillMS), len(ans.IDs), s.newTokens)
+		return r
+	}
+	r.Impl = fmt.Sprintf("PyTorch %s, transformers %s (%s), %d threads", ans.Torch, ans.Transformers, ans.Attention, ans.Threads)
+	r.PrefillMS, r.DecodeMS, r.IDs = ans.PrefillMS, ans.DecodeMS, ans.IDs
+	r.SameAsTorch = len(r.IDs)
+	r.setRates()
+	return r
+}

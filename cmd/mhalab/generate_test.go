@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/models/smollm2"
+)
+
+// smollm2Model is the installed model, or skips (fails under CI=true, which runs the setup).
+func smollm2Model(t *testing.T) string {
+	t.Helper()
+	p, err := smollm2.CheckDefault()
+	if err != nil {
+		if backendtest.InCI() {
+			t.Fatalf("CI needs the model: %v", err)
+		}
+		t.Skip(err)
+	}
+	return p
+}
+
+// failsWithOneLine checks a failed run: exit 1, nothing on stdout, exactly one line on stderr that
+// contains want.
+func failsWithOneLine(t *testing.T, args []string, want string) {
+	t.Helper()
+	code, stdout, stderr := runCLI(args...)
+	if code != 1 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("mhalab %q: exit %d, stdout %q, stderr %q; want exit 1 and one line containing %q", args, code, stdout, stderr, want)
+	}
+}
+
+// TestGenerateBadInputs: each bad input is one clear line and exit 1 (no model needed).
+func TestGenerateBadInputs(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"generate", ""}, "empty prompt"},
+		{[]string{"generate", "--temperature", "1", "--top-p", "1.5", "x"}, "--top-p 1.5: want a number in (0, 1]"},
+		{[]string{"generate", "--temperature", "1", "--top-p", "0", "x"}, "--top-p 0: want a number in (0, 1]"},
+		{[]string{"generate", "--temperature", "-1", "x"}, "--temperature -1: want a positive number"},
+		{[]string{"generate", "--temperature", "1", "--top-k", "-3", "x"}, "--top-k -3"},
+		{[]string{"generate", "--greedy", "--temperature", "1", "x"}, "exclude each other"},
+		{[]string{"generate", "--top-p", "0.9", "x"}, "--top-p needs --temperature"},
+		{[]string{"generate", "--max-new-tokens", "0", "x"}, "--max-new-tokens 0: want ≥ 1"},
+		{[]string{"generate", "--model", "/nonexistent/m.gguf", "x"}, "/nonexistent/m.gguf"},
+		{[]string{"generate", "--model", "generate.go", "x"}, "not a GGUF file"},
+		{[]string{"chat", "--temperature", "1", "--top-p", "2"}, "--top-p 2"},
+	} {
+		failsWithOneLine(t, c.args, c.want)
+	}
+}
+
+// TestGenerateBadModelFiles: a truncated GGUF, an unsupported quantisation type, and a prompt
+// longer than the context are one line each, exit 1.
+func TestGenerateBadModelFiles(t *testing.T) {
+	path := smollm2Model(t)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cut := filepath.Join(dir, "cut.gguf")
+	if err := os.WriteFile(cut, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	failsWithOneLine(t, []string{"generate", "--model", cut, "x"}, "truncated")
+
+	// blk.0.ffn_down.weight: Q4_1 (20 bytes per block) relabelled Q4_0 (18 bytes): the file
+	// stays consistent, and reading the tensor is an unsupported type.
+	name := []byte("blk.0.ffn_down.weight")
+	i := bytes.Index(data, name)
+	if i < 0 {
+		t.Fatal("tensor name not found")
+	}
+	typ := i + len(name) + 4 + 2*8 // n_dims u32, 2 dims u64, then the type u32
+	if data[typ] != 3 {
+		t.Fatalf("type byte %d, want 3 (Q4_1)", data[typ])
+	}
+	q40 := append([]byte(nil), data...)
+	q40[typ] = 2
+	bad := filepath.Join(dir, "q4_0.gguf")
+	if err := os.WriteFile(bad, q40, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	failsWithOneLine(t, []string{"generate", "--model", bad, "x"}, `tensor "blk.0.ffn_down.weight" has type Q4_0: unsupported tensor type`)
+
+	long := strings.Repeat("a ", 8300)
+	failsWithOneLine(t, []string{"generate", "--model", path, long}, "the model's context is 8192")
+}
+
+// cliBackend is the one backend the end-to-end command tests run on: xla:cpu when it loads,
+// else go (each run loads the model and compiles the decoder; the model's numerics are checked
+// on every backend in models/smollm2).
+func cliBackend(t *testing.T) string {
+	if _, err := backendtest.Get("xla:cpu"); err == nil {
+		return "xla:cpu"
+	} else if backendtest.InCI() {
+		t.Fatalf("CI requires xla:cpu: %v", err)
+	}
+	return "go"
+}
+
+// TestGenerateJSONAndStream: --json prints only the object, with the issue's continuation of
+// "Once upon a time, there was a little"; streaming prints the same text; --chat answers the
+// issue's question.
+func TestGenerateJSONAndStream(t *testing.T) {
+	smollm2Model(t)
+	b := cliBackend(t)
+	{
+		code, stdout, stderr := runCLI("generate", "--backend", b, "--json", "--max-new-tokens", "12", "Once upon a time, there was a little")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var got struct {
+			PromptIDs []int `json:"prompt_ids"`
+			IDs       []int `json:"ids"`
+			Text      string
+		}
+		dec := json.NewDecoder(strings.NewReader(stdout))
+		if err := dec.Decode(&got); err != nil {
+			t.Fatalf("stdout %q: %v", stdout, err)
+		}
+		if rest, _ := io.ReadAll(dec.Buffered()); strings.TrimSpace(string(rest)) != "" {
+			t.Errorf("stdout holds more than the object: %q", rest)
+		}
+		const want = " girl named Emma who loved to play in the sun. She"
+		if len(got.PromptIDs) != 9 || len(got.IDs) != 12 || got.Text != want {
+			t.Errorf("got %d prompt ids, %d ids, text %q; want 9, 12, %q", len(got.PromptIDs), len(got.IDs), got.Text, want)
+		}
+		code, stdout, stderr = runCLI("generate", "--backend", b, "--max-new-tokens", "12", "Once upon a time, there was a little")
+		if code != 0 || stdout != want+"\n" {
+			t.Errorf("streamed: exit %d, stdout %q, want %q (stderr %s)", code, stdout, want+"\n", stderr)
+		}
+		code, stdout, stderr = runCLI("generate", "--backend", b, "--chat", "--json", "What is the capital of France?")
+		if code != 0 || !strings.Contains(stdout, `"text":"The capital of France is Paris."`) || strings.Contains(stdout, "im_end") {
+			t.Errorf("chat: exit %d, stdout %q (stderr %s)", code, stdout, stderr)
+		}
+	}
+}
+
+// TestChatREPL: two turns; the second sees the first through the KV cache.
+func TestChatREPL(t *testing.T) {
+	smollm2Model(t)
+	var stdout, stderr bytes.Buffer
+	in := strings.NewReader("What is the capital of France?\n\nAnd of Italy?\n")
+	c, _ := lookup("chat")
+	if err := runChatFrom(c, []string{"--backend", cliBackend(t), "--max-new-tokens", "16"}, in, &stdout, &stderr); err != nil {
+		t.Fatalf("%v (stderr %s)", err, stderr.String())
+	}
+	out := stdout.String()
+	if !strings.Contains(out, "The capital of France is Paris.") || !strings.Contains(out, "Rome") || strings.Count(out, "> ") != 4 {
+		t.Errorf("chat output %q: want Paris, then Rome, and 4 prompts", out)
+	}
+}

@@ -1,0 +1,111 @@
+package mhalib_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/mhalab/mhalab/mhalib"
+)
+
+// TestFlashTilesCoverVisiblePairs: for causal, windowed (both alignments, one or two sides) and
+// unmasked attention, every (query, key) pair the rules allow lies in exactly one tile, and each
+// tile holds at least one allowed pair in its key block (no key block is visited for nothing).
+func TestFlashTilesCoverVisiblePairs(t *testing.T) {
+	type cfg struct {
+		lq, lk, bq, bk int
+		causal         mhalib.Causal
+		win            *mhalib.Window
+	}
+	w := func(l, r int, a mhalib.Alignment) *mhalib.Window { return &mhalib.Window{Left: l, Right: r, Align: a} }
+	for _, c := range []cfg{
+		{37, 37, 8, 4, mhalib.NoCausal, nil},
+		{37, 37, 8, 4, mhalib.CausalTopLeft, nil},
+		{20, 45, 8, 4, mhalib.CausalBottomRight, nil},
+		{64, 64, 8, 8, mhalib.CausalTopLeft, w(9, 0, mhalib.AlignTopLeft)},
+		{50, 50, 7, 5, mhalib.NoCausal, w(6, 3, mhalib.AlignTopLeft)},
+		{20, 61, 4, 6, mhalib.CausalBottomRight, w(10, 0, mhalib.AlignBottomRight)},
+		{33, 33, 4, 4, mhalib.NoCausal, w(-1, 2, mhalib.AlignTopLeft)},
+	} {
+		name := fmt.Sprintf("%+v", c)
+		if c.win != nil {
+			name += fmt.Sprintf(" window %+v", *c.win)
+		}
+		tiles, err := mhalib.FlashTiles(c.lq, c.lk, c.bq, c.bk, c.causal, c.win)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		sees := func(i, j int) bool {
+			p := i
+			if c.causal == mhalib.CausalBottomRight {
+				p = i + c.lk - c.lq
+			}
+			if c.causal != mhalib.NoCausal && j > p {
+				return false
+			}
+			if c.win != nil {
+				wp := i
+				if c.win.Align == mhalib.AlignBottomRight {
+					wp = i + c.lk - c.lq
+				}
+				if (c.win.Left >= 0 && j < wp-c.win.Left) || (c.win.Right >= 0 && j > wp+c.win.Right) {
+					return false
+				}
+			}
+			return true
+		}
+		covered := make([]int, c.lq*c.lk)
+		for _, tl := range tiles {
+			useful := false
+			for i := tl.Row0; i < tl.Row1; i++ {
+				for j := tl.Col0; j < tl.Col1; j++ {
+					covered[i*c.lk+j]++
+					useful = useful || sees(i, j)
+				}
+			}
+			if !useful {
+				t.Errorf("%s: tile %+v holds no visible pair", name, tl)
+			}
+		}
+		for i := range c.lq {
+			for j := range c.lk {
+				if n := covered[i*c.lk+j]; sees(i, j) && n != 1 || n > 1 {
+					t.Errorf("%s: pair (%d, %d) visible=%v lies in %d tiles", name, i, j, sees(i, j), n)
+				}
+			}
+		}
+	}
+}
+
+// TestFlashTilesCounts: the numbers of tiles at L 8192 (blocks 512 × 128), computed by hand: all
+// 16·64 = 1024 without a mask; causal: query block b meets key blocks 0 … 4b+3, Σ (4b+4) = 544;
+// causal with Window(512, 0) computes at least 4× fewer pairs than causal (each query sees 513
+// keys instead of up to 8192; whole blocks of 512 rows carry some waste).
+func TestFlashTilesCounts(t *testing.T) {
+	count := func(causal mhalib.Causal, win *mhalib.Window) (tiles, pairs int) {
+		ts, err := mhalib.FlashTiles(8192, 8192, 512, 128, causal, win)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range ts {
+			pairs += (tl.Row1 - tl.Row0) * (tl.Col1 - tl.Col0)
+		}
+		return len(ts), pairs
+	}
+	if n, _ := count(mhalib.NoCausal, nil); n != 64 {
+		t.Errorf("no mask: %d key-block steps, want 64 (one per key block, all 16 query blocks)", n)
+	}
+	if _, p := count(mhalib.NoCausal, nil); p != 8192*8192 {
+		t.Errorf("no mask: %d pairs computed, want 8192²", p)
+	}
+	_, causal := count(mhalib.CausalTopLeft, nil)
+	if want := 544 * 512 * 128; causal != want {
+		t.Errorf("causal: %d pairs computed, want %d (544 tiles of 512×128)", causal, want)
+	}
+	_, window := count(mhalib.CausalTopLeft, &mhalib.Window{Left: 512, Align: mhalib.AlignTopLeft})
+	if window*4 > causal {
+		t.Errorf("window 512: %d pairs computed, causal %d: want at least 4× fewer", window, causal)
+	}
+	if _, err := mhalib.FlashTiles(0, 8, 4, 4, mhalib.NoCausal, nil); err == nil {
+		t.Error("FlashTiles(lq 0): no error")
+	}
+}

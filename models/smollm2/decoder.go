@@ -1,0 +1,199 @@
+package smollm2
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/mhalab/mhalab/mhalib"
+)
+
+// The Llama decoder, top-down as Hugging Face's modeling_llama.py reads (B batch, n new
+// positions, D = HiddenSize, H query heads, Hkv key/value heads, hd head size, F the MLP size,
+// V the vocabulary):
+//
+//	tokens [B, n] → x = embed_tokens[tokens]                                 [B, n, D]
+//	× NumHiddenLayers (scopes model/layers/N):
+//	    h = RMSNorm(x)·input_layernorm                                       [B, n, D]
+//	    q = RoPE(h·q_projᵀ), k = RoPE(h·k_projᵀ), v = h·v_projᵀ             [B, H, n, hd], [B, Hkv, n, hd]
+//	    a = softmax(q·kᵀ/√hd + causal)·v, query head i reading kv head i / (H/Hkv)   (GQA)
+//	    x = x + a·o_projᵀ                                                    [B, n, D]
+//	    h = RMSNorm(x)·post_attention_layernorm
+//	    x = x + (SiLU(h·gate_projᵀ) ⊙ h·up_projᵀ)·down_projᵀ               (SwiGLU)  [B, n, D]
+//	logits = RMSNorm(x)·norm · lm_headᵀ                                      [B, n, V] (lm_head tied to embed_tokens)
+//
+// Variables carry Hugging Face's names as scopes: "model.layers.3.self_attn.q_proj.weight" is
+// variable "weight" in scope /model/layers/3/self_attn/q_proj (LoadVariables). With a KV cache
+// (StepLogits) the keys and values of layer N live in the session's scope /<session>/layers/N.
+
+// LoadVariables puts the weights into ctx as variables named by their Hugging Face names.
+func (m *Model) LoadVariables(ctx *context.Context) {
+	for name, t := range m.Weights.Tensors {
+		if name == "lm_head.weight" && t == m.Weights.Tensors["model.embed_tokens.weight"] {
+			continue // tied: the head reads embed_tokens
+		}
+		scope, leaf := splitName(name)
+		ctx.InAbsPath(scope).VariableWithValue(leaf, tensorOf(t))
+	}
+}
+
+// weight returns the loaded variable of a Hugging Face name; a missing one is an error (never a
+// freshly initialised variable: a typo in a name must not give a random model).
+func weight(ctx *context.Context, g *Graph, name string) *Node {
+	scope, leaf := splitName(name)
+	v := ctx.GetVariableByScopeAndName(scope, leaf)
+	if v == nil {
+		panic(fmt.Errorf("smollm2: weight %q is not loaded (variable %s/%s)", name, scope, leaf))
+	}
+	return v.ValueGraph(g)
+}
+
+// linear computes x·Wᵀ for x [..., in] and the weight W [out, in] of module path: [..., out].
+func linear(ctx *context.Context, x *Node, path string) *Node {
+	w := weight(ctx, x.Graph(), path+".weight")                      // [out, in]
+	return DotGeneral(x, []int{x.Rank() - 1}, nil, w, []int{1}, nil) // [..., out]
+}
+
+// layerPath is the module path of layer i.
+func layerPath(i int) string { return fmt.Sprintf("model.layers.%d", i) }
+
+// embed returns embed_tokens[tokens]: tokens [B, n] int32 → [B, n, D].
+func (m *Model) embed(ctx *context.Context, tokens *Node) *Node {
+	if tokens.Rank() != 2 || tokens.DType() != dtypes.Int32 {
+		panic(fmt.Errorf("smollm2: tokens shape %s: want int32 [batch, n]", tokens.Shape()))
+	}
+	B, n := tokens.Shape().Dim(0), tokens.Shape().Dim(1)
+	emb := weight(ctx, tokens.Graph(), "model.embed_tokens.weight") // [V, D]
+	return Gather(emb, Reshape(tokens, B, n, 1))                    // [B, n, D]
+}
+
+// head returns the logits of x [B, n, D]: RMSNorm, then · lm_headᵀ → [B, n, V].
+func (m *Model) head(ctx *context.Context, x *Node) *Node {
+	g := x.Graph()
+	x = rmsNorm(x, weight(ctx, g, "model.norm.weight"), m.Config.RMSNormEps) // [B, n, D]
+	name := "lm_head.weight"
+	if m.Weights.Tensors[name] == m.Weights.Tensors["model.embed_tokens.weight"] {
+		name = "model.embed_tokens.weight"
+	}
+	w := weight(ctx, g, name)                             // [V, D]
+	return DotGeneral(x, []int{2}, nil, w, []int{1}, nil) // [B, n, V]
+}
+
+// mlp is SwiGLU: (SiLU(h·gateᵀ) ⊙ h·upᵀ)·downᵀ, h [B, n, D] → [B, n, D].
+func mlp(ctx *context.Context, h *Node, path string) *Node {
+	gate := linear(ctx, h, path+".gate_proj") // [B, n, F]
+	up := linear(ctx, h, path+".up_proj")     // [B, n, F]
+	act := Mul(gate, Sigmoid(gate))           // SiLU [B, n, F]
+	return linear(ctx, Mul(act, up), path+".down_proj")
+}
+
+// block runs decoder layer i on x [B, n, D] at positions [pos, pos+n) (pos a scalar int32
+// node); with cache, keys and values are appended to it and attention spans the cache. It
+// returns the new x [B, n, D] and the attention weights [B, H, n, S] (S = n without a cache,
+// the cache's capacity with one).
+func (m *Model) block(ctx *context.Context, x, pos *Node, i int, cache *mhalib.KVCache, cacheScope string) (*Node, *Node) {
+	c := m.Config
+	g := x.Graph()
+	B, n := x.Shape().Dim(0), x.Shape().Dim(1)
+	H, Hkv, hd := c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim
+	p := layerPath(i)
+	h := rmsNorm(x, weight(ctx, g, p+".input_layernorm.weight"), c.RMSNormEps) // [B, n, D]
+	heads := func(y *Node, nh int) *Node {                                     // [B, n, nh·hd] → [B, nh, n, hd]
+		return TransposeAllDims(Reshape(y, B, n, nh, hd), 0, 2, 1, 3)
+	}
+	q := heads(linear(ctx, h, p+".self_attn.q_proj"), H)   // [B, H, n, hd]
+	k := heads(linear(ctx, h, p+".self_attn.k_proj"), Hkv) // [B, Hkv, n, hd]
+	v := heads(linear(ctx, h, p+".self_attn.v_proj"), Hkv) // [B, Hkv, n, hd]
+	q = rope(q, pos, c.RopeTheta)                          // [B, H, n, hd]
+	k = rope(k, pos, c.RopeTheta)                          // [B, Hkv, n, hd]
+	keys, values := k, v
+	if cache != nil {
+		cctx := ctx.InAbsPath(fmt.Sprintf("/%s/layers/%d", cacheScope, i))
+		keys, values = cache.Append(cctx, k, v, pos) // [B, Hkv, maxLen, hd]
+	}
+	a, w := groupedAttention(q, keys, values, pos, 1/math.Sqrt(float64(hd)))           // [B, H, n, hd], [B, H, n, S]
+	a = Reshape(TransposeAllDims(a, 0, 2, 1, 3), B, n, H*hd)                           // [B, n, H·hd]
+	x = Add(x, linear(ctx, a, p+".self_attn.o_proj"))                                  // [B, n, D]
+	h = rmsNorm(x, weight(ctx, g, p+".post_attention_layernorm.weight"), c.RMSNormEps) // [B, n, D]
+	return Add(x, mlp(ctx, h, p+".mlp")), w                                            // [B, n, D]
+}
+
+// Logits runs the whole model over tokens [B, L] int32 (positions 0 … L−1, no cache):
+// logits [B, L, V]. Row t depends on tokens 0 … t only.
+func (m *Model) Logits(ctx *context.Context, tokens *Node) *Node {
+	pos := ScalarZero(tokens.Graph(), dtypes.Int32)
+	x := m.embed(ctx, tokens) // [B, L, D]
+	for i := range m.Config.NumHiddenLayers {
+		x, _ = m.block(ctx, x, pos, i, nil, "")
+	}
+	return m.head(ctx, x) // [B, L, V]
+}
+
+// LogitsAndAttention is Logits that also returns every layer's attention weights, stacked:
+// [NumHiddenLayers, B, H, L, L] (query rows, key columns; each row sums to 1 over keys ≤ query).
+func (m *Model) LogitsAndAttention(ctx *context.Context, tokens *Node) (logits, weights *Node) {
+	pos := ScalarZero(tokens.Graph(), dtypes.Int32)
+	x := m.embed(ctx, tokens) // [B, L, D]
+	ws := make([]*Node, m.Config.NumHiddenLayers)
+	for i := range ws {
+		var w *Node
+		x, w = m.block(ctx, x, pos, i, nil, "")
+		ws[i] = InsertAxes(w, 0) // [1, B, H, L, L]
+	}
+	return m.head(ctx, x), Concatenate(ws, 0)
+}
+
+// StepLogits runs the model over the next n positions: tokens [B, n] int32 at positions
+// [pos, pos+n) (pos a scalar int32 node from cache.Advance), the earlier positions' keys and
+// values read from cache (one KVCache for all layers: [B, Hkv, maxLen, hd], variables
+// "keys"/"values" in scope /cacheScope/layers/N). It returns the
+// logits [B, n, V], or with lastOnly those of the last position [B, 1, V] (generation needs no
+// more, and the head is the largest matrix).
+func (m *Model) StepLogits(ctx *context.Context, tokens, pos *Node, cache *mhalib.KVCache, cacheScope string, lastOnly bool) *Node {
+	x := m.embed(ctx, tokens) // [B, n, D]
+	for i := range m.Config.NumHiddenLayers {
+		x, _ = m.block(ctx, x, pos, i, cache, cacheScope)
+	}
+	if n := x.Shape().Dim(1); lastOnly && n > 1 {
+		x = Slice(x, AxisRange(), AxisRange(n-1, n)) // [B, 1, D]
+	}
+	return m.head(ctx, x) // [B, n or 1, V]
+}
+
+// rmsNorm is x / √(mean(x²) + eps) ⊙ w over the last axis: x [..., D], w [D].
+func rmsNorm(x, w *Node, eps float64) *Node {
+	return mhalib.RMSNorm(x, w, eps)
+}
+
+// rope rotates x [B, h, n, hd] at positions [pos, pos+n) in Hugging Face's half-split
+// convention (pairs (i, i + hd/2)), base theta.
+func rope(x, pos *Node, theta float64) *Node {
+	return mhalib.RoPE(x).Theta(theta).Convention(mhalib.RoPEHalfSplit).Position(pos).Done()
+}
+
+// groupedAttention is causal attention with grouped key/value heads: q [B, H, n, hd] at
+// positions [pos, pos+n), keys/values [B, Hkv, S, hd] at positions 0 … S−1; query head i reads
+// kv head i / (H/Hkv), query row r sees key positions ≤ pos + r. Returns the output
+// [B, H, n, hd] and the weights [B, H, n, S].
+func groupedAttention(q, keys, values, pos *Node, scale float64) (*Node, *Node) {
+	g := q.Graph()
+	B, H, n, hd := q.Shape().Dim(0), q.Shape().Dim(1), q.Shape().Dim(2), q.Shape().Dim(3)
+	Hkv, S := keys.Shape().Dim(1), keys.Shape().Dim(2)
+	G := H / Hkv
+	q5 := Reshape(q, B, Hkv, G, n, hd)                                           // [B, Hkv, G, n, hd]
+	logits := DotGeneral(q5, []int{4}, []int{0, 1}, keys, []int{3}, []int{0, 1}) // [B, Hkv, G, n, S]
+	logits = MulScalar(logits, scale)
+	tile := shapes.Make(dtypes.Int32, 1, 1, 1, n, S)
+	row := Add(Iota(g, tile, 3), pos) // [1, 1, 1, n, S]: position of the query
+	col := Iota(g, tile, 4)           // [1, 1, 1, n, S]: position of the key
+	dims := logits.Shape().Dimensions
+	allowed := BroadcastToDims(LessOrEqual(col, row), dims...)
+	logits = Where(allowed, logits, BroadcastToDims(Scalar(g, logits.DType(), math.Inf(-1)), dims...))
+	w := Softmax(logits, -1)                                                   // [B, Hkv, G, n, S]
+	out := DotGeneral(w, []int{4}, []int{0, 1}, values, []int{2}, []int{0, 1}) // [B, Hkv, G, n, hd]
+	return Reshape(out, B, H, n, hd), Reshape(w, B, H, n, S)
+}

@@ -1,0 +1,211 @@
+package smollm2
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gomlx/gomlx/backends"
+)
+
+// GenerateOptions are the options of `mhalab generate` (RunGenerate).
+type GenerateOptions struct {
+	Model        string // GGUF file; "" = DefaultPath() (the setup step's model, or $MHALAB_MODELS)
+	MaxNewTokens int    // ≥ 1
+	Sampling     Sampling
+	Chat         bool // wrap the prompt as one user turn with the chat template
+	JSON         bool // print one JSON object at the end instead of streaming
+	Prompt       string
+}
+
+// DefaultMaxNewTokens is `mhalab generate`'s default --max-new-tokens.
+const DefaultMaxNewTokens = 128
+
+// generateJSON is what --json prints.
+type generateJSON struct {
+	PromptIDs []int  `json:"prompt_ids"`
+	IDs       []int  `json:"ids"`
+	Text      string `json:"text"`
+}
+
+// OpenModel opens the model file path, or the default one when path is "". Errors say how to
+// fix them (run the setup step, or which file is corrupt).
+func OpenModel(path string) (*Model, error) {
+	if path == "" {
+		p, err := CheckDefault()
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
+	return Open(path)
+}
+
+// NewBackend creates the backend to run on and says why it was chosen (xla.NewWithReason).
+type NewBackend func() (backend backends.Backend, reason string, err error)
+
+// RunGenerate is `mhalab generate`: it generates a continuation of o.Prompt and streams it to
+// stdout, then a newline (or prints only one JSON object with --json); progress goes to stderr.
+// Bad input (empty prompt, a prompt longer than the context, a corrupt file, bad sampling
+// options) is reported before the backend is created, so the error is the only line printed.
+func RunGenerate(newBackend NewBackend, o GenerateOptions, stdout, stderr io.Writer) error {
+	if o.Prompt == "" {
+		return errors.New("empty prompt: give the text to continue as the last argument")
+	}
+	if o.MaxNewTokens < 1 {
+		return fmt.Errorf("--max-new-tokens %d: want ≥ 1", o.MaxNewTokens)
+	}
+	if err := o.Sampling.Check(); err != nil {
+		return err
+	}
+	m, err := OpenModel(o.Model)
+	if err != nil {
+		return err
+	}
+	text := o.Prompt
+	if o.Chat {
+		if text, err = m.ChatTemplate([]Message{{Role: "user", Content: o.Prompt}}, true); err != nil {
+			return err
+		}
+	}
+	prompt := m.Tokenizer.Encode(text)
+	ctxLen := m.Config.MaxPositionEmbeddings
+	if len(prompt) == 0 {
+		return errors.New("the prompt has no tokens")
+	}
+	if len(prompt) >= ctxLen {
+		return fmt.Errorf("the prompt is %d tokens: the model's context is %d (including the generated tokens)", len(prompt), ctxLen)
+	}
+	backend, reason, err := newBackend()
+	if err != nil {
+		return err
+	}
+	defer backend.Finalize()
+	fmt.Fprintf(stderr, "mhalab: backend %s\n", reason)
+	r, err := m.NewRunner(backend)
+	if err != nil {
+		return err
+	}
+	defer r.Finalize()
+	s, err := r.NewSession(min(ctxLen, len(prompt)+o.MaxNewTokens))
+	if err != nil {
+		return err
+	}
+	defer s.Finalize()
+	fmt.Fprintf(stderr, "mhalab generate: %s, %d prompt tokens, up to %d new, backend %s\n", m.Name, len(prompt), o.MaxNewTokens, backend.Name())
+	dec := m.Tokenizer.NewStreamDecoder()
+	emit := func(id int) error {
+		if o.JSON {
+			return nil
+		}
+		_, err := io.WriteString(stdout, dec.Next(id))
+		return err
+	}
+	ids, err := s.Generate(prompt, o.MaxNewTokens, o.Sampling, emit)
+	if err != nil {
+		return err
+	}
+	if !o.JSON {
+		_, err = io.WriteString(stdout, dec.Flush()+"\n")
+		return err
+	}
+	out, err := m.Tokenizer.Decode(ids)
+	if err != nil {
+		return err
+	}
+	if ids == nil {
+		ids = []int{}
+	}
+	b, err := json.Marshal(generateJSON{PromptIDs: prompt, IDs: ids, Text: out})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", b)
+	return err
+}
+
+// ChatOptions are the options of `mhalab chat` (RunChat).
+type ChatOptions struct {
+	Model        string
+	MaxNewTokens int // per answer
+	MaxContext   int // positions of the conversation's KV cache
+	Sampling     Sampling
+}
+
+// DefaultChatContext is `mhalab chat`'s default --max-context.
+const DefaultChatContext = 2048
+
+// RunChat is `mhalab chat`: a multi-turn conversation read line by line from stdin (one line is
+// one user turn; Ctrl-D ends it). The whole conversation stays in one session's KV cache: each
+// turn feeds only its new tokens — "<|im_end|>\n" closing the previous answer, the user turn, and
+// "<|im_start|>assistant\n" — which is the chat template applied to the whole history.
+func RunChat(newBackend NewBackend, o ChatOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+	if o.MaxNewTokens < 1 {
+		return fmt.Errorf("--max-new-tokens %d: want ≥ 1", o.MaxNewTokens)
+	}
+	if err := o.Sampling.Check(); err != nil {
+		return err
+	}
+	m, err := OpenModel(o.Model)
+	if err != nil {
+		return err
+	}
+	if o.MaxContext < 1 || o.MaxContext > m.Config.MaxPositionEmbeddings {
+		return fmt.Errorf("--max-context %d: want 1 … %d (the model's context)", o.MaxContext, m.Config.MaxPositionEmbeddings)
+	}
+	if _, err := m.ChatTemplate(nil, true); err != nil {
+		return err
+	}
+	backend, reason, err := newBackend()
+	if err != nil {
+		return err
+	}
+	defer backend.Finalize()
+	fmt.Fprintf(stderr, "mhalab: backend %s\n", reason)
+	r, err := m.NewRunner(backend)
+	if err != nil {
+		return err
+	}
+	defer r.Finalize()
+	s, err := r.NewSession(o.MaxContext)
+	if err != nil {
+		return err
+	}
+	defer s.Finalize()
+	fmt.Fprintf(stderr, "mhalab chat: %s on %s; one line per message, Ctrl-D quits\n", m.Name, backend.Name())
+	in := bufio.NewScanner(stdin)
+	in.Buffer(make([]byte, 1<<16), 1<<20)
+	first := true
+	for {
+		fmt.Fprint(stdout, "> ")
+		if !in.Scan() {
+			fmt.Fprintln(stdout)
+			return in.Err()
+		}
+		line := strings.TrimRight(in.Text(), "\r")
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		turn := ChatML([]Message{{Role: "user", Content: line}}, true)
+		if !first {
+			turn = "<|im_end|>\n" + strings.TrimPrefix(turn, "<|im_start|>system\n"+DefaultSystemPrompt+"<|im_end|>\n")
+		}
+		first = false
+		ids := m.Tokenizer.Encode(turn)
+		if s.Len()+len(ids)+1 > s.Cap() {
+			return fmt.Errorf("the conversation is full (%d of %d positions): start a new chat, or raise --max-context", s.Len(), s.Cap())
+		}
+		dec := m.Tokenizer.NewStreamDecoder()
+		_, err := s.Generate(ids, min(o.MaxNewTokens, s.Cap()-s.Len()-len(ids)), o.Sampling, func(id int) error {
+			_, err := io.WriteString(stdout, dec.Next(id))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, dec.Flush())
+	}
+}
