@@ -364,23 +364,23 @@ func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 	}
 	for _, r := range rep.SmolLM2.Gen {
 		if r.Error != "" {
-			return fmt.Errorf("SmolLM2-135M-Instruct on %s failed: %s", r.Backend, r.Error)
+			return rep, fmt.Errorf("SmolLM2-135M-Instruct on %s failed: %s", r.Backend, r.Error)
 		}
 	}
 	for _, r := range rep.SmolLM2.KV {
 		if r.Error != "" {
-			return fmt.Errorf("SmolLM2-135M-Instruct KV cache with %d heads on %s failed: %s", r.KVHeads, r.Backend, r.Error)
+			return rep, fmt.Errorf("SmolLM2-135M-Instruct KV cache with %d heads on %s failed: %s", r.KVHeads, r.Backend, r.Error)
 		}
 	}
 	if rep.Modern != nil {
 		for _, r := range rep.Modern.Window {
 			if r.Error != "" {
-				return fmt.Errorf("sliding-window %s %s on %s failed: %s", r.Impl, r.Mask, r.Backend, r.Error)
+				return rep, fmt.Errorf("sliding-window %s %s on %s failed: %s", r.Impl, r.Mask, r.Backend, r.Error)
 			}
 		}
 		for _, r := range rep.Modern.Decode {
 			if r.Error != "" {
-				return fmt.Errorf("GQA decoding with %d KV heads on %s failed: %s", r.KVHeads, r.Backend, r.Error)
+				return rep, fmt.Errorf("GQA decoding with %d KV heads on %s failed: %s", r.KVHeads, r.Backend, r.Error)
 			}
 		}
 	}
