@@ -58,12 +58,13 @@ clean:
 # compares mhalib with them on every backend (TestParity, TestForwardParity with MHALAB_PARITY_DIR)
 # and runs the mhalab binary's forward subcommand on a sample (parity/check_forward.py).
 # `make parity-fixtures` rewrites the committed fixtures (parity/testdata, torchio/testdata).
-#   make parity-soak [PARITY_RANDOM=20000] [PARITY_SEED=S] [PARITY_SOAK_POOL=200] [PARITY_SOAK_CHUNK=2000]
+#   make parity-soak [PARITY_RANDOM=20000] [PARITY_SEED=S] [PARITY_SOAK_POOL=200] [PARITY_SOAK_CHUNK=2000] [PARITY_SOAK_DIR=build/parity-soak]
 # The soak (parity/soak.py): PARITY_RANDOM random configurations on go and xla:cpu, in chunks,
 # each chunk's structures drawn from a pool of PARITY_SOAK_POOL (compiled once per backend; 0 =
 # every configuration fully random); failing chunks kept in build/parity-soak/failed-*, the
 # distribution of err/bound in build/parity-soak/summary.txt. Hours on a 2-core machine.
 PARITY_DIR ?= build/parity
+PARITY_SOAK_DIR ?= build/parity-soak
 PARITY_RANDOM ?= 60
 PARITY_MODERN_RANDOM ?= 20
 PARITY_SEED ?= $(shell date +%s)
@@ -88,9 +89,9 @@ parity: setup
 	MHALAB_MODERN_PARITY_DIR=$(abspath $(PARITY_DIR))/modern $(GO) test -count=1 -timeout 30m -run 'TestModernParity$$' ./parity/
 
 parity-soak: setup
-	rm -rf build/parity-soak && mkdir -p build/parity-soak
-	$(GO) test -c -o build/parity-soak/parity.test ./parity/
-	$(PARITY_PYTHON) parity/soak.py --bin build/parity-soak/parity.test --out build/parity-soak \
+	rm -rf $(PARITY_SOAK_DIR) && mkdir -p $(PARITY_SOAK_DIR)
+	$(GO) test -c -o $(PARITY_SOAK_DIR)/parity.test ./parity/
+	$(PARITY_PYTHON) parity/soak.py --bin $(PARITY_SOAK_DIR)/parity.test --out $(PARITY_SOAK_DIR) \
 		--random $(PARITY_RANDOM) --seed $(PARITY_SEED) --pool $(PARITY_SOAK_POOL) --chunk $(PARITY_SOAK_CHUNK)
 
 parity-fixtures:

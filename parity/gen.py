@@ -32,6 +32,7 @@ import contextlib
 import copy
 import inspect
 import json
+import math
 import os
 import sys
 import time
@@ -43,6 +44,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases as cases_mod  # noqa: E402
+import errmodel  # noqa: E402
 import seeds  # noqa: E402
 import stio  # noqa: E402
 
@@ -70,6 +72,7 @@ def _sdpa_has_scale():
 SDPA_HAS_SCALE = _sdpa_has_scale()
 MHA_HAS_IS_CAUSAL = "is_causal" in inspect.signature(nn.MultiheadAttention.forward).parameters
 TORCH_MAJOR = int(torch.__version__.split(".")[0])
+NOFMA = False  # --nofma: also run PyTorch's code in float32 without FMA (torch_err_nofma; an analysis aid)
 
 
 class Skip(Exception):
@@ -191,7 +194,7 @@ def run_both(module, inputs, masks, call, cot_shape_fn, param_map=None):
     out_store = {}
     cot = None
     runs = [("torch", torch.float32), ("ref64", torch.float64)]
-    if TorchDispatchMode is not None:
+    if TorchDispatchMode is not None and NOFMA:
         runs.append(("nofma", torch.float32))
     for tag, dtype in runs:
         m = copy.deepcopy(module).to(dtype)
@@ -213,6 +216,7 @@ def run_both(module, inputs, masks, call, cot_shape_fn, param_map=None):
             pgrads = param_map(pgrads)
         for n, g in pgrads.items():
             out_store[f"{tag}.grad.param.{n}"] = g
+    out_store.update(run_bound(module, inputs, masks, call, cot, param_map))
     params = {n: p.detach() for n, p in module.named_parameters()}
     if param_map is not None:
         params = param_map(params)
@@ -222,6 +226,44 @@ def run_both(module, inputs, masks, call, cot_shape_fn, param_map=None):
         out_store[f"input.{k}"] = v.detach()
     out_store["input.cotangent"] = cot
     return out_store
+
+
+def run_bound(module, inputs, masks, call, cot, param_map=None):
+    """The error bound of every result (errmodel.py): the float64 computation once more under
+    errmodel.ErrorBound, SDPA on its math kernel (a fused kernel is one operation without a rule).
+    Returns {"bound.<result>": u·E as float32, rounded up}."""
+    m = copy.deepcopy(module).to(torch.float64)
+    ins = {k: v.detach().clone().to(torch.float64).requires_grad_(True) for k, v in inputs.items()}
+    ms = {k: (v.to(torch.float64) if v is not None and v.is_floating_point() else v) for k, v in masks.items()}
+    mode = errmodel.ErrorBound()
+    res = {}
+    with contextlib.ExitStack() as stack:
+        try:
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+            stack.enter_context(sdpa_kernel(SDPBackend.MATH))
+        except ImportError:
+            pass
+        stack.enter_context(mode)
+        out, weights = call(m, ins, ms)
+        loss = (out * cot.to(torch.float64)).sum()
+        loss.backward()
+        res["attn_output"] = out
+        if weights is not None:
+            res["attn_output_weights"] = weights
+        for k, v in ins.items():
+            res[f"grad.{k}"] = v.grad
+        pgrads = {n: p.grad for n, p in m.named_parameters()}
+        if param_map is not None:
+            pgrads = param_map(pgrads)
+        for n, g in pgrads.items():
+            res[f"grad.param.{n}"] = g
+    bounds = {}
+    for k, t in res.items():
+        b = (mode.me(t)[1] * errmodel.U).detach()
+        b32 = b.float()
+        b32 = torch.where(b32.double() < b, torch.nextafter(b32, torch.tensor(math.inf)), b32)
+        bounds["bound." + k] = b32.contiguous()
+    return bounds
 
 
 # --- nn.MultiheadAttention -----------------------------------------------------------------------
@@ -428,15 +470,24 @@ def generate(c, out_dir, forward_files=False, keep_torch=True):
             for k, v in store.items() if k.startswith("torch.")}
     errs_nofma = {k[len("nofma."):]: max_err(v, store["ref64." + k[len("nofma."):]])
                   for k, v in store.items() if k.startswith("nofma.")}
+    # The error model checked against PyTorch's own float32 (and no-FMA float32): the largest
+    # |torch32 - ref64| / (bound + 2^-100) per result; above 1 the model would be wrong.
+    eb = {}
+    for k, v in store.items():
+        tag, _, r = k.partition(".")
+        if tag in ("torch", "nofma") and v.numel():
+            q = ((v.double() - store["ref64." + r].double()).abs()
+                 / (store["bound." + r].double() + 2.0 ** -100)).max().item()
+            eb[k] = q
     store = {k: v for k, v in store.items() if not k.startswith("nofma.")}  # kept as errors only
     meta = {"config": json.dumps(c, sort_keys=True), "torch_version": torch.__version__,
-            "torch_err": json.dumps(errs, sort_keys=True)}
+            "torch_err": json.dumps(errs, sort_keys=True), "torch_err_bound": json.dumps(eb, sort_keys=True)}
     if errs_nofma:
         meta["torch_err_nofma"] = json.dumps(errs_nofma, sort_keys=True)
     if not keep_torch:  # committed fixtures: PyTorch's float32 error is kept in the metadata only
         store = {k: v for k, v in store.items() if not k.startswith("torch.")}
     stio.save(os.path.join(out_dir, c["name"] + ".safetensors"), store, meta)
-    return errs
+    return errs, eb
 
 
 def main(argv=None):
@@ -450,8 +501,12 @@ def main(argv=None):
                    "(cases.pooled_case; the soak's, replayed with the same values)")
     p.add_argument("--forward-files", action="store_true", help="also write W/I files for `mhalab forward`")
     p.add_argument("--forward-cases", default="", help="with --forward-files: only for these cases (comma-separated)")
+    p.add_argument("--nofma", action="store_true", help="also run PyTorch's float32 code without fused multiply-add "
+                   "and record its error (metadata torch_err_nofma): the analysis of parity/README.md")
     p.add_argument("--list", action="store_true", help="list the named cases and exit")
     a = p.parse_args(argv)
+    global NOFMA
+    NOFMA = a.nofma
 
     named = cases_mod.named_cases()
     if a.list:
@@ -482,11 +537,11 @@ def main(argv=None):
               f"(replay one: python3 parity/gen.py --out DIR --cases none --random 1 --seed SEED)")
     t0 = time.time()
     done = skipped = 0
-    worst = (0.0, "")
+    worst = worst_eb = (0.0, "")
     for c in todo:
         try:
             ff = a.forward_files and (not a.forward_cases or c["name"] in a.forward_cases.split(","))
-            errs = generate(c, a.out, ff, keep_torch=not a.fixtures)
+            errs, eb = generate(c, a.out, ff, keep_torch=not a.fixtures)
         except Skip as e:
             print(f"  skip {c['name']}: {e}")
             skipped += 1
@@ -495,9 +550,15 @@ def main(argv=None):
         k = max(errs, key=errs.get)
         if errs[k] > worst[0]:
             worst = (errs[k], f"{c['name']}:{k}")
+        if eb:
+            k = max(eb, key=eb.get)
+            if eb[k] > worst_eb[0]:
+                worst_eb = (eb[k], f"{c['name']}:{k}")
     print(f"parity/gen.py: wrote {done} cases, skipped {skipped}, in {time.time() - t0:.1f}s; "
           f"largest PyTorch float32 error vs float64: {worst[0]:.3g} ({worst[1]})")
-    return 0
+    print(f"parity/gen.py: PyTorch's own float32 against the error model's bound (errmodel.py): largest err/bound "
+          f"{worst_eb[0]:.3g} ({worst_eb[1]}){'' if worst_eb[0] <= 1 else '  ABOVE 1: the error model is wrong'}")
+    return 0 if worst_eb[0] <= 1 else 1
 
 
 if __name__ == "__main__":

@@ -194,68 +194,42 @@ func (r *Reference) withPrefix(prefix string) map[string]*tensors.Tensor {
 	return m
 }
 
-// Tolerance policy (parity/README.md): compare the error of mhalab's float32 result against the
-// float64 PyTorch reference with PyTorch float32's own error against it, as FlashAttention's tests
-// do, taking PyTorch's error in both kinds of float32 arithmetic the backends use: pass when
+// Tolerance policy (parity/README.md): every element of a result is compared with its own
+// floating-point error bound, which parity/gen.py computes from the float64 reference
+// (parity/errmodel.py) and stores as bound.<result>: pass when, for every element i,
 //
-//	max|mhalib − ref64| ≤ ErrFactor · max(torch err, torch no-FMA err) + floor
-//	torch err        = max|torch32 − ref64|        PyTorch's kernels (fused multiply-add)
-//	torch no-FMA err = max|torch32 no-FMA − ref64|  PyTorch's code with every product rounded
-//	floor = FloorULPs · 2⁻²³ · (largest |ref64| among the case's results of the same family)
+//	|mhalib_i − ref64_i| ≤ bound_i + BoundFloor
 //
-// A dot product computed without FMA rounds every product: its error bound is γ_n·Σ|a_i·b_i|
-// instead of one rounding per partial sum, and where the sum cancels (the logits of sharp
-// softmaxes, the gradients of the key projection) that is up to ~10× more. GoMLX's pure-Go
-// backend computes so; PyTorch's BLAS and XLA fuse. The families are the forward outputs
-// (attn_output, attn_output_weights) and the gradients (grad.*); the floor is a few float32
-// rounding steps at the magnitude the computation runs at (a small gradient such as grad.key is a
-// sum with cancellation of terms as large as the case's other gradients).
-const (
-	// ErrFactor is how many times PyTorch's own error mhalib may have.
-	ErrFactor = 2.0
-	// FloorULPs is the absolute floor, in float32 ulps at the family's largest magnitude.
-	FloorULPs = 8.0
-)
-
-// Family is "grad" for gradients (grad.*) and "output" for the forward results.
-func Family(name string) string {
-	if strings.HasPrefix(name, "grad.") {
-		return "grad"
-	}
-	return "output"
-}
-
-// FamilyScale is the largest |ref64| among the reference's results of name's family (at least 1e-6).
-func (r *Reference) FamilyScale(name string) float64 {
-	scale := 1e-6
-	fam := Family(name)
-	for n, t := range r.withPrefix("ref64.") {
-		if Family(n) != fam {
-			continue
-		}
-		v, err := Float64s(t)
-		if err != nil {
-			continue
-		}
-		for _, x := range v {
-			scale = math.Max(scale, math.Abs(x))
-		}
-	}
-	return scale
-}
+// bound_i = u·E_i, u = 2⁻²⁴, where E_i is a first-order bound, in units of u, on the error of a
+// float32 evaluation of the same mathematical operations in any order of summation, with or
+// without fused multiply-add: each product or sum of n terms adds n·Σ|terms| of rounding, each
+// operation carries its operands' bounds through its derivative (|∂|), the softmax carries the
+// logits' bound as w ⊙ (E_s + Σ w E_s). BoundFloor is for underflow: a float32 result below 2⁻¹²⁶
+// flushed to zero or made subnormal errs by less than 2⁻¹²⁶, carried through a few operations on
+// values far below 2²⁶.
+const BoundFloor = 0x1p-100
 
 // Result is the comparison of one result tensor.
 type Result struct {
 	Name     string
 	Err      float64 // max |got − ref64|
-	TorchErr float64 // max |torch32 − ref64|
-	NoFMAErr float64 // max |torch32 no-FMA − ref64| (0 when the file has none)
-	Floor    float64
-	OK       bool
+	TorchErr float64 // max |torch32 − ref64| (PyTorch float32's own error, for reports)
+	NoFMAErr float64 // PyTorch float32 without FMA (gen.py --nofma), 0 when not measured
+	// Worst is the largest |got_i − ref64_i| / (bound_i + BoundFloor), at element WorstAt (row-major
+	// index; WorstIndex its multi-index), where got, ref64 and bound were WorstGot, WorstRef,
+	// WorstBound.
+	Worst                          float64
+	WorstAt                        int
+	WorstIndex                     []int
+	WorstGot, WorstRef, WorstBound float64
+	OK                             bool
 }
 
-// Bound is the largest error accepted: ErrFactor·max(TorchErr, NoFMAErr) + Floor.
-func (r Result) Bound() float64 { return ErrFactor*math.Max(r.TorchErr, r.NoFMAErr) + r.Floor }
+// Bound is the bound (with the floor) at the worst element.
+func (r Result) Bound() float64 { return r.WorstBound + BoundFloor }
+
+// WorstErr is |got − ref64| at the worst element.
+func (r Result) WorstErr() float64 { return math.Abs(r.WorstGot - r.WorstRef) }
 
 // Ratio is Err / TorchErr: how mhalib's error compares with PyTorch float32's own (0 when both
 // are 0, +Inf when only PyTorch is exact).
@@ -275,11 +249,21 @@ func (r Result) String() string {
 	if !r.OK {
 		verdict = "FAIL"
 	}
-	return fmt.Sprintf("%-32s err %.3g  torch err %.3g (no FMA %.3g)  ratio %.2f  bound %.3g  %s", r.Name, r.Err, r.TorchErr, r.NoFMAErr, r.Ratio(), r.Bound(), verdict)
+	return fmt.Sprintf("%-32s err/bound %.3g at %v (mhalib %.9g, ref64 %.9g, err %.3g, bound %.3g)  max err %.3g, torch err %.3g, ratio %.2f  %s",
+		r.Name, r.Worst, r.WorstIndex, r.WorstGot, r.WorstRef, r.WorstErr(), r.Bound(), r.Err, r.TorchErr, r.Ratio(), verdict)
 }
 
-// Check compares got with the reference's ref64.<name> under the tolerance policy. A shape
-// mismatch or a missing reference is an error.
+// Bounds returns the per-element error bound of result name (bound.<name>, without the floor).
+func (r *Reference) Bounds(name string) ([]float64, error) {
+	b := r.Tensors["bound."+name]
+	if b == nil {
+		return nil, fmt.Errorf("parity: %s: no bound.%s (a file written before the error model: regenerate it with parity/gen.py)", r.Config.Name, name)
+	}
+	return Float64s(b)
+}
+
+// Check compares got with the reference's ref64.<name>, element by element, under the tolerance
+// policy. A shape mismatch, a missing reference or a missing bound is an error.
 func (r *Reference) Check(name string, got *tensors.Tensor) (Result, error) {
 	ref := r.Tensors["ref64."+name]
 	if ref == nil {
@@ -288,7 +272,8 @@ func (r *Reference) Check(name string, got *tensors.Tensor) (Result, error) {
 	if got == nil {
 		return Result{}, fmt.Errorf("parity: %s: %s: no result", r.Config.Name, name)
 	}
-	if !sameDims(ref.Shape().Dimensions, got.Shape().Dimensions) {
+	dims := ref.Shape().Dimensions
+	if !sameDims(dims, got.Shape().Dimensions) {
 		return Result{}, fmt.Errorf("parity: %s: %s has shape %s, reference %s", r.Config.Name, name, got.Shape(), ref.Shape())
 	}
 	want, err := Float64s(ref)
@@ -299,17 +284,43 @@ func (r *Reference) Check(name string, got *tensors.Tensor) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Name: name, TorchErr: r.TorchErr[name], NoFMAErr: r.TorchErrNoFMA[name]}
+	bound, err := r.Bounds(name)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(bound) != len(want) {
+		return Result{}, fmt.Errorf("parity: %s: bound.%s has %d elements, ref64.%s %d", r.Config.Name, name, len(bound), name, len(want))
+	}
+	res := Result{Name: name, TorchErr: r.TorchErr[name], NoFMAErr: r.TorchErrNoFMA[name], WorstAt: -1}
 	for i := range want {
 		d := math.Abs(have[i] - want[i])
 		if math.IsNaN(d) {
 			d = math.Inf(1)
 		}
 		res.Err = math.Max(res.Err, d)
+		q := d / (bound[i] + BoundFloor)
+		if q > res.Worst || res.WorstAt < 0 {
+			res.Worst, res.WorstAt = q, i
+			res.WorstGot, res.WorstRef, res.WorstBound = have[i], want[i], bound[i]
+		}
 	}
-	res.Floor = FloorULPs * math.Ldexp(1, -23) * r.FamilyScale(name)
-	res.OK = res.Err <= res.Bound()
+	if res.WorstAt >= 0 {
+		res.WorstIndex = unravel(res.WorstAt, dims)
+	}
+	res.OK = res.Worst <= 1
 	return res, nil
+}
+
+// unravel turns a row-major flat index into a multi-index of dims.
+func unravel(i int, dims []int) []int {
+	idx := make([]int, len(dims))
+	for d := len(dims) - 1; d >= 0; d-- {
+		if dims[d] > 0 {
+			idx[d] = i % dims[d]
+			i /= dims[d]
+		}
+	}
+	return idx
 }
 
 func sameDims(a, b []int) bool {

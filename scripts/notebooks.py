@@ -2,7 +2,7 @@
 """Run mhalab's notebooks headless with the GoNB kernel and fail if any cell fails.
 
     scripts/notebooks.py [--backend go|xla:cpu|xla:cuda] [--out DIR] [--no-html]
-                         [--timeout S] [NOTEBOOK ...]
+                         [--timeout S] [--slowest N] [NOTEBOOK ...]
 
 Every notebook (default: notebooks/*.ipynb, sorted) runs in a fresh GoNB kernel, cell by cell,
 in the notebook's own folder (so its first cell's `go mod edit -replace …=${GONB_DIR}/..` uses
@@ -20,6 +20,12 @@ PyPI in a venv of the cache; scripts/jupyter_python.sh names its Python — star
 Python, this script re-executes itself with that one) and GoNB v0.11.3, goimports and gopls in
 $(go env GOPATH)/bin (scripts/setup.sh --only gonb). The backend reaches the notebooks as
 GOMLX_BACKEND.
+
+Every code cell is a Go program that GoNB builds before running it, and linking that program
+(GoMLX and the XLA bindings, ~15 MB) is most of a cell's cost. The bindings use cgo, so Go
+links with the system's C linker by default; this runner sets GO_EXTLINK_ENABLED=0 (unless it is
+set already) so that Go's own linker does it (the programs behave the same; notebooks/README.md
+has the times). Per-cell times are in timings.json; the slowest cells are printed at the end.
 """
 
 import argparse
@@ -182,7 +188,8 @@ def run_notebook(path, out_dir, timeout, log, html):
                 except (CellExecutionError, DeadKernelError) as e:
                     failure = f"{type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"
                 seconds = time.monotonic() - t0
-                result["cells"].append({"cell": index + 1, "code_cell": code_index, "seconds": round(seconds, 2)})
+                result["cells"].append({"cell": index + 1, "code_cell": code_index, "seconds": round(seconds, 2),
+                                        "source": first_line(cell.source)})
                 failure = failure or cell_failure(cell)
                 if failure:
                     result.update(ok=False, failure=failure, cell=index + 1, code_cell=code_index,
@@ -212,6 +219,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=600, help="seconds one cell may take (default 600)")
     ap.add_argument("--no-html", dest="html", action="store_false", help="do not write HTML copies")
     ap.add_argument("--list", action="store_true", help="list the notebooks and exit")
+    ap.add_argument("--slowest", type=int, default=5, metavar="N", help="print the N slowest cells (default 5)")
     args = ap.parse_args()
 
     use_jupyter_python("notebooks")
@@ -244,8 +252,11 @@ def main():
             "GOMLX_BACKEND": args.backend,
             "GOMLX_NO_AUTO_INSTALL": "1",
             "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+            "GO_EXTLINK_ENABLED": os.environ.get("GO_EXTLINK_ENABLED", "0"),  # see the docstring
         })
-        print(f"notebooks: {len(notebooks)} on backend {args.backend}, GoNB {version} ({gonb}), output {out_dir}", flush=True)
+        link = "Go's linker" if os.environ["GO_EXTLINK_ENABLED"] == "0" else f"GO_EXTLINK_ENABLED={os.environ['GO_EXTLINK_ENABLED']}"
+        print(f"notebooks: {len(notebooks)} on backend {args.backend}, GoNB {version} ({gonb}), cells linked by {link}, "
+              f"output {out_dir}", flush=True)
         results = []
         total = time.monotonic()
         with open(out_dir / "kernel.log", "w") as log:
@@ -268,6 +279,11 @@ def main():
     failed = [r for r in results if not r["ok"]]
     (out_dir / "timings.json").write_text(json.dumps(
         {"backend": args.backend, "gonb": version, "seconds": round(total, 2), "notebooks": results}, indent=1))
+    cells = sorted(((c["seconds"], Path(r["notebook"]).stem, c["code_cell"], c["source"])
+                    for r in results for c in r["cells"]), reverse=True)
+    print(f"notebooks: {len(cells)} code cells; the slowest:", flush=True)
+    for seconds, name, code_cell, source in cells[:args.slowest]:
+        print(f"    {seconds:6.1f} s  {name}, code cell {code_cell}: {source}", flush=True)
     print(f"notebooks: {len(results) - len(failed)} ok, {len(failed)} failed, {total:.1f} s on {args.backend}; "
           f"executed copies and HTML in {out_dir}")
     for r in failed:
