@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -13,6 +14,9 @@ import (
 	"github.com/mhalab/mhalab/fastgo"
 	"github.com/mhalab/mhalab/xla"
 )
+
+// Groups lists the groups of forward-pass cases (Config.Groups).
+var Groups = []string{"seed003", "long", "llm"}
 
 // Suites lists the suites in the order Run runs them.
 var Suites = []string{"mha", "torch", "decode", "minilm", "smollm2", "modern", "memory", "checkpoint"}
@@ -27,8 +31,14 @@ type Config struct {
 	Backends []string
 	// Suites are the suites to run (names from Suites); empty: all of them.
 	Suites []string
+	// Groups restricts the forward-pass cases (mha and torch suites) to these groups (seed003,
+	// long, llm); empty: all of them.
+	Groups []string
 	// JSONPath is the file the report is written to as JSON; empty: none.
 	JSONPath string
+	// ComparePath is the JSON report of a previous run to compare this one with (the change of
+	// every forward-pass case's median and ratio to PyTorch); empty: none.
+	ComparePath string
 	// Pythons are the Python interpreters with PyTorch, each timed in its own column; empty:
 	// $MHALAB_TORCH_VENV/bin/python, the venv of scripts/setup.sh, else python3 on PATH.
 	Pythons []string
@@ -72,6 +82,11 @@ func (cfg Config) withDefaults() (Config, error) {
 		}
 		if err := xla.CheckSpec(b); err != nil {
 			return cfg, err
+		}
+	}
+	for _, g := range cfg.Groups {
+		if !slices.Contains(Groups, g) {
+			return cfg, fmt.Errorf("bench: unknown case group %q (valid: %s)", g, strings.Join(Groups, ", "))
 		}
 	}
 	switch cfg.TorchDevice {
@@ -130,16 +145,29 @@ func SplitList(s string) []string {
 // it to cfg.JSONPath) and returns an error when a measurement that must work failed. Progress
 // and unavailable backends are reported on stderr.
 func Run(stdout, stderr io.Writer, cfg Config) error {
+	_, err := run(stdout, stderr, cfg)
+	return err
+}
+
+// run is Run, also returning the report.
+func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
-		return err
+		return nil, err
+	}
+	var previous *benchReport
+	if cfg.ComparePath != "" {
+		// Read before measuring anything: a wrong path fails at once.
+		if previous, err = readReport(cfg.ComparePath); err != nil {
+			return nil, err
+		}
 	}
 	suites := map[string]bool{}
 	for _, s := range cfg.Suites {
 		suites[s] = true
 	}
 	rep := &benchReport{Started: time.Now().Format(time.RFC3339), Quick: cfg.Quick}
-	rep.Machine = machineInfo{CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(),
+	rep.Machine = machineInfo{CPUs: runtime.NumCPU(), CPUModel: cpuModel(), XLAFlags: os.Getenv("XLA_FLAGS"), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(),
 		LoadBefore: loadAverage(), MemTotal: memTotal(), Threads: cfg.Threads, FastGo: fastgo.Status()}
 
 	// Backends: the requested ones, else every available one.
@@ -172,11 +200,13 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 	}
 
 	cases := mhaCases(cfg.Quick)
+	if len(cfg.Groups) > 0 {
+		cases = slices.DeleteFunc(cases, func(c mhaCase) bool { return !slices.Contains(cfg.Groups, c.Group) })
+	}
 	decodeCfg := decodeConfig(cfg.Quick)
 	memCfgs := memoryConfigs(cfg.Quick, order, suites["memory"], suites["checkpoint"])
 	bar := &progressBar{w: stderr, enabled: cfg.Progress}
-	// Cases grouped by the (shape, causal) pair PyTorch is timed on; PyTorch runs right before
-	// mhalib on each group, so that both see the same machine load.
+	// Cases grouped by the (shape, causal) pair PyTorch is timed on.
 	var keys []string
 	byKey := map[string][]mhaCase{}
 	for _, c := range cases {
@@ -188,8 +218,22 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 	if suites["mha"] {
 		bar.total += len(order) * len(cases)
 	}
+
+	// Each Python given (or the one found) times PyTorch; one that fails is dropped with a note.
+	var pythons []string
 	if suites["torch"] {
-		bar.total += len(keys)
+		pythons = cfg.Pythons
+		if len(pythons) == 0 {
+			pythons = []string{findPython("")}
+		}
+		// PyTorch runs once per shape, and once more after each mhalib case of that shape.
+		perKey := 1
+		for _, key := range keys {
+			if suites["mha"] {
+				perKey = 1 + len(order)*len(byKey[key])
+			}
+			bar.total += perKey * len(pythons)
+		}
 	}
 	if suites["decode"] {
 		bar.total += len(order)
@@ -205,19 +249,14 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 	}
 	bar.total += len(memCfgs)
 
-	// Each Python given (or the one found) times PyTorch; one that fails is dropped with a note.
-	var pythons []string
-	if suites["torch"] {
-		pythons = cfg.Pythons
-		if len(pythons) == 0 {
-			pythons = []string{findPython("")}
-		}
-		bar.total += len(keys) * (len(pythons) - 1)
-	}
 	torchFailed := map[string]bool{}
-	for _, key := range keys {
+	var torchRuns []mhaResult // every PyTorch measurement, pooled per shape at the end
+	// timeTorch times PyTorch on key's shape with every Python that works, and returns the
+	// results by PyTorch (Impl).
+	timeTorch := func(key, when string) map[string]mhaResult {
+		got := map[string]mhaResult{}
 		for _, python := range pythons {
-			bar.start("PyTorch nn.MultiheadAttention " + key)
+			bar.start("PyTorch nn.MultiheadAttention " + key + when)
 			if torchFailed[python] {
 				continue
 			}
@@ -230,18 +269,39 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 			if !slices.ContainsFunc(rep.Torch, func(t torchInfo) bool { return t.Python == info.Python }) {
 				rep.Torch = append(rep.Torch, *info)
 			}
-			rep.MHA = append(rep.MHA, results...)
+			for _, r := range results {
+				torchRuns = append(torchRuns, r)
+				got[r.Impl] = r
+			}
+		}
+		return got
+	}
+	for _, key := range keys {
+		var before map[string]mhaResult
+		if len(pythons) > 0 {
+			before = timeTorch(key, "")
 		}
 		if !suites["mha"] {
 			continue
 		}
+		// PyTorch is timed right before and right after each mhalib case, so that the ratio of
+		// each case compares times measured under (nearly) the same machine load.
 		for _, spec := range order {
 			for _, c := range byKey[key] {
 				bar.start(fmt.Sprintf("%s %s %s%s", spec, c.Group, c.impl(), causalSuffix(c.Causal)))
-				withFastGo(spec, func() { rep.MHA = append(rep.MHA, benchMHA(live[spec], spec, c, cfg.Budget)) })
+				var r mhaResult
+				withFastGo(spec, func() { r = benchMHA(live[spec], spec, c, cfg.Budget) })
+				r.Load = loadAverage()
+				if len(pythons) > 0 {
+					after := timeTorch(key, " (after "+spec+" "+c.impl()+")")
+					r.Torch = pairTorch(before, after)
+					before = after
+				}
+				rep.MHA = append(rep.MHA, r)
 			}
 		}
 	}
+	rep.MHA = append(rep.MHA, poolTorch(torchRuns)...)
 	if suites["decode"] {
 		for _, spec := range order {
 			bar.start(spec + " decoding: KV cache vs recompute")
@@ -276,9 +336,12 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 	}
 
 	printReport(stdout, rep)
+	if previous != nil {
+		printComparison(stdout, previous, rep, cfg.ComparePath)
+	}
 	if cfg.JSONPath != "" {
 		if err := writeJSON(cfg.JSONPath, rep); err != nil {
-			return err
+			return rep, err
 		}
 		fmt.Fprintf(stdout, "\nJSON: %s\n", cfg.JSONPath)
 	}
@@ -286,47 +349,47 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 	// refused or killed at large L) is a result — except in --quick, where everything fits.
 	for _, r := range rep.MHA {
 		if r.Error != "" {
-			return fmt.Errorf("%s %s on %s failed: %s", r.key(), r.Impl, r.Backend, r.Error)
+			return rep, fmt.Errorf("%s %s on %s failed: %s", r.key(), r.Impl, r.Backend, r.Error)
 		}
 	}
 	for _, r := range rep.Decode {
 		if r.Error != "" {
-			return fmt.Errorf("decoding on %s failed: %s", r.Backend, r.Error)
+			return rep, fmt.Errorf("decoding on %s failed: %s", r.Backend, r.Error)
 		}
 	}
 	for _, r := range rep.MiniLM {
 		if r.Error != "" {
-			return fmt.Errorf("all-MiniLM-L6-v2 on %s failed: %s", r.Backend, r.Error)
+			return rep, fmt.Errorf("all-MiniLM-L6-v2 on %s failed: %s", r.Backend, r.Error)
 		}
 	}
 	for _, r := range rep.SmolLM2.Gen {
 		if r.Error != "" {
-			return fmt.Errorf("SmolLM2-135M-Instruct on %s failed: %s", r.Backend, r.Error)
+			return rep, fmt.Errorf("SmolLM2-135M-Instruct on %s failed: %s", r.Backend, r.Error)
 		}
 	}
 	for _, r := range rep.SmolLM2.KV {
 		if r.Error != "" {
-			return fmt.Errorf("SmolLM2-135M-Instruct KV cache with %d heads on %s failed: %s", r.KVHeads, r.Backend, r.Error)
+			return rep, fmt.Errorf("SmolLM2-135M-Instruct KV cache with %d heads on %s failed: %s", r.KVHeads, r.Backend, r.Error)
 		}
 	}
 	if rep.Modern != nil {
 		for _, r := range rep.Modern.Window {
 			if r.Error != "" {
-				return fmt.Errorf("sliding-window %s %s on %s failed: %s", r.Impl, r.Mask, r.Backend, r.Error)
+				return rep, fmt.Errorf("sliding-window %s %s on %s failed: %s", r.Impl, r.Mask, r.Backend, r.Error)
 			}
 		}
 		for _, r := range rep.Modern.Decode {
 			if r.Error != "" {
-				return fmt.Errorf("GQA decoding with %d KV heads on %s failed: %s", r.KVHeads, r.Backend, r.Error)
+				return rep, fmt.Errorf("GQA decoding with %d KV heads on %s failed: %s", r.KVHeads, r.Backend, r.Error)
 			}
 		}
 	}
 	if cfg.Quick {
 		for _, r := range append(slices.Clone(rep.Memory), rep.Checkpoint...) {
 			if r.Error != "" {
-				return fmt.Errorf("%s failed: %s", r.label(), r.Error)
+				return rep, fmt.Errorf("%s failed: %s", r.label(), r.Error)
 			}
 		}
 	}
-	return nil
+	return rep, nil
 }

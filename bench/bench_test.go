@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -29,8 +30,8 @@ func TestBenchQuick(t *testing.T) {
 	out := stdout.String()
 	for _, want := range []string{
 		"## Forward pass, self-attention MultiHeadAttention(x, x, x), float32",
-		"| seed003 | B4 L32 E64 h4 | no | mhalib plain | go |",
-		"| long | B1 L512 E64 h4 | yes | mhalib flash | go |",
+		"| seed003 | B4 L32 E64 h4 | no | mhalib plain (Auto) | go |",
+		"| long | B1 L512 E64 h4 | yes | mhalib flash (Auto) | go |",
 		"## Greedy decoding: KV cache vs recompute",
 	} {
 		if !strings.Contains(out, want) {
@@ -49,7 +50,7 @@ func TestBenchQuick(t *testing.T) {
 		t.Fatalf("JSON report incomplete: quick=%v, %d MHA results, %d decoding results", rep.Quick, len(rep.MHA), len(rep.Decode))
 	}
 	for _, r := range rep.MHA {
-		if r.Error != "" || r.MedianMS <= 0 || len(r.TimesMS) < 3 || r.GFLOPS <= 0 {
+		if r.Error != "" || r.MedianMS <= 0 || len(r.TimesMS) < 3 || r.GFLOPS <= 0 || (runtime.GOOS == "linux" && r.CPUMS <= 0) {
 			t.Errorf("bad MHA result %+v", r)
 		}
 	}
@@ -109,8 +110,14 @@ func TestBenchGoals(t *testing.T) {
 	rep := &benchReport{
 		MHA: []mhaResult{
 			{mhaCase: mhaCase{Group: "long", B: 1, L: 4096, E: 512, H: 8}, Backend: "xla:cpu", Impl: "mhalib plain", MedianMS: 500},
-			{mhaCase: mhaCase{Group: "long", B: 1, L: 4096, E: 512, H: 8, Flash: true}, Backend: "xla:cpu", Impl: "mhalib flash", MedianMS: 300},
+			{mhaCase: mhaCase{Group: "long", B: 1, L: 4096, E: 512, H: 8, Flash: true}, Backend: "xla:cpu", Impl: "mhalib flash", MedianMS: 300, AutoChoice: true},
 			{mhaCase: mhaCase{Group: "long", B: 1, L: 4096, E: 512, H: 8}, Backend: "torch cpu", Impl: "PyTorch 2 nn.MHA", MedianMS: 400},
+			// A case with PyTorch timed before (180 ms) and after (220 ms) it: the ratio uses the mean, 200 ms.
+			{mhaCase: mhaCase{Group: "long", B: 1, L: 4096, E: 512, H: 8, Causal: true}, Backend: "xla:cpu", Impl: "mhalib plain", MedianMS: 200,
+				Torch: []torchPair{{Impl: "PyTorch 2 nn.MHA", BeforeMS: 180, AfterMS: 220}}},
+			{mhaCase: mhaCase{Group: "long", B: 1, L: 4096, E: 512, H: 8, Causal: true}, Backend: "torch cpu", Impl: "PyTorch 2 nn.MHA", MedianMS: 150},
+			// seed003 without PyTorch: only its GFLOP/s goal.
+			{mhaCase: mhaCase{Group: "seed003", B: 32, L: 128, E: 512, H: 8}, Backend: "xla:cpu", Impl: "mhalib plain", MedianMS: 37, GFLOPS: 260},
 		},
 		Decode: []decodeResult{{Backend: "go", Context: 2048, CachedTokensPerS: 100, RecomputeTokPerS: 20, Speedup: 5}},
 		Memory: []memResult{{memConfig: memConfig{Backend: "xla:cpu", Kind: "flash", L: 32768}, PeakRSSKiB: 1 << 20}},
@@ -122,8 +129,11 @@ func TestBenchGoals(t *testing.T) {
 	}
 	got := strings.Join(lines, "\n")
 	want := strings.Join([]string{
-		"xla:cpu long ≤ 1× PyTorch (the fastest PyTorch measured): 0.75× (mhalib flash 300 ms vs PyTorch 2 400 ms) met",
+		"xla:cpu long ≤ 0.8× PyTorch (the faster of plain and flash; the fastest PyTorch measured): 0.75× (mhalib flash 300 ms vs PyTorch 2 400 ms) met",
+		"xla:cpu long/causal ≤ 0.8× PyTorch (the faster of plain and flash; the fastest PyTorch measured): 1.00× (mhalib plain 200 ms vs PyTorch 2 200 ms) missed",
+		"xla:cpu seed003 ≥ 250 GFLOP/s: 260 GFLOP/s (mhalib plain 37.0 ms) met",
 		"xla:cpu long: flash ≤ 1.5× plain: 0.60× (300 ms vs 500 ms) met",
+		"xla:cpu long: Auto (the default) chooses the faster of plain and flash: flash 300 ms vs plain 500 ms met",
 		"xla:cpu flash forward at L = 32768, B1 h8 dk64 within 2 GiB peak RSS: 1.0 GiB met",
 		"go decoding with KV cache ≥ 10× recompute (L 2048, D 512, h 8): 5× (100.0 vs 20.00 tokens/s) missed",
 	}, "\n")
@@ -139,6 +149,7 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{Config{Suites: []string{"nope"}}, `bench: unknown suite "nope" (valid: mha, torch, decode, minilm, smollm2, modern, memory, checkpoint)`},
 		{Config{Suites: []string{"mha"}, Backends: []string{"tpu"}}, `unknown backend "tpu"`},
+		{Config{Suites: []string{"mha"}, Groups: []string{"gpt"}}, `bench: unknown case group "gpt" (valid: seed003, long, llm)`},
 		{Config{Suites: []string{"mha"}, TorchDevice: "mps"}, `PyTorch device "mps": want cpu or cuda`},
 		{Config{Suites: []string{"mha"}, Threads: -1}, "-1 PyTorch threads"},
 		{Config{Suites: []string{"mha"}, Budget: -time.Second}, "budget -1s"},

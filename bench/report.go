@@ -32,6 +32,8 @@ type benchReport struct {
 
 type machineInfo struct {
 	CPUs       int    `json:"cpus"`
+	CPUModel   string `json:"cpu_model"`
+	XLAFlags   string `json:"xla_flags,omitempty"`
 	GOMAXPROCS int    `json:"gomaxprocs"`
 	GoVersion  string `json:"go_version"`
 	LoadBefore string `json:"load_before"`
@@ -102,11 +104,37 @@ type mhaResult struct {
 	TimesMS   []float64 `json:"times_ms"`
 	MedianMS  float64   `json:"median_ms"`
 	MinMS     float64   `json:"min_ms"`
-	GFLOPS    float64   `json:"gflops"`
-	// VsTorch is median / PyTorch's median for the same shape, per PyTorch (Impl of its rows).
+	// CPUMS is the median CPU time of the process during one timed run (every thread): the
+	// work done, which another process's load changes less than the elapsed time.
+	CPUMS  float64 `json:"cpu_ms,omitempty"`
+	GFLOPS float64 `json:"gflops"`
+	// VsTorch is median / PyTorch's time for the same shape, per PyTorch (Impl of its rows):
+	// the mean of the medians PyTorch took right before and right after this case (Torch), or,
+	// for results without them, PyTorch's pooled median for the shape.
 	VsTorch map[string]float64 `json:"vs_torch,omitempty"`
-	Error   string             `json:"error,omitempty"`
+	// Torch holds PyTorch's medians on this shape right before and after this case, per PyTorch.
+	Torch []torchPair `json:"torch,omitempty"`
+	// Load is the load average (1, 5, 15 minutes) when this case finished.
+	Load string `json:"load,omitempty"`
+	// AutoChoice is whether this row's formulation is the one mhalib's default (Auto) chooses
+	// for the shape.
+	AutoChoice bool `json:"auto_choice,omitempty"`
+	// Measurements is the number of PyTorch runs pooled in a PyTorch row (0 for mhalib rows).
+	Measurements int    `json:"measurements,omitempty"`
+	Error        string `json:"error,omitempty"`
 }
+
+// torchPair is one PyTorch's median on a case's shape, timed right before and right after the
+// case: their mean is what the case's ratio divides by, their difference shows how much the
+// machine's load moved meanwhile.
+type torchPair struct {
+	Impl     string  `json:"impl"`
+	BeforeMS float64 `json:"before_ms"`
+	AfterMS  float64 `json:"after_ms"`
+}
+
+// MeanMS is the mean of the two medians.
+func (p torchPair) MeanMS() float64 { return (p.BeforeMS + p.AfterMS) / 2 }
 
 type decodeResult struct {
 	Backend           string  `json:"backend"`
@@ -131,8 +159,11 @@ type goalResult struct {
 
 func printReport(w io.Writer, rep *benchReport) {
 	fmt.Fprintf(w, "# mhalab bench%s — %s\n\n", map[bool]string{true: " --quick", false: ""}[rep.Quick], rep.Started)
-	fmt.Fprintf(w, "Machine: %d CPUs (GOMAXPROCS %d), %s, memory %s, load average before %s, after %s.\n",
-		rep.Machine.CPUs, rep.Machine.GOMAXPROCS, rep.Machine.GoVersion, rep.Machine.MemTotal, rep.Machine.LoadBefore, rep.Machine.LoadAfter)
+	fmt.Fprintf(w, "Machine: %d CPUs (%s; GOMAXPROCS %d), %s, memory %s, load average (1, 5, 15 min) before %s, after %s.\n",
+		rep.Machine.CPUs, rep.Machine.CPUModel, rep.Machine.GOMAXPROCS, rep.Machine.GoVersion, rep.Machine.MemTotal, rep.Machine.LoadBefore, rep.Machine.LoadAfter)
+	if rep.Machine.XLAFlags != "" {
+		fmt.Fprintf(w, "XLA_FLAGS=%s\n", rep.Machine.XLAFlags)
+	}
 	fmt.Fprintf(w, "Pure-Go matmul: %s.\n", rep.Machine.FastGo)
 	for _, b := range rep.Backends {
 		if b.Error != "" {
@@ -153,35 +184,59 @@ func printReport(w io.Writer, rep *benchReport) {
 
 	if len(rep.MHA) > 0 {
 		fmt.Fprintf(w, "\n## Forward pass, self-attention MultiHeadAttention(x, x, x), float32\n\n")
-		header, rule := "| case | shape | causal | implementation | backend | compile | median | min | runs | GFLOP/s |", "|---|---|---|---|---|---:|---:|---:|---:|---:|"
+		header, rule := "| case | shape | causal | implementation | backend | compile | median | min | CPU time | runs | GFLOP/s |", "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|"
 		for _, impl := range torchImpls {
-			header += " × " + strings.TrimSuffix(impl, " nn.MHA") + " |"
-			rule += "---:|"
+			name := strings.TrimSuffix(impl, " nn.MHA")
+			header += " " + name + " before / after | × " + name + " |"
+			rule += "---:|---:|"
 		}
+		header += " load after |"
+		rule += "---|"
 		fmt.Fprintln(w, header)
 		fmt.Fprintln(w, rule)
 		rows := slices.Clone(rep.MHA)
 		slices.SortStableFunc(rows, func(a, b mhaResult) int { return strings.Compare(a.key(), b.key()) })
 		for _, r := range rows {
-			compile := "—"
+			compile, runs := "—", fmt.Sprint(len(r.TimesMS))
 			if !r.isTorch() {
 				compile = FormatMS(r.CompileMS)
+			} else if r.Measurements > 1 {
+				runs = fmt.Sprintf("%d (%d×)", len(r.TimesMS), r.Measurements)
 			}
 			if r.Error != "" {
-				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | error: %s |||||\n", r.Group, r.shape(), yesNo(r.Causal), r.Impl, r.Backend, r.Error)
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | error: %s ||||||\n", r.Group, r.shape(), yesNo(r.Causal), r.Impl, r.Backend, r.Error)
 				continue
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %.1f |", r.Group, r.shape(), yesNo(r.Causal),
-				r.Impl, r.Backend, compile, FormatMS(r.MedianMS), FormatMS(r.MinMS), len(r.TimesMS), r.GFLOPS)
+			impl := r.Impl
+			if r.AutoChoice {
+				impl += " (Auto)"
+			}
+			cpu := "—"
+			if r.CPUMS > 0 {
+				cpu = FormatMS(r.CPUMS)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f |", r.Group, r.shape(), yesNo(r.Causal),
+				impl, r.Backend, compile, FormatMS(r.MedianMS), FormatMS(r.MinMS), cpu, runs, r.GFLOPS)
 			for _, impl := range torchImpls {
+				pair := "—"
+				if i := slices.IndexFunc(r.Torch, func(p torchPair) bool { return p.Impl == impl }); i >= 0 {
+					pair = FormatMS(r.Torch[i].BeforeMS) + " / " + FormatMS(r.Torch[i].AfterMS)
+				}
 				if v, ok := r.VsTorch[impl]; ok {
-					fmt.Fprintf(w, " %.2f× |", v)
+					fmt.Fprintf(w, " %s | %.2f× |", pair, v)
 				} else {
-					fmt.Fprint(w, " — |")
+					fmt.Fprintf(w, " %s | — |", pair)
 				}
 			}
-			fmt.Fprintln(w)
+			load := r.Load
+			if load == "" {
+				load = "—"
+			}
+			fmt.Fprintf(w, " %s |\n", load)
 		}
+		fmt.Fprintln(w, "\nCPU time: the median CPU time of this process (all its threads) during one run of the case — the work done, which other processes' load changes less than the elapsed time.")
+		fmt.Fprintln(w, "(Auto): the formulation mhalib's default, Formulation(Auto), chooses for the shape.")
+		fmt.Fprintln(w, "PyTorch is timed right before and right after each mhalib case; × PyTorch is the case's median over the mean of those two medians (below 1: faster). PyTorch's own rows pool all its runs on the shape (runs: total, and how many times it was timed).")
 		fmt.Fprintln(w, "\nGFLOP/s counts the projections (8·B·L·E²) and the attention products (4·B·L²·E, half when causal).")
 	}
 	if len(rep.Decode) > 0 {
@@ -251,6 +306,20 @@ func loadAverage() string {
 		return "?"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// cpuModel returns the CPU's model name from /proc/cpuinfo ("?" where unknown).
+func cpuModel() string {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if name, value, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(name) == "model name" {
+			return strings.TrimSpace(value)
+		}
+	}
+	return "?"
 }
 
 func memTotal() string {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -163,7 +164,51 @@ func lastLines(s string, n int) string {
 // torchImpl names PyTorch's rows: "PyTorch 2.15.0+cu132 nn.MHA".
 func torchImpl(version string) string { return "PyTorch " + version + " nn.MHA" }
 
-// compareWithTorch fills VsTorch of every mhalib result with each PyTorch's time for its shape.
+// pairTorch pairs PyTorch's results from before and after one case, per PyTorch (Impl);
+// a PyTorch missing from either side is left out.
+func pairTorch(before, after map[string]mhaResult) []torchPair {
+	var pairs []torchPair
+	for impl, b := range before {
+		if a, ok := after[impl]; ok && b.Error == "" && a.Error == "" {
+			pairs = append(pairs, torchPair{Impl: impl, BeforeMS: b.MedianMS, AfterMS: a.MedianMS})
+		}
+	}
+	slices.SortFunc(pairs, func(x, y torchPair) int { return strings.Compare(x.Impl, y.Impl) })
+	return pairs
+}
+
+// poolTorch merges PyTorch's measurements of the same shape into one row per PyTorch and
+// shape, in the order of their first measurement: all timed runs together, their median and
+// minimum.
+func poolTorch(runs []mhaResult) []mhaResult {
+	var pooled []mhaResult
+	index := map[string]int{} // Impl + key → position in pooled
+	for _, r := range runs {
+		id := r.Impl + "\x00" + r.key()
+		i, ok := index[id]
+		if !ok {
+			index[id] = len(pooled)
+			r.TimesMS = slices.Clone(r.TimesMS)
+			r.Measurements = 1
+			pooled = append(pooled, r)
+			continue
+		}
+		pooled[i].TimesMS = append(pooled[i].TimesMS, r.TimesMS...)
+		pooled[i].Measurements++
+	}
+	for i := range pooled {
+		p := &pooled[i]
+		if len(p.TimesMS) > 0 {
+			p.MedianMS, p.MinMS = Median(p.TimesMS), slices.Min(p.TimesMS)
+			p.GFLOPS = p.flops() / (p.MedianMS * 1e6)
+		}
+	}
+	return pooled
+}
+
+// compareWithTorch fills VsTorch of every mhalib result: against the mean of PyTorch's medians
+// right before and after it where they were measured, else against PyTorch's pooled median
+// for its shape.
 func compareWithTorch(rep *benchReport) {
 	torch := map[string]map[string]float64{} // impl → key → median
 	for _, r := range rep.MHA {
@@ -175,15 +220,38 @@ func compareWithTorch(rep *benchReport) {
 		}
 	}
 	for i, r := range rep.MHA {
+		if r.isTorch() || r.MedianMS <= 0 {
+			continue
+		}
+		vs := map[string]float64{}
 		for impl, times := range torch {
-			if t, ok := times[r.key()]; ok && r.MedianMS > 0 {
-				if rep.MHA[i].VsTorch == nil {
-					rep.MHA[i].VsTorch = map[string]float64{}
-				}
-				rep.MHA[i].VsTorch[impl] = r.MedianMS / t
+			if t, ok := times[r.key()]; ok && t > 0 {
+				vs[impl] = r.MedianMS / t
 			}
 		}
+		for _, p := range r.Torch {
+			if p.MeanMS() > 0 {
+				vs[p.Impl] = r.MedianMS / p.MeanMS()
+			}
+		}
+		if len(vs) > 0 {
+			rep.MHA[i].VsTorch = vs
+		}
 	}
+}
+
+// torchReference returns the PyTorch time r's ratio is measured against, for the fastest
+// PyTorch: the mean of its medians before and after r where measured, else its pooled median.
+func torchReference(rep *benchReport, r mhaResult) (impl string, ms float64) {
+	for _, p := range r.Torch {
+		if m := p.MeanMS(); m > 0 && (ms == 0 || m < ms) {
+			impl, ms = p.Impl, m
+		}
+	}
+	if ms > 0 {
+		return impl, ms
+	}
+	return fastestTorch(rep, r.key())
 }
 
 func (r mhaResult) isTorch() bool { return strings.HasPrefix(r.Impl, "PyTorch") }

@@ -24,6 +24,8 @@
 //   - diagnostics.go: CheckRowsSumToOne, HeadDiversity, GradientReport, FirstNonFinite.
 //   - flash.go: FlashAttention, the FlashAttention-2 forward pass block by block (online softmax,
 //     causal tiles skipped, log-sum-exp), and MultiHeadAttention's Formulation(Flash).
+//   - auto.go: the default Formulation(Auto), plain or flash attention chosen by shape, and
+//     Flash's block sizes by shape.
 //   - memory.go: what plain attention's scores cost, and its refusal up front above a fixed
 //     limit (PlainAttentionBytes, DefaultMaxAttentionBytes, SetMaxAttentionBytes, MemoryError).
 //   - kvcache.go: KVCache and CachedSelfAttention for decoding; decoder.go: a small GPT-style

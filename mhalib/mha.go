@@ -23,13 +23,17 @@ import (
 type Formulation int
 
 const (
-	// HeadParallel computes all heads at once with batched DotGeneral on [B, h, L, dk] (default).
+	// HeadParallel computes all heads at once with batched DotGeneral on [B, h, L, dk].
 	HeadParallel Formulation = iota
 	// PerHeadLoop computes one head at a time and concatenates the head outputs.
 	PerHeadLoop
 	// Flash computes all heads block by block with FlashAttention (flash.go), never forming the
 	// weights: Done only, equal heads, no dropout.
 	Flash
+	// Auto (the default) chooses Flash or HeadParallel by shape (auto.go): Flash where it is
+	// allowed (Done, equal heads, no dropout, no HeadStrategy) and the score matrices are large
+	// (many queries and many keys), HeadParallel otherwise.
+	Auto
 )
 
 // String names the formulation.
@@ -41,6 +45,8 @@ func (f Formulation) String() string {
 		return "PerHeadLoop"
 	case Flash:
 		return "Flash"
+	case Auto:
+		return "Auto"
 	}
 	return fmt.Sprintf("Formulation(%d)", int(f))
 }
@@ -66,6 +72,7 @@ type MHABuilder struct {
 	fill              float64
 	dropout           float64
 	formulation       Formulation
+	blockQ, blockK    int // Flash block sizes; 0: chosen by shape (flashBlocks)
 	strategy          HeadStrategy
 	strategySet       bool
 	kvHeads           int // 0: numHeads
@@ -80,7 +87,7 @@ type MHABuilder struct {
 // (see Scope) under PyTorch's state_dict names (see projection.go).
 func MultiHeadAttention(ctx *context.Context, query, key, value *Node, numHeads int) *MHABuilder {
 	return &MHABuilder{ctx: ctx, scope: DefaultScope, query: query, key: key, value: value,
-		numHeads: numHeads, useBias: true, fill: FillNegInf}
+		numHeads: numHeads, useBias: true, fill: FillNegInf, formulation: Auto}
 }
 
 // KVHeads sets the number of key/value heads, grouped-query attention (gqa.go): the key and value
@@ -181,9 +188,16 @@ func (b *MHABuilder) Dropout(rate float64) *MHABuilder {
 	return b
 }
 
-// Formulation selects HeadParallel (default), PerHeadLoop or Flash.
+// Formulation selects Auto (default), HeadParallel, PerHeadLoop or Flash.
 func (b *MHABuilder) Formulation(f Formulation) *MHABuilder {
 	b.formulation = f
+	return b
+}
+
+// FlashBlockSizes sets the query and key block sizes of the Flash formulation (see
+// FlashBuilder.BlockSizes). Default 0, 0: chosen by shape (auto.go).
+func (b *MHABuilder) FlashBlockSizes(blockQ, blockK int) *MHABuilder {
+	b.blockQ, b.blockK = blockQ, blockK
 	return b
 }
 
@@ -284,8 +298,11 @@ func (b *MHABuilder) check() mhaDims {
 	if b.dropout < 0 || b.dropout > 1 {
 		panicArg("Dropout", "rate %g: must be in [0, 1]", b.dropout)
 	}
-	if b.formulation != HeadParallel && b.formulation != PerHeadLoop && b.formulation != Flash {
+	if b.formulation != HeadParallel && b.formulation != PerHeadLoop && b.formulation != Flash && b.formulation != Auto {
 		panicArg("Formulation", "unknown value %d", int(b.formulation))
+	}
+	if b.blockQ < 0 || b.blockK < 0 || (b.blockQ == 0) != (b.blockK == 0) {
+		panicArg("FlashBlockSizes", "blockQ=%d, blockK=%d: both ≥ 1, or both 0 (chosen by shape)", b.blockQ, b.blockK)
 	}
 	d.kvHeads = b.numHeads
 	if b.kvHeads != 0 && b.kvHeads != b.numHeads {
@@ -295,7 +312,7 @@ func (b *MHABuilder) check() mhaDims {
 		case b.headSizes != nil:
 			panicArg("KVHeads", "%d: grouped-query attention needs heads of equal size, got HeadSizes %v", b.kvHeads, b.headSizes)
 		case b.formulation == PerHeadLoop || b.strategySet:
-			panicArg("KVHeads", "%d: grouped-query attention needs the HeadParallel (default strategy) or Flash formulation", b.kvHeads)
+			panicArg("KVHeads", "%d: grouped-query attention needs the Auto, HeadParallel (default strategy) or Flash formulation", b.kvHeads)
 		case b.addBiasKV:
 			panicArg("KVHeads", "%d: add_bias_kv is not supported with grouped-query attention", b.kvHeads)
 		case b.sepSet && !b.separate:
@@ -389,16 +406,20 @@ func (b *MHABuilder) build(withWeights, average bool) (output, weights *Node) {
 	drop := dropoutSpec{ctx: ctx, rate: b.dropout}
 
 	// 4) Attention in every head, 5) heads merged back to [B, Lq, E].
+	formulation := b.formulation
+	if formulation == Auto {
+		formulation = b.autoFormulation(d, k.Shape().Dim(1), withWeights)
+	}
 	var merged *Node
-	if b.formulation == Flash {
+	if formulation == Flash {
 		merged = b.flashHeads(q, k, v, d, ms, withWeights) // [B, Lq, E]
-	} else if b.formulation == HeadParallel && d.even && !b.strategySet {
+	} else if formulation != PerHeadLoop && d.even && !b.strategySet {
 		qh, kh, vh := SplitHeads(q, h), SplitHeads(k, d.kvHeads), SplitHeads(v, d.kvHeads) // [B, h, Lq, dk], [B, Hkv, Lk', dk] ×2
 		out, w := attend(qh, kh, vh, []float64{b.headScale(d.sizes[0])}, ms, drop)
 		merged, weights = MergeHeads(out), w // [B, Lq, E], [B, h, Lq, Lk']
 	} else {
 		strategy := HeadsLoop
-		if b.formulation == HeadParallel {
+		if formulation != PerHeadLoop {
 			strategy = HeadsSlice
 			if b.strategySet {
 				strategy = b.strategy

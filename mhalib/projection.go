@@ -20,11 +20,12 @@ import (
 //   - in_proj_bias [3E] = [bq; bk; bv] in both forms,
 //   - out_proj/weight [E, E] and out_proj/bias [E] (sub-scope "out_proj").
 //
-// Both forms compute the same thing for the same weights. The fused weight is cut into Wq, Wk, Wv
-// by reshaping it to [3, E, E] and gathering one entry (Gather, not Slice: it can be
-// differentiated on every backend). Cutting the small weight rather than the large projected
-// output ([B, L, 3E], PyTorch's packed self-attention path) costs the same matmul FLOPs and
-// avoids moving the activations around.
+// Both forms compute the same thing for the same weights. For self-attention (the same node as
+// query, key and value) the fused weight multiplies the input once, x·in_proj_weightᵀ
+// [B, L, 3E] (PyTorch's packed path), and the result is cut into q, k, v: one large matrix
+// product runs faster than three smaller ones, and the cut costs no more than the head split
+// that follows. Otherwise the fused weight is cut into Wq, Wk, Wv by reshaping it to [3, E, E]
+// and gathering one entry (Gather, not Slice: it can be differentiated on every backend).
 
 // Variable names (PyTorch's nn.MultiheadAttention state_dict keys).
 const (
@@ -83,8 +84,15 @@ func inProjection(ctx *context.Context, query, key, value *Node, embedDim, kvWid
 
 	// Fused: PyTorch's xavier_uniform_ treats [3E, E] as one matrix: fan_in = E, fan_out = 3E.
 	w := variable(ctx, g, VarInProjWeight, dtype, []int{3 * E, E}, weightInit(3*E, E)) // [3E, E]
-	w3 := Reshape(w, 3, E, E)                                                          // [3, E, E]: Wq, Wk, Wv
-	wq, wk, wv := takeIndex(w3, 0, 0), takeIndex(w3, 0, 1), takeIndex(w3, 0, 2)        // [E, E] each
+	if query == key && key == value {
+		// Self-attention: one product with the whole weight, then the output cut in three.
+		// Every output element is the same dot product as with the weight cut first; one
+		// [B·L, E]×[E, 3E] matrix product keeps the cores busier than three of [E, E].
+		qkv := applyLinear(query, w, bias)                                                 // [B, L, 3E]
+		return sliceAxis(qkv, 2, 0, E), sliceAxis(qkv, 2, E, E), sliceAxis(qkv, 2, 2*E, E) // [B, L, E] each
+	}
+	w3 := Reshape(w, 3, E, E)                                                   // [3, E, E]: Wq, Wk, Wv
+	wq, wk, wv := takeIndex(w3, 0, 0), takeIndex(w3, 0, 1), takeIndex(w3, 0, 2) // [E, E] each
 	return applyLinear(query, wq, bq), applyLinear(key, wk, bk), applyLinear(value, wv, bv)
 }
 

@@ -1,6 +1,9 @@
 package mhalib
 
 import (
+	"math"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/ml/context"
@@ -135,6 +138,13 @@ func attend(q, k, v *Node, scales []float64, ms *maskSet, drop dropoutSpec) (out
 	checkPlainAttentionMemory(q.Shape().Dim(0), q.Shape().Dim(1), q.Shape().Dim(2), k.Shape().Dim(2), q.DType())
 	// 1) Scores: every query against every key, in every (batch, head), scaled; with GQA each
 	// group of Hq/Hkv query heads against its key head (gqa.go).
+	if len(scales) == 1 && exactScale(scales[0], q.DType()) {
+		// Scaling q instead of the scores gives the same logits bit for bit (a power of two
+		// multiplies exactly) and scales dk numbers per query instead of Lk: XLA no longer
+		// writes the scaled scores to memory as a pass of its own.
+		logits := groupedScores(MulScalar(q, scales[0]), k) // [B, h, Lq, Lk]
+		return softmaxAndSum(logits, v, ms, drop)
+	}
 	logits := groupedScores(q, k) // [B, h, Lq, Lk]
 	if len(scales) == 1 {
 		logits = MulScalar(logits, scales[0])
@@ -142,6 +152,19 @@ func attend(q, k, v *Node, scales []float64, ms *maskSet, drop dropoutSpec) (out
 		perHead := Reshape(Const(logits.Graph(), scales), 1, len(scales), 1, 1) // [1, h, 1, 1]
 		logits = Mul(logits, ConvertDType(perHead, logits.DType()))             // [B, h, Lq, Lk]
 	}
+	return softmaxAndSum(logits, v, ms, drop)
+}
+
+// exactScale reports whether multiplying by s is exact in dtype: s is a power of two and the
+// dtype float32 or float64 (whose exponent range leaves every scaled attention input normal).
+func exactScale(s float64, dtype dtypes.DType) bool {
+	frac, _ := math.Frexp(s)
+	return frac == 0.5 && (dtype == dtypes.Float32 || dtype == dtypes.Float64)
+}
+
+// softmaxAndSum is the rest of attend from the scaled logits [B, h, Lq, Lk]: masks, softmax,
+// dropout, weighted sum of v.
+func softmaxAndSum(logits, v *Node, ms *maskSet, drop dropoutSpec) (output, weights *Node) {
 	// 2) Masks: additive masks added, blocked pairs set to the fill value.
 	logits = ms.apply(logits, 0, 0) // [B, h, Lq, Lk]
 	// 3) Softmax over the keys; 4) dropout (training only).

@@ -17,7 +17,7 @@ a dot product of length n, in any order, with or without FMA, errs by at most ga
 gamma_n = n u / (1 - n u)):
 
   A @ B (length n)      M = M_A @ M_B            E = E_A @ M_B + M_A @ E_B + n M
-  C + A @ B (addmm)     M = M_C + M_A @ M_B      E = E_C + E_A @ M_B + M_A @ E_B + (n + 1) M
+  C + A @ B (addmm)     M = M_C + M_A @ M_B      E = E_C + E_A @ M_B + M_A @ E_B + (n + 1) M_A @ M_B + n M_C
   a + b, a - b          M = M_a + M_b            E = E_a + E_b + M
   a * b                 M = M_a M_b              E = E_a M_b + M_a E_b + M        (0 for a power of 2)
   a / b                 M = M_a / |b|            E = E_a / |b| + M_a E_b / b^2 + M
@@ -178,7 +178,11 @@ def _addmm(eb, out, c, a, b, beta=1, alpha=1):
     mc, ec = eb.me(c)
     prod = ma @ mb
     m = abs(beta) * mc + abs(alpha) * prod
-    e = abs(beta) * ec + abs(alpha) * (ea @ mb + ma @ eb_) + abs(alpha) * a.shape[-1] * prod + m
+    # A sum of n + 1 terms (C and the n products), in any order (C may start the accumulation, as in
+    # BLAS with beta = 1, or be added last, as mhalib does): n roundings of partial sums bounded by
+    # |C| + sum |products|, and the products' own roundings (none with FMA).
+    n = a.shape[-1]
+    e = abs(beta) * ec + abs(alpha) * (ea @ mb + ma @ eb_) + (n + 1) * abs(alpha) * prod + n * abs(beta) * mc
     if not _pow2(alpha):
         e = e + abs(alpha) * prod
     if not _pow2(beta):

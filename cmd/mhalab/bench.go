@@ -22,7 +22,9 @@ func runBench(c command, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&cfg.Quick, "quick", false, "small shapes and few runs (CI smoke test, well under a minute)")
 	backends := fs.String("backends", "", "comma-separated backends (default: every available one of go, xla:cpu, xla:cuda; go-gomlx: go with fastgo off)")
 	suites := fs.String("suites", strings.Join(bench.Suites, ","), "comma-separated suites: "+strings.Join(bench.Suites, ", "))
+	groups := fs.String("groups", "", "comma-separated groups of forward-pass cases to run: "+strings.Join(bench.Groups, ", ")+" (default: all)")
 	fs.StringVar(&cfg.JSONPath, "json", filepath.Join("build", "bench", "bench.json"), "write the results as JSON to this file")
+	fs.StringVar(&cfg.ComparePath, "compare", "", "JSON report of a previous run (its --json file): print, per case, the change of the median and of the ratio to PyTorch")
 	pythons := fs.String("python", "", "Pythons with PyTorch, comma-separated, each timed (default: $MHALAB_TORCH_VENV/bin/python, the venv of scripts/setup.sh, else python3)")
 	fs.StringVar(&cfg.TorchDevice, "torch-device", "cpu", "device PyTorch runs on: cpu, or cuda (next to xla:cuda)")
 	fs.StringVar(&cfg.TorchScript, "torch-script", "", "path of parity/bench_torch.py (default: found from the working directory)")
@@ -42,6 +44,12 @@ func runBench(c command, args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.Suites = bench.SplitList(*suites)
 	cfg.Backends = bench.SplitList(*backends)
+	cfg.Groups = bench.SplitList(*groups)
+	for _, g := range cfg.Groups {
+		if !slices.Contains(bench.Groups, g) {
+			return usagef("--groups: unknown group %q (valid: %s)", g, strings.Join(bench.Groups, ", "))
+		}
+	}
 	cfg.Pythons = bench.SplitList(*pythons)
 	for _, s := range cfg.Suites {
 		if !slices.Contains(bench.Suites, s) {

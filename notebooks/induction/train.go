@@ -25,7 +25,7 @@ type Config struct {
 	LearningRate float64        // Adam's (the peak, with a schedule)
 	WeightDecay  float64        // AdamW's decoupled weight decay; 0: plain Adam
 	WarmupSteps  int            // with DecaySteps > 0: linear warm-up from 0 over these steps …
-	DecaySteps   int            // … then cosine decay to LearningRate/10 over these steps (0: constant)
+	DecaySteps   int            // … then cosine decay to LearningRate/10 over these steps, repeated (0: constant)
 	Seed         uint64         // initial weights (drawn by the backend) and the sequences
 }
 

@@ -1,0 +1,75 @@
+package bench
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestBenchCompare(t *testing.T) {
+	seed := mhaCase{Group: "seed003", B: 32, L: 128, E: 512, H: 8}
+	flash := mhaCase{Group: "long", B: 1, L: 4096, E: 512, H: 8, Flash: true}
+	plain := mhaCase{Group: "long", B: 1, L: 4096, E: 512, H: 8}
+	old := &benchReport{Started: "2026-12-01T01:00:00Z", Machine: machineInfo{LoadBefore: "1.00 1.00 1.00", LoadAfter: "2.00 1.50 1.00"},
+		MHA: []mhaResult{
+			{mhaCase: seed, Backend: "xla:cpu", Impl: "mhalib plain", MedianMS: 80, CPUMS: 150, VsTorch: map[string]float64{"PyTorch 2 nn.MHA": 1.25}},
+			{mhaCase: seed, Backend: "torch cpu", Impl: "PyTorch 2 nn.MHA", MedianMS: 64},
+			{mhaCase: plain, Backend: "xla:cpu", Impl: "mhalib plain", MedianMS: 700},
+		}}
+	cur := &benchReport{MHA: []mhaResult{
+		{mhaCase: seed, Backend: "xla:cpu", Impl: "mhalib plain", MedianMS: 60, CPUMS: 120, VsTorch: map[string]float64{"PyTorch 2 nn.MHA": 0.9, "PyTorch 3 nn.MHA": 1.2}},
+		{mhaCase: seed, Backend: "torch cpu", Impl: "PyTorch 2 nn.MHA", MedianMS: 66.7},
+		{mhaCase: flash, Backend: "xla:cpu", Impl: "mhalib flash", MedianMS: 300},
+	}}
+	var out bytes.Buffer
+	printComparison(&out, old, cur, "old.json")
+	for _, want := range []string{
+		"## Compared with old.json (2026-12-01T01:00:00Z; load average before 1.00 1.00 1.00, after 2.00 1.50 1.00)",
+		"| seed003 | B32 L128 E512 h8 | no | mhalib plain | xla:cpu | 80.0 ms | 60.0 ms | −25.0 % | 150 ms | 120 ms | −20.0 % | 1.25× | 0.90× | −28.0 % |",
+		"| seed003 | B32 L128 E512 h8 | no | PyTorch 2 nn.MHA | torch cpu | 64.0 ms | 66.7 ms | +4.2 % | — | — | — | — | — | — |",
+		"| long | B1 L4096 E512 h8 | no | mhalib flash | xla:cpu | — | 300 ms | new | — | — | — | — | — | — |",
+		"| long | B1 L4096 E512 h8 | no | mhalib plain | xla:cpu | 700 ms | not run now | | | | | | | |",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("comparison lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestBenchCompareBadFile checks that a --compare file that cannot be used fails at once with
+// one line naming it.
+func TestBenchCompareBadFile(t *testing.T) {
+	dir := t.TempDir()
+	notJSON := filepath.Join(dir, "notes.txt")
+	empty := filepath.Join(dir, "empty.json")
+	if err := os.WriteFile(notJSON, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		filepath.Join(dir, "missing.json"): "bench: --compare: open " + filepath.Join(dir, "missing.json") + ": no such file or directory",
+		notJSON:                            "bench: --compare " + notJSON + ": not a JSON report of mhalab bench: invalid character",
+		empty:                              "bench: --compare " + empty + `: not a JSON report of mhalab bench (no "started" field)`,
+	} {
+		err := Run(io.Discard, io.Discard, Config{Quick: true, Suites: []string{"mha"}, Backends: []string{"go"}, ComparePath: path})
+		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("--compare %s: err = %v, want one line starting %q", path, err, want)
+		}
+	}
+}
+
+func TestRelChange(t *testing.T) {
+	for _, c := range []struct {
+		then, now float64
+		want      string
+	}{{100, 90, "−10.0 %"}, {100, 104, "+4.0 %"}, {100, 100, "+0.0 %"}, {0, 5, "—"}} {
+		if got := relChange(c.then, c.now); got != c.want {
+			t.Errorf("relChange(%g, %g) = %q, want %q", c.then, c.now, got, c.want)
+		}
+	}
+}

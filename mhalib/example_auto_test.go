@@ -1,0 +1,19 @@
+package mhalib_test
+
+import (
+	"fmt"
+
+	"github.com/mhalab/mhalab/mhalib"
+)
+
+// The default formulation, Auto, computes small shapes with plain attention and large ones,
+// block by block, with Flash; AutoFormulation tells which for given lengths.
+func ExampleAutoFormulation() {
+	fmt.Println(mhalib.AutoFormulation(128, 128, false))  // B32 L128: the scores fit in cache
+	fmt.Println(mhalib.AutoFormulation(1024, 1024, true)) // an LLM's context, causal
+	fmt.Println(mhalib.AutoFormulation(1, 4096, true))    // one new token against a long cache
+	// Output:
+	// HeadParallel
+	// Flash
+	// HeadParallel
+}
