@@ -20,14 +20,14 @@ import (
 func readReport(path string) (*benchReport, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("bench: --compare: %w", err)
+		return nil, fmt.Errorf("--compare: %w", err)
 	}
 	var rep benchReport
 	if err := json.Unmarshal(data, &rep); err != nil {
-		return nil, fmt.Errorf("bench: --compare %s: not a JSON report of mhalab bench: %w", path, err)
+		return nil, fmt.Errorf("--compare %s: not a JSON report of mhalab bench: %w", path, err)
 	}
 	if rep.Started == "" {
-		return nil, fmt.Errorf("bench: --compare %s: not a JSON report of mhalab bench (no \"started\" field)", path)
+		return nil, fmt.Errorf("--compare %s: not a JSON report of mhalab bench (no \"started\" field)", path)
 	}
 	return &rep, nil
 }

@@ -52,9 +52,9 @@ func TestBenchCompareBadFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for path, want := range map[string]string{
-		filepath.Join(dir, "missing.json"): "bench: --compare: open " + filepath.Join(dir, "missing.json") + ": no such file or directory",
-		notJSON:                            "bench: --compare " + notJSON + ": not a JSON report of mhalab bench: invalid character",
-		empty:                              "bench: --compare " + empty + `: not a JSON report of mhalab bench (no "started" field)`,
+		filepath.Join(dir, "missing.json"): "--compare: open " + filepath.Join(dir, "missing.json") + ": no such file or directory",
+		notJSON:                            "--compare " + notJSON + ": not a JSON report of mhalab bench: invalid character",
+		empty:                              "--compare " + empty + `: not a JSON report of mhalab bench (no "started" field)`,
 	} {
 		err := Run(io.Discard, io.Discard, Config{Quick: true, Suites: []string{"mha"}, Backends: []string{"go"}, ComparePath: path})
 		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {

@@ -19,6 +19,11 @@
 //	memory      peak RSS of one attention forward pass, plain vs flash, L = 1k … 32k (one process each)
 //	checkpoint  peak RSS of the gradients of N pre-LN blocks with and without checkpointing
 //
+// PyTorch is timed right before and right after every mhalib case, and each ratio divides by the
+// mean of those two medians, so that both sides of a ratio see nearly the same machine load; every
+// case also records the process's CPU time per run and the load average. Config.ComparePath
+// prints each case's change against an earlier run's JSON (compare.go).
+//
 // Run writes the results as markdown tables and as JSON (Config.JSONPath). Memory is measured
 // in child processes (Config.ChildCommand, which calls RunChild), so that each measurement's
 // peak resident set size is its own.

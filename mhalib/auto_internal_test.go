@@ -52,20 +52,20 @@ func TestAutoFormulation(t *testing.T) {
 // TestFlashBlocks checks the block sizes chosen by shape.
 func TestFlashBlocks(t *testing.T) {
 	for _, c := range []struct {
-		lq, lk         int
+		lq             int
 		causal         bool
 		blockQ, blockK int
 	}{
-		{512, 512, false, 512, 128},
-		{512, 512, true, 128, 128},
-		{1024, 1024, true, 128, 128},
-		{2048, 2048, true, 256, 256},
-		{4096, 4096, true, 512, 256},
-		{4096, 4096, false, 512, 256},
-		{65536, 65536, true, 512, 256},
+		{512, false, 512, 128},
+		{512, true, 128, 128},
+		{1024, true, 128, 128},
+		{2048, true, 256, 128},
+		{4096, true, 512, 128},
+		{4096, false, 512, 128},
+		{65536, true, 512, 128},
 	} {
-		if q, k := flashBlocks(c.lq, c.lk, c.causal); q != c.blockQ || k != c.blockK {
-			t.Errorf("flashBlocks(%d, %d, causal %v) = %d, %d; want %d, %d", c.lq, c.lk, c.causal, q, k, c.blockQ, c.blockK)
+		if q, k := flashBlocks(c.lq, c.causal); q != c.blockQ || k != c.blockK {
+			t.Errorf("flashBlocks(%d, causal %v) = %d, %d; want %d, %d", c.lq, c.causal, q, k, c.blockQ, c.blockK)
 		}
 	}
 }

@@ -68,6 +68,10 @@ func badInputCases() []errorCase {
 	}
 	cases := []errorCase{
 		{name: "query rank 2", q: zeros(f64, 3, 8), k: kv, v: kv, build: mhaWith(2, nil), want: []string{"query", "[3 8]", "rank 3"}},
+		{name: "flash block sizes", q: x, k: kv, v: kv, build: mhaWith(2, func(b *mhalib.MHABuilder) { b.FlashBlockSizes(0, 64) }),
+			want: []string{"FlashBlockSizes", "blockQ=0, blockK=64", "both ≥ 1, or both 0"}},
+		{name: "formulation", q: x, k: kv, v: kv, build: mhaWith(2, func(b *mhalib.MHABuilder) { b.Formulation(mhalib.Formulation(9)) }),
+			want: []string{"Formulation", "unknown value 9"}},
 		{name: "key batch", q: x, k: zeros(f64, 3, 4, 8), v: kv, build: mhaWith(2, nil), want: []string{"key", "[3 4 8]", "[2 3 8]", "batch"}},
 		{name: "value Lk", q: x, k: kv, v: zeros(f64, 2, 5, 8), build: mhaWith(2, nil), want: []string{"value", "[2 5 8]", "Lk=4"}},
 		{name: "heads do not divide D", q: zeros(f64, 2, 3, 10), k: zeros(f64, 2, 4, 10), v: zeros(f64, 2, 4, 10),

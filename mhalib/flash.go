@@ -314,7 +314,7 @@ func (b *MHABuilder) flashHeads(q, k, v *Node, d mhaDims, ms *maskSet, withWeigh
 	qh, kh, vh := SplitHeads(q, h), SplitHeads(k, d.kvHeads), SplitHeads(v, d.kvHeads) // [B, h, Lq, dk], [B, Hkv, Lk', dk] ×2
 	blockQ, blockK := b.blockQ, b.blockK
 	if blockQ == 0 {
-		blockQ, blockK = flashBlocks(d.lq, kh.Shape().Dim(2), ms.causal != NoCausal)
+		blockQ, blockK = flashBlocks(d.lq, ms.causal != NoCausal)
 	}
 	out, _ := flashAttend(qh, kh, vh, b.headScale(d.sizes[0]), ms, blockQ, blockK, false)
 	return MergeHeads(out) // [B, Lq, E]

@@ -64,6 +64,8 @@ var badInputs = []struct {
 	{[]string{"bench", "--suites", "nope"}, 2, `--suites: unknown suite "nope"`},
 	{[]string{"bench", "--threads", "0"}, 1, "--threads 0: want at least 1"},
 	{[]string{"bench", "--child", "{"}, 1, "--child: bench: memory measurement"},
+	{[]string{"bench", "--groups", "gpt"}, 2, `--groups: unknown group "gpt" (valid: seed003, long, llm)`},
+	{[]string{"bench", "--compare", "/no/such/bench.json"}, 1, "--compare: open /no/such/bench.json: no such file or directory"},
 	{[]string{"backends", "--bogus"}, 2, "flag provided but not defined: -bogus"},
 	{[]string{"embed"}, 2, "no sentence given"},
 	{[]string{"embed", "--backend", "tpu", "x"}, 2, `unknown backend "tpu"`},

@@ -3,6 +3,7 @@ package smollm2
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -73,7 +74,7 @@ func TestTokenizerMatchesHuggingFace(t *testing.T) {
 	bad := 0
 	for _, s := range fx.Strings {
 		got := tok.Encode(s.Text)
-		if !equalInts(got, s.IDs) {
+		if !slices.Equal(got, s.IDs) {
 			bad++
 			if bad <= 10 {
 				t.Errorf("Encode(%q) = %v, want %v (words %q)", s.Text, got, s.IDs, splitWords(s.Text))
@@ -110,7 +111,7 @@ func TestChatTemplateMatchesHuggingFace(t *testing.T) {
 		if text != c.Text {
 			t.Errorf("ChatML(%v) = %q, want %q", c.Messages, text, c.Text)
 		}
-		if ids := tok.Encode(text); !equalInts(ids, c.IDs) {
+		if ids := tok.Encode(text); !slices.Equal(ids, c.IDs) {
 			t.Errorf("ids of %q = %v, want %v", text, ids, c.IDs)
 		}
 	}
@@ -133,32 +134,8 @@ func TestSplitWords(t *testing.T) {
 		{"e\u0301", []string{"e", "\u0301"}},
 		{"'x", []string{"'", "x"}},
 	} {
-		if got := splitWords(c.in); !equalStrings(got, c.want) {
+		if got := splitWords(c.in); !slices.Equal(got, c.want) {
 			t.Errorf("splitWords(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -2,6 +2,7 @@ package smollm2
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/mhalab/mhalab/models/gguf"
 )
@@ -97,7 +98,7 @@ func ReadWeights(f *gguf.File, cfg Config) (*Weights, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !equalShape(shape, x.shape) {
+		if !slices.Equal(shape, x.shape) {
 			return nil, fmt.Errorf("smollm2: %s: tensor %q has shape %v, want %v", f.Name, x.gguf, shape, x.shape)
 		}
 		if x.heads > 0 {
@@ -109,18 +110,6 @@ func ReadWeights(f *gguf.File, cfg Config) (*Weights, error) {
 		w.Tensors["lm_head.weight"] = w.Tensors["model.embed_tokens.weight"] // tied
 	}
 	return w, nil
-}
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // UnpermuteRoPE undoes llama.cpp's row permutation of a q or k projection w [heads·hd, in]
