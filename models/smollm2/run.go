@@ -79,23 +79,12 @@ func RunGenerate(newBackend NewBackend, o GenerateOptions, stdout, stderr io.Wri
 	if len(prompt) >= ctxLen {
 		return fmt.Errorf("the prompt is %d tokens: the model's context is %d (including the generated tokens)", len(prompt), ctxLen)
 	}
-	backend, reason, err := newBackend()
+	s, backendName, closeSession, err := openSession(newBackend, m, min(ctxLen, len(prompt)+o.MaxNewTokens), stderr)
 	if err != nil {
 		return err
 	}
-	defer backend.Finalize()
-	fmt.Fprintf(stderr, "mhalab: backend %s\n", reason)
-	r, err := m.NewRunner(backend)
-	if err != nil {
-		return err
-	}
-	defer r.Finalize()
-	s, err := r.NewSession(min(ctxLen, len(prompt)+o.MaxNewTokens))
-	if err != nil {
-		return err
-	}
-	defer s.Finalize()
-	fmt.Fprintf(stderr, "mhalab generate: %s, %d prompt tokens, up to %d new, backend %s\n", m.Name, len(prompt), o.MaxNewTokens, backend.Name())
+	defer closeSession()
+	fmt.Fprintf(stderr, "mhalab generate: %s, %d prompt tokens, up to %d new, backend %s\n", m.Name, len(prompt), o.MaxNewTokens, backendName)
 	dec := m.Tokenizer.NewStreamDecoder()
 	emit := func(id int) error {
 		if o.JSON {
@@ -159,23 +148,12 @@ func RunChat(newBackend NewBackend, o ChatOptions, stdin io.Reader, stdout, stde
 	if _, err := m.ChatTemplate(nil, true); err != nil {
 		return err
 	}
-	backend, reason, err := newBackend()
+	s, backendName, closeSession, err := openSession(newBackend, m, o.MaxContext, stderr)
 	if err != nil {
 		return err
 	}
-	defer backend.Finalize()
-	fmt.Fprintf(stderr, "mhalab: backend %s\n", reason)
-	r, err := m.NewRunner(backend)
-	if err != nil {
-		return err
-	}
-	defer r.Finalize()
-	s, err := r.NewSession(o.MaxContext)
-	if err != nil {
-		return err
-	}
-	defer s.Finalize()
-	fmt.Fprintf(stderr, "mhalab chat: %s on %s; one line per message, Ctrl-D quits\n", m.Name, backend.Name())
+	defer closeSession()
+	fmt.Fprintf(stderr, "mhalab chat: %s on %s; one line per message, Ctrl-D quits\n", m.Name, backendName)
 	in := bufio.NewScanner(stdin)
 	in.Buffer(make([]byte, 1<<16), 1<<20)
 	first := true
@@ -208,4 +186,30 @@ func RunChat(newBackend NewBackend, o ChatOptions, stdin io.Reader, stdout, stde
 		}
 		fmt.Fprintln(stdout, dec.Flush())
 	}
+}
+
+// openSession makes the backend (saying which on stderr), a runner of m on it and a session
+// with a KV cache of capacity positions; closeSession frees all three.
+func openSession(newBackend NewBackend, m *Model, capacity int, stderr io.Writer) (s *Session, backendName string, closeSession func(), err error) {
+	backend, reason, err := newBackend()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	fmt.Fprintf(stderr, "mhalab: backend %s\n", reason)
+	r, err := m.NewRunner(backend)
+	if err != nil {
+		backend.Finalize()
+		return nil, "", nil, err
+	}
+	s, err = r.NewSession(capacity)
+	if err != nil {
+		r.Finalize()
+		backend.Finalize()
+		return nil, "", nil, err
+	}
+	return s, backend.Name(), func() {
+		s.Finalize()
+		r.Finalize()
+		backend.Finalize()
+	}, nil
 }
