@@ -152,15 +152,17 @@ docker-verify:
 # ---- Notebooks (README, section Notebooks) ---------------------------------------------------
 #   make lab [LAB_BACKEND=go|xla:cpu] [LAB_PORT=8888]  JupyterLab on localhost with the notebooks (GoNB);
 #       Jupyter comes from PyPI into a venv of ~/.cache/mhalab (scripts/setup.sh, step jupyter; no root)
-#   make notebooks [NOTEBOOKS_BACKEND=go|xla:cpu]     run every notebook headless; fails on a failing
-#       cell (also the ones GoNB reports as OK) and names it; executed copies and HTML go to
-#       build/notebooks/<backend>/
+#   make notebooks [NOTEBOOKS_BACKEND=go|xla:cpu] [NOTEBOOKS_JOBS=N]   run every notebook headless;
+#       fails on a failing cell (also the ones GoNB reports as OK) and names it; executed copies and
+#       HTML go to build/notebooks/<backend>/; two notebooks at a time on ≥ 2 cores (NOTEBOOKS_JOBS=1:
+#       one at a time)
 #   make notebooks-selftest    the runner fails on panics, exit codes, signals, failing shell cells,
 #       compile errors and a planted mhalib error (in a temporary copy of the tree)
 #   make lab-check [LAB_SCREENSHOT=build/lab/01_qkv_projection.png]   start make lab on a free port,
 #       list and open a notebook over HTTP, run it in the server's GoNB kernel, screenshot it (Chromium)
 #   make notebooks-ci          what CI runs: the notebooks on go and on xla:cpu, the self-test, lab-check
 NOTEBOOKS_BACKEND ?= go
+NOTEBOOKS_JOBS ?=
 NOTEBOOKS_SETUP := go,cc,gomod,minilm,smollm2,jupyter,gonb
 comma := ,
 
@@ -176,7 +178,7 @@ lab-check:
 
 notebooks:
 	scripts/setup.sh --only $(NOTEBOOKS_SETUP)$(if $(filter xla:cpu,$(NOTEBOOKS_BACKEND)),$(comma)xla-cpu)
-	"$$(scripts/jupyter_python.sh)" scripts/notebooks.py --backend $(NOTEBOOKS_BACKEND)
+	"$$(scripts/jupyter_python.sh)" scripts/notebooks.py --backend $(NOTEBOOKS_BACKEND) $(if $(NOTEBOOKS_JOBS),--jobs $(NOTEBOOKS_JOBS))
 
 notebooks-selftest:
 	scripts/setup.sh --only $(NOTEBOOKS_SETUP)

@@ -2,12 +2,18 @@
 """Run mhalab's notebooks headless with the GoNB kernel and fail if any cell fails.
 
     scripts/notebooks.py [--backend go|xla:cpu|xla:cuda] [--out DIR] [--no-html]
-                         [--timeout S] [--slowest N] [NOTEBOOK ...]
+                         [--jobs N] [--timeout S] [--slowest N] [NOTEBOOK ...]
 
 Every notebook (default: notebooks/*.ipynb, sorted) runs in a fresh GoNB kernel, cell by cell,
 in the notebook's own folder (so its first cell's `go mod edit -replace …=${GONB_DIR}/..` uses
 the repository the notebook sits in). The executed copy and an HTML rendering go to
 DIR/<backend>/ (default build/notebooks/<backend>/), with timings.json and kernel.log.
+
+--jobs N runs N notebooks at a time (default 2 on a machine with 2 or more cores, else 1), each
+in its own process with its own kernel; the notebooks are independent programs. A line is printed
+as each notebook finishes, failures are listed per notebook at the end, and kernel.log holds the
+kernels' logs one notebook after another. Times printed per notebook are then wall times while
+another notebook ran beside it; the total is the wall time of the whole set.
 
 Why this is not plain `jupyter nbconvert --execute`: GoNB v0.11 reports a cell whose program
 panics, calls os.Exit(N != 0) or runs a failing `!command` as successful, and nbconvert then
@@ -29,7 +35,9 @@ has the times). Per-cell times are in timings.json; the slowest cells are printe
 """
 
 import argparse
+import concurrent.futures
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -159,8 +167,14 @@ def write_kernelspec(jupyter_dir, gonb):
     }))
 
 
-def run_notebook(path, out_dir, timeout, log, html):
-    """Executes one notebook; returns a result dict (ok, failure, cell, seconds, cells)."""
+def run_notebook(path, out_dir, timeout, log_path, html):
+    """Executes one notebook, the kernel's log going to log_path; returns a result dict (ok,
+    failure, cell, seconds, cells)."""
+    with open(log_path, "w") as log:
+        return run_notebook_logged(path, out_dir, timeout, log, html)
+
+
+def run_notebook_logged(path, out_dir, timeout, log, html):
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
@@ -209,6 +223,28 @@ def run_notebook(path, out_dir, timeout, log, html):
     return result
 
 
+def previous_seconds(timings):
+    """Seconds per notebook (by file name) of the last run written to timings, or {}."""
+    try:
+        return {Path(r["notebook"]).name: float(r["seconds"]) for r in json.loads(timings.read_text())["notebooks"]
+                if r.get("ok")}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def longest_first(notebooks, previous):
+    """Indices of notebooks, the longest first (by the previous run's time, else 3 s a code cell),
+    so that with --jobs the last notebook to start is a short one."""
+    import nbformat
+
+    def estimate(i):
+        name = notebooks[i].name
+        if name in previous:
+            return previous[name]
+        return 3.0 * sum(1 for c in nbformat.read(notebooks[i], as_version=4).cells if c.cell_type == "code")
+    return sorted(range(len(notebooks)), key=estimate, reverse=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("notebooks", nargs="*", type=Path, help="notebooks to run (default: notebooks/*.ipynb)")
@@ -216,6 +252,8 @@ def main():
                     help="GoMLX backend the notebooks run on (default: $GOMLX_BACKEND, else go)")
     ap.add_argument("--out", type=Path, default=REPO / "build" / "notebooks",
                     help="executed notebooks and HTML go to OUT/<backend>/ (default build/notebooks)")
+    ap.add_argument("--jobs", "-j", type=int, default=2 if (os.cpu_count() or 1) >= 2 else 1, metavar="N",
+                    help="notebooks run at a time, each with its own kernel (default 2 on ≥ 2 cores, else 1)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds one cell may take (default 600)")
     ap.add_argument("--no-html", dest="html", action="store_false", help="do not write HTML copies")
     ap.add_argument("--list", action="store_true", help="list the notebooks and exit")
@@ -242,6 +280,7 @@ def main():
     gonb, path, version = find_tools()
     out_dir = args.out.resolve() / args.backend.replace(":", "-")
     out_dir.mkdir(parents=True, exist_ok=True)
+    previous = previous_seconds(out_dir / "timings.json")
     jupyter_dir = tempfile.mkdtemp(prefix="mhalab-notebooks-")
     try:
         write_kernelspec(jupyter_dir, gonb)
@@ -257,34 +296,70 @@ def main():
         link = "Go's linker" if os.environ["GO_EXTLINK_ENABLED"] == "0" else f"GO_EXTLINK_ENABLED={os.environ['GO_EXTLINK_ENABLED']}"
         print(f"notebooks: {len(notebooks)} on backend {args.backend}, GoNB {version} ({gonb}), cells linked by {link}, "
               f"output {out_dir}", flush=True)
-        results = []
+        logs = Path(tempfile.mkdtemp(prefix="logs-", dir=out_dir))
+        jobs = max(1, min(args.jobs, len(notebooks)))
+        if jobs > 1:
+            print(f"notebooks: {jobs} notebooks at a time (--jobs {jobs}); times per notebook are wall times "
+                  "beside another notebook", flush=True)
+        results = [None] * len(notebooks)
+        done = 0
         total = time.monotonic()
-        with open(out_dir / "kernel.log", "w") as log:
-            for i, path_nb in enumerate(notebooks, 1):
-                print(f"[{i}/{len(notebooks)}] {path_nb.name} ", end="", flush=True)
-                r = run_notebook(path_nb, out_dir, args.timeout, log, args.html)
-                results.append(r)
-                if r["ok"]:
-                    print(f"ok ({r['code_cells']} code cells, {r['seconds']:.1f} s)", flush=True)
-                else:
-                    where = f"cell {r['cell']} (code cell {r['code_cell']}: {r['source']!r})" if r["cell"] else "before any cell"
-                    print(f"FAILED at {where} after {r['seconds']:.1f} s", flush=True)
-                    print(f"    {r['notebook']}, {where}: {r['failure']}", flush=True)
-                    if r.get("output"):
-                        print("    " + r["output"].replace("\n", "\n    "), flush=True)
+
+        def report(i, r):
+            nonlocal done
+            done += 1
+            results[i] = r
+            name = notebooks[i].name
+            if r["ok"]:
+                text = f"[{done}/{len(notebooks)}] {name} ok ({r['code_cells']} code cells, {r['seconds']:.1f} s)"
+            else:
+                where = f"cell {r['cell']} (code cell {r['code_cell']}: {r['source']!r})" if r["cell"] else "before any cell"
+                text = f"[{done}/{len(notebooks)}] {name} FAILED at {where} after {r['seconds']:.1f} s\n"
+                text += f"    {r['notebook']}, {where}: {r['failure']}"
+                if r.get("output"):
+                    text += "\n    " + r["output"].replace("\n", "\n    ")
+            print(text, flush=True)  # one print per notebook: lines of two notebooks never mix
+
+        try:
+            if jobs == 1:
+                for i, path_nb in enumerate(notebooks):
+                    report(i, run_notebook(path_nb, out_dir, args.timeout, logs / f"{i:03d}.log", args.html))
+            else:
+                # Processes, not threads: each notebook gets its own nbclient, event loop and kernel.
+                ctx = multiprocessing.get_context("spawn")
+                with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+                    futures = {pool.submit(run_notebook, notebooks[i], out_dir, args.timeout, logs / f"{i:03d}.log",
+                                           args.html): i for i in longest_first(notebooks, previous)}
+                    for f in concurrent.futures.as_completed(futures):
+                        i = futures[f]
+                        try:
+                            r = f.result()
+                        except Exception as e:  # the worker process died
+                            r = {"notebook": str(notebooks[i]), "ok": False, "failure": f"{type(e).__name__}: {e}",
+                                 "cell": None, "cells": [], "seconds": 0.0, "code_cells": 0}
+                        report(i, r)
+        finally:
+            with open(out_dir / "kernel.log", "w") as log:  # the kernels' logs in notebook order
+                for i, path_nb in enumerate(notebooks):
+                    part = logs / f"{i:03d}.log"
+                    if part.exists():
+                        log.write(f"==== {path_nb.name}\n")
+                        log.write(part.read_text(errors="replace"))
+            shutil.rmtree(logs, ignore_errors=True)
         total = time.monotonic() - total
     finally:
         shutil.rmtree(jupyter_dir, ignore_errors=True)
 
     failed = [r for r in results if not r["ok"]]
     (out_dir / "timings.json").write_text(json.dumps(
-        {"backend": args.backend, "gonb": version, "seconds": round(total, 2), "notebooks": results}, indent=1))
+        {"backend": args.backend, "gonb": version, "jobs": jobs, "seconds": round(total, 2), "notebooks": results}, indent=1))
     cells = sorted(((c["seconds"], Path(r["notebook"]).stem, c["code_cell"], c["source"])
                     for r in results for c in r["cells"]), reverse=True)
     print(f"notebooks: {len(cells)} code cells; the slowest:", flush=True)
     for seconds, name, code_cell, source in cells[:args.slowest]:
         print(f"    {seconds:6.1f} s  {name}, code cell {code_cell}: {source}", flush=True)
-    print(f"notebooks: {len(results) - len(failed)} ok, {len(failed)} failed, {total:.1f} s on {args.backend}; "
+    wall = f"{total:.1f} s wall with {jobs} notebooks in parallel" if jobs > 1 else f"{total:.1f} s"
+    print(f"notebooks: {len(results) - len(failed)} ok, {len(failed)} failed, {wall} on {args.backend}; "
           f"executed copies and HTML in {out_dir}")
     for r in failed:
         where = f"cell {r['cell']}" if r["cell"] else "kernel"

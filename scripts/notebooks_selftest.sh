@@ -4,7 +4,8 @@
 #
 #  1. GoNB reports a cell that panics, exits non-zero, is killed by a signal or runs a failing
 #     shell command as successful. Five small notebooks, one per kind of failure (plus a compile
-#     error), must each make the runner fail at the right cell, with the right reason.
+#     error), run two at a time (--jobs 2), must each make the runner fail at the right cell, with
+#     the right reason.
 #  2. A planted error: in a copy of the repository, mhalib's attention scale is changed from
 #     1/√dk to 1/dk. Notebook 04 must pass on the unchanged copy and fail on the broken one, at
 #     the cell that compares with the float64 reference (cell 7).
@@ -61,12 +62,15 @@ for name, source in failing.items():
     nbformat.write(nb, nbdir / f"{name}.ipynb")
 EOF
 set +e
-"$PY" "$TMP/repo/scripts/notebooks.py" --backend "$BACKEND" --no-html --out "$TMP/out1" \
+# Two at a time (as `make notebooks` runs them on 2 cores): each failure must still be reported
+# for its own notebook and cell.
+"$PY" "$TMP/repo/scripts/notebooks.py" --backend "$BACKEND" --no-html --jobs 2 --out "$TMP/out1" \
 	"$TMP"/repo/notebooks/zz_*.ipynb >"$TMP/run1.log" 2>&1
 rc=$?
 set -e
 cat "$TMP/run1.log"
 [[ $rc == 1 ]] || fail "the runner exited $rc on five failing notebooks, want 1"
+grep -q '^notebooks: 2 notebooks at a time' "$TMP/run1.log" || fail "the runner did not run the five notebooks two at a time"
 "$PY" - "$TMP/out1/${BACKEND/:/-}/timings.json" <<'EOF' || fail "a failure was not reported as expected (see above)"
 import json, sys
 results = {r["notebook"].rsplit("/", 1)[-1]: r for r in json.load(open(sys.argv[1]))["notebooks"]}
