@@ -12,7 +12,7 @@ import (
 // Besides DotGeneral, the pure-Go backend's time in attention goes to ops that GoMLX v0.26
 // computes element by element on one goroutine: Exp, the reductions of softmax, the broadcasts
 // and binary ops around them, and the transposes of the head split/merge and of mhalib's
-// Gather-based slicing. This package installs its own executors for those ops too (same
+// Gather-based slicing (and that Gather itself). This package installs its own executors for those ops too (same
 // mechanism, same priority, same off switch), each handling the common cases — float32/float64,
 // the layouts attention produces — and handing anything else to GoMLX's executor.
 
@@ -31,6 +31,7 @@ const (
 	opDiv
 	opMax
 	opMin
+	opGather
 	numOps
 )
 
@@ -38,7 +39,7 @@ var opTypes = [numOps]backends.OpType{
 	opTranspose: backends.OpTypeTranspose, opBroadcastInDim: backends.OpTypeBroadcastInDim,
 	opExp: backends.OpTypeExp, opReduceMax: backends.OpTypeReduceMax, opReduceSum: backends.OpTypeReduceSum,
 	opAdd: backends.OpTypeAdd, opSub: backends.OpTypeSub, opMul: backends.OpTypeMul, opDiv: backends.OpTypeDiv,
-	opMax: backends.OpTypeMax, opMin: backends.OpTypeMin,
+	opMax: backends.OpTypeMax, opMin: backends.OpTypeMin, opGather: backends.OpTypeGather,
 }
 
 var opCalls, opFallbacks [numOps]atomic.Int64
@@ -60,6 +61,7 @@ func init() {
 		opDiv:            binaryExecutor(opDiv, gomlxDiv),
 		opMax:            binaryExecutor(opMax, gomlxMax),
 		opMin:            binaryExecutor(opMin, gomlxMin),
+		opGather:         execGather,
 	}
 	for o, fn := range executors {
 		if fn != nil {

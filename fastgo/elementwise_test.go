@@ -404,3 +404,48 @@ func expClose(f, g float32) bool {
 	}
 	return math.Abs(float64(f)-float64(g)) <= 2*ulp
 }
+
+// TestGatherMatchesGoMLX: Gather(x, indices [N…, 1]) of whole slices along axis 0 — mhalib's
+// slicing on the pure-Go backend — with int32 and int64 indices, some out of range (clamped),
+// and gathers of two axes at once (which fall back to GoMLX).
+func TestGatherMatchesGoMLX(t *testing.T) {
+	backend := newBackend(t)
+	rng := rand.New(rand.NewPCG(testSeed(t), 7))
+	var calls int64
+	for c := range testCases(100) {
+		dims := randomDims(rng, 1+rng.IntN(4))
+		dtype := []dtypes.DType{dtypes.Float32, dtypes.Float64, dtypes.Int32}[rng.IntN(3)]
+		x := randomInput(rng, dtype, dims, true)
+		// (simplego's Gather rejects indices of higher rank than the operand.)
+		idxDims := append(randomDims(rng, rng.IntN(len(dims))), 1)
+		pairs := rank2Gather(rng, dims)
+		if pairs {
+			idxDims[len(idxDims)-1] = 2
+		}
+		n := prodDims(idxDims)
+		var idx *tensors.Tensor
+		pick := func(axis int) int64 { return int64(rng.IntN(dims[axis]+2)) - 1 } // −1 … dim: some clamped
+		if rng.IntN(2) == 0 {
+			v := make([]int32, n)
+			for i := range v {
+				v[i] = int32(pick(i % idxDims[len(idxDims)-1]))
+			}
+			idx = tensors.FromFlatDataAndDimensions(v, idxDims...)
+		} else {
+			v := make([]int64, n)
+			for i := range v {
+				v[i] = pick(i % idxDims[len(idxDims)-1])
+			}
+			idx = tensors.FromFlatDataAndDimensions(v, idxDims...)
+		}
+		fast, gomlx, k := execBoth(t, backend, backends.OpTypeGather, func(in []*Node) *Node { return Gather(in[0], in[1]) }, x, idx)
+		calls += k
+		sameBits(t, fmt.Sprintf("case %d: Gather(%s, %s)", c, x.Shape(), idx.Shape()), fast, gomlx)
+	}
+	if calls == 0 {
+		t.Fatalf("fastgo's Gather never ran: the executor is not installed (%s)", fastgo.Status())
+	}
+}
+
+// rank2Gather: whether this case gathers along two axes at once (only for rank ≥ 2).
+func rank2Gather(rng *rand.Rand, dims []int) bool { return len(dims) >= 2 && rng.IntN(5) == 0 }

@@ -46,3 +46,8 @@ func nodeInts(n *simplego.Node) ([]int, bool) {
 	v, ok := (*(*any)(unsafe.Add(unsafe.Pointer(n), nodeDataOffset))).([]int)
 	return v, ok
 }
+
+// nodeData is the node's parameter, whatever its type (Gather: simplego's *gatherNode).
+func nodeData(n *simplego.Node) any {
+	return *(*any)(unsafe.Add(unsafe.Pointer(n), nodeDataOffset))
+}
