@@ -40,10 +40,12 @@ func BenchmarkMHA(b *testing.B) {
 			x := randomTensor(rand.New(rand.NewPCG(1, 2)), dtypes.Float32, []int{c.batch, c.l, c.e})
 			exec.MustExec(x)[0].FinalizeAll()
 			b.ResetTimer()
+			start := cpuMS()
 			for b.Loop() {
 				exec.MustExec(x)[0].FinalizeAll()
 			}
 			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/op")
+			reportCPU(b, start)
 		})
 	}
 }
