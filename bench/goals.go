@@ -32,7 +32,7 @@ func evaluateGoals(rep *benchReport) []goalResult {
 		keys    []string
 	}{
 		{"xla:cpu", 0.8, []string{"seed003", "seed003/causal", "long", "long/causal", "llm", "llm/causal"}},
-		{"go", 8.0, []string{"seed003", "long"}},
+		{"go", 6.0, []string{"seed003", "long"}}, // issue 18: the pure-Go backend (with fastgo) ≤ 6× PyTorch
 	} {
 		for _, key := range g.keys {
 			r := best(key, g.backend)

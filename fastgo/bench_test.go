@@ -55,9 +55,11 @@ func BenchmarkDotGeneral(b *testing.B) {
 				})
 				exec.MustExec(x, y)[0].FinalizeAll()
 				b.ResetTimer()
+				start := cpuMS()
 				for b.Loop() {
 					exec.MustExec(x, y)[0].FinalizeAll()
 				}
+				reportCPU(b, start)
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}

@@ -1,5 +1,7 @@
 // Package fastgo makes GoMLX v0.26's pure-Go backend ("go", simplego) multiply matrices with a
-// blocked, packed GEMM instead of its scalar DotGeneral kernel. Import it for its side effect:
+// blocked, packed GEMM instead of its scalar DotGeneral kernel, and computes the element-wise
+// ops around attention (Exp, ReduceMax/Sum, broadcasts, binary ops, Transpose, Gather) on
+// several goroutines and, for Exp and ReduceMax, with AVX-512. Import it for its side effect:
 //
 //	import _ "github.com/mhalab/mhalab/fastgo"
 //
@@ -21,6 +23,15 @@
 //   - Any DotGeneral layout (transposed operands, several batch or contracting axes in any order)
 //     is read through per-axis offset tables (offsets), so no layout falls back; float32 and
 //     float64 are computed here, every other dtype goes to GoMLX's kernel.
+//   - Element-wise executors (elementwise.go and one file per op): after the GEMM, a profile of
+//     mhalib's attention on this backend spent most of its time in ops GoMLX computes element by
+//     element on one goroutine — softmax's Exp and ReduceMax, BroadcastInDim, Sub/Mul/Div, and
+//     the Transposes and Gathers with which mhalib slices tensors here (the backend has no Pad,
+//     so Slice cannot be differentiated). Each executor handles the common cases (float32 and
+//     float64, the layouts attention produces) — cut into ranges over goroutines, copies of
+//     runs instead of index iterators, an AVX-512 exp — and hands the rest to GoMLX's executor.
+//     Results equal GoMLX's bit for bit, except Exp in float32 (within 2 ulp; GoMLX rounds
+//     float64's exp) — tests compare every op with GoMLX's kernel. Ops lists them, OpCalls counts.
 //   - Gradients: GoMLX v0.26 differentiates DotGeneral as a broadcast multiply and a reduce-sum
 //     (a [batch, m, n, k] intermediate). For graphs on the pure-Go backend this package swaps the
 //     entry of graph.VJPRegistration (exported, documented as changeable) for one that writes
@@ -34,16 +45,23 @@
 // execDotGeneral (also through //go:linkname) for what it does not compute. It builds and links
 // with plain `go build` / `go test` / GoNB — the linker's -checklinkname restriction (Go 1.23+)
 // covers the standard library only. The node parameters (simplego's unexported
-// dotGeneralNodeData, graph's nodeInputsDotGeneral) are read with reflection, which fails
-// softly: a missing or changed field makes it fall back to GoMLX (Status names the reason).
+// dotGeneralNodeData and gatherNode, graph's nodeInputsDotGeneral) are read with reflection,
+// which fails softly: a missing or changed field makes it fall back to GoMLX (Status names the
+// reason). The element-wise executors read a node's output shape and parameter (simplego.Node's
+// unexported `shape` and `data` fields) through offsets that reflection finds at start-up, after
+// checking the fields' types; if they differ, those executors are not installed at all.
 //
 // Risks, all tied to the pinned github.com/gomlx/gomlx v0.26.0 (the only version served here):
-//   - another GoMLX version may rename or change setNodeExecutor or execDotGeneral; the build
-//     then fails to link (loudly) or, if a signature changed, misbehaves — TestHookActive and
-//     TestDotGeneralMatchesGoMLX are the guard, and must run whenever GoMLX is upgraded (later
+//   - another GoMLX version may rename or change setNodeExecutor or the executors it falls back
+//     to (execDotGeneral, execExp, execTranspose …); the build then fails to link (loudly) or,
+//     if a signature changed, misbehaves — TestHookActive and the *MatchesGoMLX tests are the
+//     guard, and must run whenever GoMLX is upgraded (later
 //     GoMLX versions have their own SIMD matmul, and this package should then be deleted);
 //   - simd/archsimd is experimental: its API changes in Go 1.27, so the SIMD files build only
 //     with Go 1.26 (build tag !go1.27) and anything else gets the plain-Go kernel;
 //   - results differ from GoMLX's kernel in rounding (another summation order, fused
-//     multiply-add): within 2(k+1)·u·Σ|a·b| of the exact value, as the tests check.
+//     multiply-add): within 2(k+1)·u·Σ|a·b| of the exact value, as the tests check; float32 Exp
+//     within 2 ulp of GoMLX's;
+//   - the executors start goroutines inside simplego's own parallel execution of independent
+//     nodes: at most as many as simplego's parallelism setting (GOMAXPROCS by default) per op.
 package fastgo

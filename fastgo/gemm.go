@@ -28,10 +28,17 @@ const (
 //	c: the tile's first element, rows ldc apart; c[i*ldc+j] for i < mr, j < nr.
 //
 // With accumulate it adds to c, otherwise it overwrites c.
+//
+// rows, when set (kernels with mr = 4), is the same kernel reading A's four rows directly
+// instead of a packed micro-panel: a0…a3 are the rows' kc values (consecutive in memory). The
+// GEMM uses it when A is contiguous along the contracting axis, and skips packing A: with few
+// columns in B (attention's n = 64…128 keys or dv+1 values) packing A cost as much as the
+// products.
 type microKernel[T Float] struct {
 	name   string
 	mr, nr int
 	fn     func(kc int, a, b, c []T, ldc int, accumulate bool)
+	rows   func(kc int, a0, a1, a2, a3, b, c []T, ldc int, accumulate bool)
 }
 
 // operand describes one side of a normalised DotGeneral without copying it: element (batch,
@@ -63,8 +70,11 @@ func newOperand[T Float](flat []T, dims, contractingAxes, batchAxes []int) opera
 //
 //	out: [batch, m, n], row-major, fully overwritten.
 //
-// The work is cut into tiles of out (per batch example) that run on up to `workers` goroutines;
-// each tile runs the Goto loop nest (pc → ic → jr → ir) with its own packing buffers.
+// The work is cut into tiles of out (per batch example) that run on up to `workers` goroutines.
+// A task is one column panel of nc columns and a run of consecutive mc-row tiles: for each kc
+// slice it packs the B panel once and runs the Goto loop nest (ic → jr → ir) over its row
+// tiles. (One task per tile packed the same B panel again for every row tile: for seed003's
+// projections, [4096, 512]·[512, 1536], 32 times.)
 func gemm[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch, m, n, k, workers int) {
 	mr, nr := kern.mr, kern.nr
 	mc := roundUp(min(mcBlock, roundUp(m, mr)), mr)
@@ -81,22 +91,37 @@ func gemm[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch, m, 
 		}
 	}
 	mTiles, nTiles := ceilDiv(m, mc), ceilDiv(n, nc)
-	numTasks := batch * mTiles * nTiles
+	// Row tiles per task: as many as leaves about 2 tasks per worker.
+	mChunks := min(mTiles, max(1, ceilDiv(2*workers, batch*nTiles)))
+	tilesPerTask := ceilDiv(mTiles, mChunks)
+	mChunks = ceilDiv(mTiles, tilesPerTask)
+	numTasks := batch * nTiles * mChunks
 	workers = max(1, min(workers, numTasks))
 
 	run := func(task int) {
-		bIdx := task / (mTiles * nTiles)
-		rest := task % (mTiles * nTiles)
-		i0, j0 := (rest/nTiles)*mc, (rest%nTiles)*nc
-		i1, j1 := min(i0+mc, m), min(j0+nc, n)
+		bIdx := task / (nTiles * mChunks)
+		rest := task % (nTiles * mChunks)
+		j0 := (rest / mChunks) * nc
+		j1 := min(j0+nc, n)
+		first := (rest % mChunks) * tilesPerTask
+		last := min(first+tilesPerTask, mTiles)
 		ws := getWorkspace[T](mc, nc, mr, nr)
 		defer putWorkspace(ws)
 		c := out[bIdx*m*n:]
+		direct := kern.rows != nil && lhs.contiguous
 		for p0 := 0; p0 < k; p0 += kcBlock {
 			kc := min(kcBlock, k-p0)
 			packPanels(ws.b, rhs, bIdx, j0, j1, p0, kc, nr)
-			packPanels(ws.a, lhs, bIdx, i0, i1, p0, kc, mr)
-			macroKernel(kern, ws, c, n, i0, i1, j0, j1, kc, p0 > 0)
+			for tile := first; tile < last; tile++ {
+				i0 := tile * mc
+				i1 := min(i0+mc, m)
+				if direct {
+					macroKernelRows(kern, ws, lhs, bIdx, c, n, i0, i1, j0, j1, p0, kc, p0 > 0)
+					continue
+				}
+				packPanels(ws.a, lhs, bIdx, i0, i1, p0, kc, mr)
+				macroKernel(kern, ws, c, n, i0, i1, j0, j1, kc, p0 > 0)
+			}
 		}
 	}
 
@@ -146,6 +171,43 @@ func macroKernel[T Float](kern microKernel[T], ws *workspace[T], c []T, ldc, i0,
 				}
 			}
 			kern.fn(kc, aPanel, bPanel, tile, nr, accumulate)
+			for r := range nRows {
+				copy(c[(i+r)*ldc+j:][:nCols], tile[r*nr:r*nr+nCols])
+			}
+		}
+	}
+}
+
+// macroKernelRows is macroKernel reading A's rows in place (kern.rows) for every full group of
+// 4 rows; only a last group of fewer rows is packed (into the first micro-panel of ws.a).
+func macroKernelRows[T Float](kern microKernel[T], ws *workspace[T], lhs operand[T], batch int, c []T, ldc, i0, i1, j0, j1, p0, kc int, accumulate bool) {
+	nr := kern.nr
+	full := i0 + (i1-i0)/4*4
+	if full < i1 {
+		packPanels(ws.a, lhs, batch, full, i1, p0, kc, 4)
+	}
+	base := lhs.batchOff[batch] + lhs.contractOff[p0]
+	row := func(i int) []T { return lhs.flat[base+lhs.crossOff[i]:][:kc] }
+	for j := j0; j < j1; j += nr {
+		bPanel := ws.b[((j-j0)/nr)*kc*nr:][:kc*nr]
+		nCols := min(nr, j1-j)
+		for i := i0; i < i1; i += 4 {
+			nRows := min(4, i1-i)
+			if nRows == 4 && nCols == nr {
+				kern.rows(kc, row(i), row(i+1), row(i+2), row(i+3), bPanel, c[i*ldc+j:], ldc, accumulate)
+				continue
+			}
+			tile := ws.tile
+			if accumulate {
+				for r := range nRows {
+					copy(tile[r*nr:r*nr+nCols], c[(i+r)*ldc+j:][:nCols])
+				}
+			}
+			if nRows == 4 {
+				kern.rows(kc, row(i), row(i+1), row(i+2), row(i+3), bPanel, tile, nr, accumulate)
+			} else {
+				kern.fn(kc, ws.a[:kc*4], bPanel, tile, nr, accumulate)
+			}
 			for r := range nRows {
 				copy(c[(i+r)*ldc+j:][:nCols], tile[r*nr:r*nr+nCols])
 			}

@@ -36,7 +36,9 @@ var gemmCases = []gemmCase{
 func TestGEMMAgainstFloat64(t *testing.T) {
 	kernels32 := []microKernel[float32]{goKernel[float32]()}
 	if k, ok := simdKernelF32(); ok {
-		kernels32 = append(kernels32, k)
+		packed := k // the same kernel on packed A panels only
+		packed.name, packed.rows = k.name+"-packed", nil
+		kernels32 = append(kernels32, k, packed)
 	}
 	kernels64 := []microKernel[float64]{goKernel[float64]()}
 	if k, ok := simdKernelF64(); ok {

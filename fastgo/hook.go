@@ -87,6 +87,9 @@ func Status() string {
 		state = "off (" + EnvVar + "=0)"
 	}
 	s := fmt.Sprintf("fastgo %s: %s", state, Kernel())
+	if nodeFieldsErr == nil {
+		s += fmt.Sprintf("; element-wise ops (%d) %s", len(Ops())-1, vecName())
+	}
 	if r, ok := lastFallback.Load().(string); ok && r != "" {
 		s += "; last fallback: " + r
 	}

@@ -42,6 +42,9 @@ func TestHookActive(t *testing.T) {
 		t.Fatalf("fastgo's DotGeneral did not run on the pure-Go backend: the go:linkname hook into "+
 			"simplego's executor table is not active (%s)", fastgo.Status())
 	}
+	if len(fastgo.Ops()) == 1 {
+		t.Fatalf("fastgo's element-wise executors are not installed: simplego.Node's fields could not be read (%s)", fastgo.Status())
+	}
 	t.Log(fastgo.Status())
 }
 

@@ -20,9 +20,9 @@ import "simd/archsimd"
 func simdKernelF32() (microKernel[float32], bool) {
 	switch {
 	case archsimd.X86.AVX512():
-		return microKernel[float32]{name: "avx512-4x32", mr: 4, nr: 32, fn: kernelF32x16}, true
+		return microKernel[float32]{name: "avx512-4x32", mr: 4, nr: 32, fn: kernelF32x16, rows: kernelF32x16Rows}, true
 	case archsimd.X86.AVX2() && archsimd.X86.FMA():
-		return microKernel[float32]{name: "avx2-4x16", mr: 4, nr: 16, fn: kernelF32x8}, true
+		return microKernel[float32]{name: "avx2-4x16", mr: 4, nr: 16, fn: kernelF32x8, rows: kernelF32x8Rows}, true
 	}
 	return microKernel[float32]{}, false
 }
@@ -69,6 +69,39 @@ func kernelF32x16(kc int, a, b, c []float32, ldc int, accumulate bool) {
 	storeFloat32x16(c[3*ldc+16:], c31, accumulate)
 }
 
+// kernelF32x16Rows is kernelF32x16 with A read from its four rows: a0…a3: [kc] each.
+func kernelF32x16Rows(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accumulate bool) {
+	var c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x16
+	a0 = a0[:kc]
+	a1, a2, a3 = a1[:len(a0)], a2[:len(a0)], a3[:len(a0)]
+	b = b[:32*kc]
+	for k := range a0 {
+		bk := b[32*k:][:32]
+		b0 := archsimd.LoadFloat32x16((*[16]float32)(bk[0:16]))
+		b1 := archsimd.LoadFloat32x16((*[16]float32)(bk[16:32]))
+		x0 := archsimd.BroadcastFloat32x16(a0[k])
+		c00 = x0.MulAdd(b0, c00)
+		c01 = x0.MulAdd(b1, c01)
+		x1 := archsimd.BroadcastFloat32x16(a1[k])
+		c10 = x1.MulAdd(b0, c10)
+		c11 = x1.MulAdd(b1, c11)
+		x2 := archsimd.BroadcastFloat32x16(a2[k])
+		c20 = x2.MulAdd(b0, c20)
+		c21 = x2.MulAdd(b1, c21)
+		x3 := archsimd.BroadcastFloat32x16(a3[k])
+		c30 = x3.MulAdd(b0, c30)
+		c31 = x3.MulAdd(b1, c31)
+	}
+	storeFloat32x16(c[0*ldc+0:], c00, accumulate)
+	storeFloat32x16(c[0*ldc+16:], c01, accumulate)
+	storeFloat32x16(c[1*ldc+0:], c10, accumulate)
+	storeFloat32x16(c[1*ldc+16:], c11, accumulate)
+	storeFloat32x16(c[2*ldc+0:], c20, accumulate)
+	storeFloat32x16(c[2*ldc+16:], c21, accumulate)
+	storeFloat32x16(c[3*ldc+0:], c30, accumulate)
+	storeFloat32x16(c[3*ldc+16:], c31, accumulate)
+}
+
 // storeFloat32x16 writes (or adds) one vector to dst[0:16].
 func storeFloat32x16(dst []float32, v archsimd.Float32x16, accumulate bool) {
 	p := (*[16]float32)(dst[:16])
@@ -98,6 +131,39 @@ func kernelF32x8(kc int, a, b, c []float32, ldc int, accumulate bool) {
 		c30 = a3.MulAdd(b0, c30)
 		c31 = a3.MulAdd(b1, c31)
 		a, b = a[4:], b[16:]
+	}
+	storeFloat32x8(c[0*ldc+0:], c00, accumulate)
+	storeFloat32x8(c[0*ldc+8:], c01, accumulate)
+	storeFloat32x8(c[1*ldc+0:], c10, accumulate)
+	storeFloat32x8(c[1*ldc+8:], c11, accumulate)
+	storeFloat32x8(c[2*ldc+0:], c20, accumulate)
+	storeFloat32x8(c[2*ldc+8:], c21, accumulate)
+	storeFloat32x8(c[3*ldc+0:], c30, accumulate)
+	storeFloat32x8(c[3*ldc+8:], c31, accumulate)
+}
+
+// kernelF32x8Rows is kernelF32x8 with A read from its four rows: a0…a3: [kc] each.
+func kernelF32x8Rows(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accumulate bool) {
+	var c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x8
+	a0 = a0[:kc]
+	a1, a2, a3 = a1[:len(a0)], a2[:len(a0)], a3[:len(a0)]
+	b = b[:16*kc]
+	for k := range a0 {
+		bk := b[16*k:][:16]
+		b0 := archsimd.LoadFloat32x8((*[8]float32)(bk[0:8]))
+		b1 := archsimd.LoadFloat32x8((*[8]float32)(bk[8:16]))
+		x0 := archsimd.BroadcastFloat32x8(a0[k])
+		c00 = x0.MulAdd(b0, c00)
+		c01 = x0.MulAdd(b1, c01)
+		x1 := archsimd.BroadcastFloat32x8(a1[k])
+		c10 = x1.MulAdd(b0, c10)
+		c11 = x1.MulAdd(b1, c11)
+		x2 := archsimd.BroadcastFloat32x8(a2[k])
+		c20 = x2.MulAdd(b0, c20)
+		c21 = x2.MulAdd(b1, c21)
+		x3 := archsimd.BroadcastFloat32x8(a3[k])
+		c30 = x3.MulAdd(b0, c30)
+		c31 = x3.MulAdd(b1, c31)
 	}
 	storeFloat32x8(c[0*ldc+0:], c00, accumulate)
 	storeFloat32x8(c[0*ldc+8:], c01, accumulate)

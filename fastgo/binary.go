@@ -1,0 +1,232 @@
+package fastgo
+
+import (
+	_ "unsafe" // for go:linkname
+
+	"github.com/gomlx/gomlx/backends/simplego"
+)
+
+// Add, Sub, Mul, Div, Max and Min for float32 and float64: equal shapes, a scalar on either
+// side, or broadcasting along axes of size 1 — walked as runs (stridedPlan) of vector ⊙ vector,
+// vector ⊙ scalar or scalar ⊙ vector, over several goroutines. Each element is the same one
+// IEEE operation (or Go's max/min) as in GoMLX's kernel: the results are equal bit for bit. An
+// operand whose buffer simplego hands over (its last use) and that has the output's shape
+// becomes the output.
+
+//go:linkname gomlxAdd github.com/gomlx/gomlx/backends/simplego.execAdd
+func gomlxAdd(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
+
+//go:linkname gomlxSub github.com/gomlx/gomlx/backends/simplego.execSub
+func gomlxSub(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
+
+//go:linkname gomlxMul github.com/gomlx/gomlx/backends/simplego.execMul
+func gomlxMul(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
+
+//go:linkname gomlxDiv github.com/gomlx/gomlx/backends/simplego.execDiv
+func gomlxDiv(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
+
+//go:linkname gomlxMax github.com/gomlx/gomlx/backends/simplego.execMax
+func gomlxMax(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
+
+//go:linkname gomlxMin github.com/gomlx/gomlx/backends/simplego.execMin
+func gomlxMin(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
+
+func binaryExecutor(o op, gomlx nodeExecutor) nodeExecutor {
+	return func(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
+		out, ok, err := execBinary(o, backend, node, inputs, inputsOwned)
+		if err != nil || ok {
+			return out, err
+		}
+		return fallback(o, gomlx, backend, node, inputs, inputsOwned)
+	}
+}
+
+// execBinary computes the node, or returns ok = false for GoMLX to do it.
+func execBinary(o op, backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (out *simplego.Buffer, ok bool, err error) {
+	if !enabled.Load() || len(inputs) != 2 {
+		return nil, false, nil
+	}
+	outShape := nodeShape(node)
+	plan := stridedPlan{dims: outShape.Dimensions, n: 2}
+	var flats [2]any
+	for k, in := range inputs {
+		shape, err := backend.BufferShape(in)
+		if err != nil {
+			return nil, false, err
+		}
+		switch {
+		case shape.Size() == 1:
+			plan.strides[k] = make([]int, outShape.Rank())
+		case shape.Rank() == outShape.Rank():
+			plan.strides[k] = broadcastStrides(shape.Dimensions, outShape.Dimensions, identityAxes(shape.Rank()))
+		default:
+			return nil, false, nil
+		}
+		if flats[k], err = backend.BufferData(in); err != nil {
+			return nil, false, err
+		}
+	}
+	switch flats[0].(type) {
+	case []float32:
+		if _, same := flats[1].([]float32); !same {
+			return nil, false, nil
+		}
+	case []float64:
+		if _, same := flats[1].([]float64); !same {
+			return nil, false, nil
+		}
+	default:
+		return nil, false, nil
+	}
+	plan = plan.simplify()
+	if !plan.innerOK() {
+		return nil, false, nil
+	}
+	// The output: an operand handed over with the output's shape, else a new buffer.
+	var outFlat any
+	for k, in := range inputs {
+		if !inputsOwned[k] {
+			continue
+		}
+		if shape, _ := backend.BufferShape(in); shape.Equal(outShape) {
+			out, outFlat = in, flats[k]
+			inputs[k] = nil
+			break
+		}
+	}
+	if out == nil {
+		if out, outFlat, err = newOutput(backend, outShape); err != nil {
+			return nil, false, err
+		}
+	}
+	workers := backendParallelism(backend)
+	switch a := flats[0].(type) {
+	case []float32:
+		binary(o, plan, a, flats[1].([]float32), outFlat.([]float32), workers)
+	case []float64:
+		binary(o, plan, a, flats[1].([]float64), outFlat.([]float64), workers)
+	}
+	count(o)
+	return out, true, nil
+}
+
+func identityAxes(n int) []int {
+	axes := make([]int, n)
+	for i := range axes {
+		axes[i] = i
+	}
+	return axes
+}
+
+// binary: out = a ⊙ b over the plan (operand 0 is a, 1 is b).
+func binary[T Float](o op, plan stridedPlan, a, b, out []T, workers int) {
+	last := len(plan.dims) - 1
+	aVec, bVec := plan.strides[0][last] == 1, plan.strides[1][last] == 1
+	plan.forRuns(workers, func(start, length int, off [2]int) {
+		dst := out[start : start+length]
+		switch {
+		case aVec && bVec:
+			binaryVV(o, dst, a[off[0]:off[0]+length], b[off[1]:off[1]+length])
+		case aVec:
+			binaryVS(o, dst, a[off[0]:off[0]+length], b[off[1]])
+		case bVec:
+			binarySV(o, dst, a[off[0]], b[off[1]:off[1]+length])
+		default:
+			var v [1]T
+			binaryVV(o, v[:], a[off[0]:off[0]+1], b[off[1]:off[1]+1])
+			for i := range dst {
+				dst[i] = v[0]
+			}
+		}
+	})
+}
+
+func binaryVV[T Float](o op, dst, a, b []T) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	switch o {
+	case opAdd:
+		for i := range dst {
+			dst[i] = a[i] + b[i]
+		}
+	case opSub:
+		for i := range dst {
+			dst[i] = a[i] - b[i]
+		}
+	case opMul:
+		for i := range dst {
+			dst[i] = a[i] * b[i]
+		}
+	case opDiv:
+		for i := range dst {
+			dst[i] = a[i] / b[i]
+		}
+	case opMax:
+		for i := range dst {
+			dst[i] = max(a[i], b[i])
+		}
+	case opMin:
+		for i := range dst {
+			dst[i] = min(a[i], b[i])
+		}
+	}
+}
+
+func binaryVS[T Float](o op, dst, a []T, b T) {
+	a = a[:len(dst)]
+	switch o {
+	case opAdd:
+		for i := range dst {
+			dst[i] = a[i] + b
+		}
+	case opSub:
+		for i := range dst {
+			dst[i] = a[i] - b
+		}
+	case opMul:
+		for i := range dst {
+			dst[i] = a[i] * b
+		}
+	case opDiv:
+		for i := range dst {
+			dst[i] = a[i] / b
+		}
+	case opMax:
+		for i := range dst {
+			dst[i] = max(a[i], b)
+		}
+	case opMin:
+		for i := range dst {
+			dst[i] = min(a[i], b)
+		}
+	}
+}
+
+func binarySV[T Float](o op, dst []T, a T, b []T) {
+	b = b[:len(dst)]
+	switch o {
+	case opAdd:
+		for i := range dst {
+			dst[i] = a + b[i]
+		}
+	case opSub:
+		for i := range dst {
+			dst[i] = a - b[i]
+		}
+	case opMul:
+		for i := range dst {
+			dst[i] = a * b[i]
+		}
+	case opDiv:
+		for i := range dst {
+			dst[i] = a / b[i]
+		}
+	case opMax:
+		for i := range dst {
+			dst[i] = max(a, b[i])
+		}
+	case opMin:
+		for i := range dst {
+			dst[i] = min(a, b[i])
+		}
+	}
+}

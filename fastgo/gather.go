@@ -1,0 +1,133 @@
+package fastgo
+
+import (
+	"reflect"
+	"slices"
+	_ "unsafe" // for go:linkname
+
+	"github.com/gomlx/gomlx/backends/simplego"
+)
+
+// Gather: GoMLX's kernel copies the gathered slices one element (4 bytes) at a time. mhalib's
+// slicing on the pure-Go backend is Gather(x, indices [N…, 1]) taking whole slices x[i] along
+// the first axis; this executor copies each slice in one go, over several goroutines (the
+// result is exact). Any other gather (other axes, partial slices) goes to GoMLX.
+
+//go:linkname gomlxGather github.com/gomlx/gomlx/backends/simplego.execGather
+func gomlxGather(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
+
+// rowGather reports whether the node's gather parameters (simplego's unexported gatherNode, read
+// with reflection) take whole slices along operand axis 0 with one index per output row, for
+// an operand of shape dims and start indices of shape idxDims.
+func rowGather(node *simplego.Node, dims, idxDims []int) bool {
+	data := nodeData(node)
+	if data == nil {
+		return false
+	}
+	v := reflect.ValueOf(data)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct || v.Elem().Type().Name() != "gatherNode" {
+		return false
+	}
+	v = v.Elem()
+	ints := func(name string) ([]int, bool) {
+		f := v.FieldByName(name)
+		if !f.IsValid() || f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.Int {
+			return nil, false
+		}
+		out := make([]int, f.Len())
+		for i := range out {
+			out[i] = int(f.Index(i).Int())
+		}
+		return out, true
+	}
+	axis := v.FieldByName("indexVectorAxis")
+	startIndexMap, ok1 := ints("startIndexMap")
+	collapsed, ok2 := ints("collapsedSlicesAxes")
+	sliceSizes, ok3 := ints("sliceSizes")
+	offsetAxes, ok4 := ints("offsetOutputAxes")
+	r := len(idxDims)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !axis.IsValid() || axis.Kind() != reflect.Int || r == 0 || len(dims) == 0 ||
+		int(axis.Int()) != r-1 || idxDims[r-1] != 1 || !slices.Equal(startIndexMap, []int{0}) || !slices.Equal(collapsed, []int{0}) ||
+		len(sliceSizes) != len(dims) || sliceSizes[0] != 1 || !slices.Equal(sliceSizes[1:], dims[1:]) || len(offsetAxes) != len(dims)-1 {
+		return false
+	}
+	for i, a := range offsetAxes {
+		if a != r-1+i { // the slice's axes come after the index axes in the output
+			return false
+		}
+	}
+	return true
+}
+
+func execGather(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
+	if !enabled.Load() || len(inputs) != 2 {
+		return fallback(opGather, gomlxGather, backend, node, inputs, inputsOwned)
+	}
+	shape, err := backend.BufferShape(inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	idxShape, err := backend.BufferShape(inputs[1])
+	if err != nil {
+		return nil, err
+	}
+	flat, err := backend.BufferData(inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	idxFlat, err := backend.BufferData(inputs[1])
+	if err != nil {
+		return nil, err
+	}
+	var idx []int
+	switch ix := idxFlat.(type) {
+	case []int32:
+		idx = make([]int, len(ix))
+		for i, v := range ix {
+			idx[i] = int(v)
+		}
+	case []int64:
+		idx = make([]int, len(ix))
+		for i, v := range ix {
+			idx[i] = int(v)
+		}
+	default:
+		return fallback(opGather, gomlxGather, backend, node, inputs, inputsOwned)
+	}
+	if !movable(flat) || !rowGather(node, shape.Dimensions, idxShape.Dimensions) {
+		return fallback(opGather, gomlxGather, backend, node, inputs, inputsOwned)
+	}
+	// Out-of-range indices are clamped, as GoMLX (and XLA) do.
+	for i, v := range idx {
+		idx[i] = max(0, min(v, shape.Dimensions[0]-1))
+	}
+	out, outFlat, err := newOutput(backend, nodeShape(node))
+	if err != nil {
+		return nil, err
+	}
+	row := shape.Size() / shape.Dimensions[0]
+	workers := backendParallelism(backend)
+	switch x := flat.(type) {
+	case []float32:
+		gatherRows(x, outFlat.([]float32), idx, row, workers)
+	case []float64:
+		gatherRows(x, outFlat.([]float64), idx, row, workers)
+	case []int32:
+		gatherRows(x, outFlat.([]int32), idx, row, workers)
+	case []int64:
+		gatherRows(x, outFlat.([]int64), idx, row, workers)
+	case []bool:
+		gatherRows(x, outFlat.([]bool), idx, row, workers)
+	}
+	count(opGather)
+	return out, nil
+}
+
+// gatherRows: out[i] = x[idx[i]] for rows of `row` elements.
+func gatherRows[T any](x, out []T, idx []int, row, workers int) {
+	parallelFor(len(idx), max(1, minParallelWork/max(row, 1)), workers, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			copy(out[i*row:(i+1)*row], x[idx[i]*row:(idx[i]+1)*row])
+		}
+	})
+}

@@ -1,0 +1,73 @@
+package fastgo
+
+import (
+	"math"
+	_ "unsafe" // for go:linkname
+
+	"github.com/gomlx/gomlx/backends/simplego"
+)
+
+// Exp: GoMLX's kernel computes float32(math.Exp(float64(x))) element by element on one
+// goroutine. float32 runs here on the AVX-512 loop (expF32Vec, within about 1 ulp of GoMLX's
+// correctly rounded results), float64 (and float32 without AVX-512) with GoMLX's own formula —
+// the same values — cut over several goroutines. The input's buffer is reused when simplego
+// hands it over (its last use).
+
+//go:linkname gomlxExp github.com/gomlx/gomlx/backends/simplego.execExp
+func gomlxExp(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
+
+func execExp(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
+	if !enabled.Load() {
+		return fallback(opExp, gomlxExp, backend, node, inputs, inputsOwned)
+	}
+	inFlat, err := backend.BufferData(inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	switch inFlat.(type) {
+	case []float32, []float64:
+	default:
+		return fallback(opExp, gomlxExp, backend, node, inputs, inputsOwned)
+	}
+	out, outFlat, err := unaryOutput(backend, node, inputs, inputsOwned)
+	if err != nil {
+		return nil, err
+	}
+	workers := backendParallelism(backend)
+	switch in := inFlat.(type) {
+	case []float32:
+		dst := outFlat.([]float32)
+		parallelFor(len(in), minParallelWork, workers, func(lo, hi int) {
+			if !expF32Vec(dst[lo:hi], in[lo:hi]) {
+				for i, x := range in[lo:hi] {
+					dst[lo+i] = float32(math.Exp(float64(x)))
+				}
+			}
+		})
+	case []float64:
+		dst := outFlat.([]float64)
+		parallelFor(len(in), minParallelWork/8, workers, func(lo, hi int) {
+			for i, x := range in[lo:hi] {
+				dst[lo+i] = math.Exp(x)
+			}
+		})
+	}
+	count(opExp)
+	return out, nil
+}
+
+// unaryOutput is the output buffer of an element-wise unary op: the input's own buffer when
+// simplego hands it over (inputsOwned[0]: this is its last use; inputs[0] is then set to nil,
+// simplego's sign that the executor took it), a new one of the node's shape otherwise.
+func unaryOutput(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, any, error) {
+	if inputsOwned[0] {
+		out := inputs[0]
+		flat, err := backend.BufferData(out)
+		if err != nil {
+			return nil, nil, err
+		}
+		inputs[0] = nil
+		return out, flat, nil
+	}
+	return newOutput(backend, nodeShape(node))
+}

@@ -1,0 +1,11 @@
+//go:build !(goexperiment.simd && amd64 && !go1.27)
+
+package fastgo
+
+// Without GOEXPERIMENT=simd (or off amd64 / Go 1.26) the element-wise executors use plain Go.
+
+func vecName() string { return "go" }
+
+func expF32Vec(dst, src []float32) bool { return false }
+
+func maxF32Vec(init float32, src []float32) (float32, bool) { return 0, false }
