@@ -21,7 +21,8 @@ func gomlxTranspose(backend *simplego.Backend, node *simplego.Node, inputs []*si
 // columns, gathered transposed into a small buffer and written out as transposeTileX runs of
 // transposeTileY values. Writing each element straight to its place instead (32×32 tiles) ran
 // about 3× slower on [4096, 1536]: the output rows of a tile are a power of two apart in
-// memory and compete for the same L1 cache sets.
+// memory and compete for the same L1 cache sets. float32 on AVX-512 transposes 16×16 blocks
+// in registers first (transposeBlocksF32), about 2× faster again; the tiles take the rest.
 const transposeTileX, transposeTileY = 16, 64
 
 func execTranspose(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
@@ -182,7 +183,12 @@ func transpose[T any](in, out []T, dims, perm []int, workers int) {
 			y0 := (item % yTiles) * ty
 			y1 := min(y0+ty, ny)
 			baseIn, baseOut := w.off[0], w.off[1]
-			for x0 := 0; x0 < nx; x0 += tx {
+			x0 := 0
+			if f32in, ok := any(in).([]float32); ok {
+				// 16×16 blocks in AVX-512 registers where the CPU has it: x0 is where they stop.
+				x0 = transposeBlocksF32(f32in[baseIn:], yStrideIn, any(out).([]float32)[baseOut:], xStrideOut, y0, y1, nx)
+			}
+			for ; x0 < nx; x0 += tx {
 				x1 := min(x0+tx, nx)
 				// Gather the tile transposed in buf (in L1), then write each of its rows out as
 				// one contiguous run.

@@ -99,3 +99,114 @@ func maxF32Vec(init float32, src []float32) (float32, bool) {
 	}
 	return m, true
 }
+
+// transposeIdx[s][0|1]: the ConcatPermute indices of one stage of the 16×16 transpose, for
+// block size 8, 4, 2, 1: row a' takes a's columns j with bit s clear and b's columns j−s for
+// the others; row b' takes a's columns j+s and b's columns j with bit s set.
+var transposeIdx = func() (idx [4][2]archsimd.Uint32x16) {
+	if !vecAVX512 {
+		return idx
+	}
+	for st, s := range []uint32{8, 4, 2, 1} {
+		var a, b [16]uint32
+		for j := uint32(0); j < 16; j++ {
+			if j&s == 0 {
+				a[j], b[j] = j, j+s
+			} else {
+				a[j], b[j] = 16+j-s, 16+j
+			}
+		}
+		idx[st][0], idx[st][1] = archsimd.LoadUint32x16(&a), archsimd.LoadUint32x16(&b)
+	}
+	return idx
+}()
+
+// transposeBlocksF32 transposes rows [y0, y1) of a float32 matrix in 16×16 blocks held in
+// AVX-512 registers (four stages that swap the off-diagonal blocks of size 8, 4, 2 and 1):
+// dst[x·ds + y] = src[y·ss + x] for the columns x < the returned value (a multiple of 16, up
+// to nx), which is 0 without AVX-512 or with fewer than 16 rows. The caller does the rest.
+func transposeBlocksF32(src []float32, ss int, dst []float32, ds int, y0, y1, nx int) int {
+	if !vecAVX512 || y1-y0 < 16 || nx < 16 {
+		return 0
+	}
+	end := nx / 16 * 16
+	for y := y0; y+16 <= y1; y += 16 {
+		for x := 0; x < end; x += 16 {
+			transpose16x16F32(src[y*ss+x:], ss, dst[x*ds+y:], ds)
+		}
+	}
+	if (y1-y0)%16 != 0 {
+		// Rows left below the last full block: the caller's tiles cover only whole row ranges,
+		// so finish these columns here, element by element.
+		for y := y0 + (y1-y0)/16*16; y < y1; y++ {
+			for x := 0; x < end; x++ {
+				dst[x*ds+y] = src[y*ss+x]
+			}
+		}
+	}
+	return end
+}
+
+func transposePair(a, b archsimd.Float32x16, ia, ib archsimd.Uint32x16) (archsimd.Float32x16, archsimd.Float32x16) {
+	return a.ConcatPermute(b, ia), a.ConcatPermute(b, ib)
+}
+
+// transpose16x16F32: dst[j·ds + i] = src[i·ss + j] for i, j < 16.
+func transpose16x16F32(src []float32, ss int, dst []float32, ds int) {
+	ld := func(i int) archsimd.Float32x16 { return archsimd.LoadFloat32x16((*[16]float32)(src[i*ss : i*ss+16])) }
+	r0, r1, r2, r3, r4, r5, r6, r7 := ld(0), ld(1), ld(2), ld(3), ld(4), ld(5), ld(6), ld(7)
+	r8, r9, r10, r11, r12, r13, r14, r15 := ld(8), ld(9), ld(10), ld(11), ld(12), ld(13), ld(14), ld(15)
+	ia, ib := transposeIdx[0][0], transposeIdx[0][1]
+	r0, r8 = transposePair(r0, r8, ia, ib)
+	r1, r9 = transposePair(r1, r9, ia, ib)
+	r2, r10 = transposePair(r2, r10, ia, ib)
+	r3, r11 = transposePair(r3, r11, ia, ib)
+	r4, r12 = transposePair(r4, r12, ia, ib)
+	r5, r13 = transposePair(r5, r13, ia, ib)
+	r6, r14 = transposePair(r6, r14, ia, ib)
+	r7, r15 = transposePair(r7, r15, ia, ib)
+	ia, ib = transposeIdx[1][0], transposeIdx[1][1]
+	r0, r4 = transposePair(r0, r4, ia, ib)
+	r1, r5 = transposePair(r1, r5, ia, ib)
+	r2, r6 = transposePair(r2, r6, ia, ib)
+	r3, r7 = transposePair(r3, r7, ia, ib)
+	r8, r12 = transposePair(r8, r12, ia, ib)
+	r9, r13 = transposePair(r9, r13, ia, ib)
+	r10, r14 = transposePair(r10, r14, ia, ib)
+	r11, r15 = transposePair(r11, r15, ia, ib)
+	ia, ib = transposeIdx[2][0], transposeIdx[2][1]
+	r0, r2 = transposePair(r0, r2, ia, ib)
+	r1, r3 = transposePair(r1, r3, ia, ib)
+	r4, r6 = transposePair(r4, r6, ia, ib)
+	r5, r7 = transposePair(r5, r7, ia, ib)
+	r8, r10 = transposePair(r8, r10, ia, ib)
+	r9, r11 = transposePair(r9, r11, ia, ib)
+	r12, r14 = transposePair(r12, r14, ia, ib)
+	r13, r15 = transposePair(r13, r15, ia, ib)
+	ia, ib = transposeIdx[3][0], transposeIdx[3][1]
+	r0, r1 = transposePair(r0, r1, ia, ib)
+	r2, r3 = transposePair(r2, r3, ia, ib)
+	r4, r5 = transposePair(r4, r5, ia, ib)
+	r6, r7 = transposePair(r6, r7, ia, ib)
+	r8, r9 = transposePair(r8, r9, ia, ib)
+	r10, r11 = transposePair(r10, r11, ia, ib)
+	r12, r13 = transposePair(r12, r13, ia, ib)
+	r14, r15 = transposePair(r14, r15, ia, ib)
+	st := func(i int, v archsimd.Float32x16) { v.Store((*[16]float32)(dst[i*ds : i*ds+16])) }
+	st(0, r0)
+	st(1, r1)
+	st(2, r2)
+	st(3, r3)
+	st(4, r4)
+	st(5, r5)
+	st(6, r6)
+	st(7, r7)
+	st(8, r8)
+	st(9, r9)
+	st(10, r10)
+	st(11, r11)
+	st(12, r12)
+	st(13, r13)
+	st(14, r14)
+	st(15, r15)
+}

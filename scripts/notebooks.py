@@ -298,6 +298,15 @@ def main():
               f"output {out_dir}", flush=True)
         logs = Path(tempfile.mkdtemp(prefix="logs-", dir=out_dir))
         jobs = max(1, min(args.jobs, len(notebooks)))
+        pool = None
+        if jobs > 1:
+            # Processes, not threads: each notebook gets its own nbclient, event loop and kernel.
+            try:
+                pool = concurrent.futures.ProcessPoolExecutor(
+                    max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+            except (OSError, ImportError, NotImplementedError) as e:  # e.g. no /dev/shm for its locks
+                print(f"notebooks: cannot run notebooks in parallel here ({e}): one at a time", flush=True)
+                jobs = 1
         if jobs > 1:
             print(f"notebooks: {jobs} notebooks at a time (--jobs {jobs}); times per notebook are wall times "
                   "beside another notebook", flush=True)
@@ -325,9 +334,7 @@ def main():
                 for i, path_nb in enumerate(notebooks):
                     report(i, run_notebook(path_nb, out_dir, args.timeout, logs / f"{i:03d}.log", args.html))
             else:
-                # Processes, not threads: each notebook gets its own nbclient, event loop and kernel.
-                ctx = multiprocessing.get_context("spawn")
-                with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+                with pool:
                     futures = {pool.submit(run_notebook, notebooks[i], out_dir, args.timeout, logs / f"{i:03d}.log",
                                            args.html): i for i in longest_first(notebooks, previous)}
                     for f in concurrent.futures.as_completed(futures):
