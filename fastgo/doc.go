@@ -1,6 +1,7 @@
 // Package fastgo makes GoMLX v0.26's pure-Go backend ("go", simplego) multiply matrices with a
 // blocked, packed GEMM instead of its scalar DotGeneral kernel, and computes the element-wise
-// ops around attention (Exp, ReduceMax/Sum, broadcasts, binary ops, Transpose, Gather) on
+// ops around attention (Exp, ReduceMax/Sum, broadcasts, binary ops, IsFinite, Where, Identity,
+// Transpose, Gather) on
 // several goroutines and, for Exp and ReduceMax, with AVX-512. Import it for its side effect:
 //
 //	import _ "github.com/mhalab/mhalab/fastgo"

@@ -32,6 +32,9 @@ const (
 	opMax
 	opMin
 	opGather
+	opIsFinite
+	opWhere
+	opIdentity
 	numOps
 )
 
@@ -40,6 +43,7 @@ var opTypes = [numOps]backends.OpType{
 	opExp: backends.OpTypeExp, opReduceMax: backends.OpTypeReduceMax, opReduceSum: backends.OpTypeReduceSum,
 	opAdd: backends.OpTypeAdd, opSub: backends.OpTypeSub, opMul: backends.OpTypeMul, opDiv: backends.OpTypeDiv,
 	opMax: backends.OpTypeMax, opMin: backends.OpTypeMin, opGather: backends.OpTypeGather,
+	opIsFinite: backends.OpTypeIsFinite, opWhere: backends.OpTypeWhere, opIdentity: backends.OpTypeIdentity,
 }
 
 var opCalls, opFallbacks [numOps]atomic.Int64
@@ -62,6 +66,9 @@ func init() {
 		opMax:            binaryExecutor(opMax, gomlxMax),
 		opMin:            binaryExecutor(opMin, gomlxMin),
 		opGather:         execGather,
+		opIsFinite:       execIsFinite,
+		opWhere:          execWhere,
+		opIdentity:       execIdentity,
 	}
 	for o, fn := range executors {
 		if fn != nil {

@@ -449,3 +449,48 @@ func TestGatherMatchesGoMLX(t *testing.T) {
 
 // rank2Gather: whether this case gathers along two axes at once (only for rank ≥ 2).
 func rank2Gather(rng *rand.Rand, dims []int) bool { return len(dims) >= 2 && rng.IntN(5) == 0 }
+
+// TestSelectOpsMatchGoMLX: IsFinite (float32/float64 with ±0, ±Inf, NaN), Where with branches of
+// the output's shape or scalars (several dtypes), and Identity (a copy of a parameter).
+func TestSelectOpsMatchGoMLX(t *testing.T) {
+	backend := newBackend(t)
+	rng := rand.New(rand.NewPCG(testSeed(t), 8))
+	calls := map[backends.OpType]int64{}
+	for c := range testCases(80) {
+		dims := randomDims(rng, 1+rng.IntN(4))
+		if c%10 == 0 {
+			dims = []int{3, 20000 + rng.IntN(100)} // several goroutines
+		}
+		dtype := []dtypes.DType{dtypes.Float32, dtypes.Float64, dtypes.Int32}[rng.IntN(3)]
+		fdtype := []dtypes.DType{dtypes.Float32, dtypes.Float64}[rng.IntN(2)]
+		x := randomInput(rng, fdtype, dims, true)
+		fast, gomlx, k := execBoth(t, backend, backends.OpTypeIsFinite, func(in []*Node) *Node { return IsFinite(in[0]) }, x)
+		calls[backends.OpTypeIsFinite] += k
+		sameBits(t, fmt.Sprintf("case %d: IsFinite(%s)", c, x.Shape()), fast, gomlx)
+
+		cond := randomInput(rng, dtypes.Float32, dims, false)
+		a, b := randomInput(rng, dtype, dims, true), randomInput(rng, dtype, dims, true)
+		scalarA, scalarB := rng.IntN(4) == 0, rng.IntN(4) == 0
+		if scalarA {
+			a = randomInput(rng, dtype, nil, false)
+		}
+		if scalarB && !scalarA {
+			b = randomInput(rng, dtype, nil, false)
+		}
+		fast, gomlx, k = execBoth(t, backend, backends.OpTypeWhere, func(in []*Node) *Node {
+			return Where(GreaterThan(in[0], ScalarZero(in[0].Graph(), in[0].DType())), in[1], in[2])
+		}, cond, a, b)
+		calls[backends.OpTypeWhere] += k
+		sameBits(t, fmt.Sprintf("case %d: Where(%s, %s, %s)", c, cond.Shape(), a.Shape(), b.Shape()), fast, gomlx)
+
+		y := randomInput(rng, dtype, dims, true)
+		fast, gomlx, k = execBoth(t, backend, backends.OpTypeIdentity, func(in []*Node) *Node { return Identity(in[0]) }, y)
+		calls[backends.OpTypeIdentity] += k
+		sameBits(t, fmt.Sprintf("case %d: Identity(%s)", c, y.Shape()), fast, gomlx)
+	}
+	for _, op := range []backends.OpType{backends.OpTypeIsFinite, backends.OpTypeWhere, backends.OpTypeIdentity} {
+		if calls[op] == 0 {
+			t.Errorf("fastgo's %s never ran: the executor is not installed (%s)", op, fastgo.Status())
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package fastgo
+
+import (
+	_ "unsafe" // for go:linkname
+
+	"github.com/gomlx/gomlx/backends/simplego"
+)
+
+// IsFinite, Where and Identity: mhalib's softmax keeps a gradient path for masked logits with
+// Where(IsFinite(logits), logits, 0) and StopGradient (an Identity that copies) over the whole
+// score tensor, in the forward pass too. GoMLX computes these on one goroutine; here they are
+// cut over several (the results are exact: a test, a selection, a copy). Where handles a
+// condition of the output's shape with branches of the output's shape or scalars (a scalar
+// condition, and other dtypes than Transpose's, go to GoMLX).
+
+//go:linkname gomlxIsFinite github.com/gomlx/gomlx/backends/simplego.execIsFinite
+func gomlxIsFinite(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
+
+//go:linkname gomlxWhere github.com/gomlx/gomlx/backends/simplego.execWhere
+func gomlxWhere(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
+
+//go:linkname gomlxIdentity github.com/gomlx/gomlx/backends/simplego.execIdentity
+func gomlxIdentity(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
+
+func execIsFinite(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
+	if !enabled.Load() {
+		return fallback(opIsFinite, gomlxIsFinite, backend, node, inputs, inputsOwned)
+	}
+	flat, err := backend.BufferData(inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	switch flat.(type) {
+	case []float32, []float64:
+	default:
+		return fallback(opIsFinite, gomlxIsFinite, backend, node, inputs, inputsOwned)
+	}
+	out, outFlat, err := newOutput(backend, nodeShape(node))
+	if err != nil {
+		return nil, err
+	}
+	dst := outFlat.([]bool)
+	workers := backendParallelism(backend)
+	switch x := flat.(type) {
+	case []float32:
+		isFinite(x, dst, workers)
+	case []float64:
+		isFinite(x, dst, workers)
+	}
+	count(opIsFinite)
+	return out, nil
+}
+
+// isFinite: dst[i] = x[i] is neither ±Inf nor NaN (x − x is 0 exactly for the finite values).
+func isFinite[T Float](x []T, dst []bool, workers int) {
+	parallelFor(len(x), minParallelWork, workers, func(lo, hi int) {
+		for i, v := range x[lo:hi] {
+			dst[lo+i] = v-v == 0
+		}
+	})
+}
+
+func execIdentity(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
+	if !enabled.Load() || inputsOwned[0] {
+		// Handed over: GoMLX returns the buffer itself, no copy.
+		return fallback(opIdentity, gomlxIdentity, backend, node, inputs, inputsOwned)
+	}
+	flat, err := backend.BufferData(inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	if !movable(flat) {
+		return fallback(opIdentity, gomlxIdentity, backend, node, inputs, inputsOwned)
+	}
+	shape, err := backend.BufferShape(inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	out, outFlat, err := newOutput(backend, shape)
+	if err != nil {
+		return nil, err
+	}
+	workers := backendParallelism(backend)
+	switch x := flat.(type) {
+	case []float32:
+		parallelCopy(outFlat.([]float32), x, workers)
+	case []float64:
+		parallelCopy(outFlat.([]float64), x, workers)
+	case []int32:
+		parallelCopy(outFlat.([]int32), x, workers)
+	case []int64:
+		parallelCopy(outFlat.([]int64), x, workers)
+	case []bool:
+		parallelCopy(outFlat.([]bool), x, workers)
+	}
+	count(opIdentity)
+	return out, nil
+}
+
+func parallelCopy[T any](dst, src []T, workers int) {
+	parallelFor(len(src), minParallelWork, workers, func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
+}
+
+func execWhere(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
+	if !enabled.Load() || len(inputs) != 3 {
+		return fallback(opWhere, gomlxWhere, backend, node, inputs, inputsOwned)
+	}
+	outShape := nodeShape(node)
+	var flats [3]any
+	var scalar [3]bool
+	for k, in := range inputs {
+		shape, err := backend.BufferShape(in)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case shape.Equal(outShape) || (k == 0 && slicesEqual(shape.Dimensions, outShape.Dimensions)):
+		case k > 0 && shape.IsScalar():
+			scalar[k] = true
+		default:
+			return fallback(opWhere, gomlxWhere, backend, node, inputs, inputsOwned)
+		}
+		if flats[k], err = backend.BufferData(in); err != nil {
+			return nil, err
+		}
+	}
+	cond, ok := flats[0].([]bool)
+	if !ok || !movable(flats[1]) {
+		return fallback(opWhere, gomlxWhere, backend, node, inputs, inputsOwned)
+	}
+	// The output: a branch handed over with the output's shape, else a new buffer.
+	var out *simplego.Buffer
+	var outFlat any
+	for k := 1; k <= 2; k++ {
+		if inputsOwned[k] && !scalar[k] {
+			out, outFlat = inputs[k], flats[k]
+			inputs[k] = nil
+			break
+		}
+	}
+	if out == nil {
+		var err error
+		if out, outFlat, err = newOutput(backend, outShape); err != nil {
+			return nil, err
+		}
+	}
+	workers := backendParallelism(backend)
+	switch t := flats[1].(type) {
+	case []float32:
+		where(cond, t, flats[2].([]float32), outFlat.([]float32), scalar, workers)
+	case []float64:
+		where(cond, t, flats[2].([]float64), outFlat.([]float64), scalar, workers)
+	case []int32:
+		where(cond, t, flats[2].([]int32), outFlat.([]int32), scalar, workers)
+	case []int64:
+		where(cond, t, flats[2].([]int64), outFlat.([]int64), scalar, workers)
+	case []bool:
+		where(cond, t, flats[2].([]bool), outFlat.([]bool), scalar, workers)
+	}
+	count(opWhere)
+	return out, nil
+}
+
+// where: dst[i] = cond[i] ? onTrue[i] : onFalse[i] (index 0 for a scalar branch).
+func where[T any](cond []bool, onTrue, onFalse, dst []T, scalar [3]bool, workers int) {
+	parallelFor(len(cond), minParallelWork, workers, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			j, k := i, i
+			if scalar[1] {
+				j = 0
+			}
+			if scalar[2] {
+				k = 0
+			}
+			if cond[i] {
+				dst[i] = onTrue[j]
+			} else {
+				dst[i] = onFalse[k]
+			}
+		}
+	})
+}
+
+func slicesEqual(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
