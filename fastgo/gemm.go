@@ -39,6 +39,10 @@ type microKernel[T Float] struct {
 	mr, nr int
 	fn     func(kc int, a, b, c []T, ldc int, accumulate bool)
 	rows   func(kc int, a0, a1, a2, a3, b, c []T, ldc int, accumulate bool)
+	// rowsHalf, when set, is rows for the first nr/2 columns only (the B micro-panel still has
+	// nr values per k): the last column panel of a product with few columns (attention's dv+1
+	// = 65: 64 + 1) then costs half a tile instead of a whole one.
+	rowsHalf func(kc int, a0, a1, a2, a3, b, c []T, ldc int, accumulate bool)
 }
 
 // operand describes one side of a normalised DotGeneral without copying it: element (batch,
@@ -203,9 +207,12 @@ func macroKernelRows[T Float](kern microKernel[T], ws *workspace[T], lhs operand
 					copy(tile[r*nr:r*nr+nCols], c[(i+r)*ldc+j:][:nCols])
 				}
 			}
-			if nRows == 4 {
+			switch {
+			case nRows == 4 && nCols <= nr/2 && kern.rowsHalf != nil:
+				kern.rowsHalf(kc, row(i), row(i+1), row(i+2), row(i+3), bPanel, tile, nr, accumulate)
+			case nRows == 4:
 				kern.rows(kc, row(i), row(i+1), row(i+2), row(i+3), bPanel, tile, nr, accumulate)
-			} else {
+			default:
 				kern.fn(kc, ws.a[:kc*4], bPanel, tile, nr, accumulate)
 			}
 			for r := range nRows {

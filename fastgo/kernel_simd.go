@@ -20,7 +20,7 @@ import "simd/archsimd"
 func simdKernelF32() (microKernel[float32], bool) {
 	switch {
 	case archsimd.X86.AVX512():
-		return microKernel[float32]{name: "avx512-4x32", mr: 4, nr: 32, fn: kernelF32x16, rows: kernelF32x16Rows}, true
+		return microKernel[float32]{name: "avx512-4x32", mr: 4, nr: 32, fn: kernelF32x16, rows: kernelF32x16Rows, rowsHalf: kernelF32x16RowsHalf}, true
 	case archsimd.X86.AVX2() && archsimd.X86.FMA():
 		return microKernel[float32]{name: "avx2-4x16", mr: 4, nr: 16, fn: kernelF32x8, rows: kernelF32x8Rows}, true
 	}
@@ -162,6 +162,26 @@ func kernelF32x16Rows(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accumulat
 	storeFloat32x16(c[2*ldc+16:], c21, accumulate)
 	storeFloat32x16(c[3*ldc+0:], c30, accumulate)
 	storeFloat32x16(c[3*ldc+16:], c31, accumulate)
+}
+
+// kernelF32x16RowsHalf is kernelF32x16Rows for the first 16 of the tile's 32 columns: b is
+// still [kc, 32]; c gets 4 rows of 16.
+func kernelF32x16RowsHalf(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accumulate bool) {
+	var c0, c1, c2, c3 archsimd.Float32x16
+	a0 = a0[:kc]
+	a1, a2, a3 = a1[:len(a0)], a2[:len(a0)], a3[:len(a0)]
+	b = b[:32*kc]
+	for k := range a0 {
+		b0 := archsimd.LoadFloat32x16((*[16]float32)(b[32*k:][:16]))
+		c0 = archsimd.BroadcastFloat32x16(a0[k]).MulAdd(b0, c0)
+		c1 = archsimd.BroadcastFloat32x16(a1[k]).MulAdd(b0, c1)
+		c2 = archsimd.BroadcastFloat32x16(a2[k]).MulAdd(b0, c2)
+		c3 = archsimd.BroadcastFloat32x16(a3[k]).MulAdd(b0, c3)
+	}
+	storeFloat32x16(c[0*ldc:], c0, accumulate)
+	storeFloat32x16(c[1*ldc:], c1, accumulate)
+	storeFloat32x16(c[2*ldc:], c2, accumulate)
+	storeFloat32x16(c[3*ldc:], c3, accumulate)
 }
 
 // storeFloat32x16 writes (or adds) one vector to dst[0:16].
