@@ -44,7 +44,25 @@ func testCases(def int) int {
 	return def
 }
 
-// randomDims: rank dims, each 1, small odd, or up to 70.
+// maxTestElems bounds the elements of a random tensor (and of a Gather's output): a soak draws
+// thousands of shapes, and rank-5 ones of 70s would take gigabytes.
+const maxTestElems = 1 << 20
+
+// shrink halves the largest of dims until their product is at most limit.
+func shrink(dims []int, limit int) []int {
+	for prodDims(dims) > limit {
+		big := 0
+		for i, d := range dims {
+			if d > dims[big] {
+				big = i
+			}
+		}
+		dims[big] = (dims[big] + 1) / 2
+	}
+	return dims
+}
+
+// randomDims: rank dims, each 1, small odd, or up to 70, at most maxTestElems in all.
 func randomDims(rng *rand.Rand, rank int) []int {
 	dims := make([]int, rank)
 	for i := range dims {
@@ -57,7 +75,7 @@ func randomDims(rng *rand.Rand, rank int) []int {
 			dims[i] = 1 + rng.IntN(70)
 		}
 	}
-	return dims
+	return shrink(dims, maxTestElems)
 }
 
 // randomInput: a tensor of dtype with random values; floats get a few ±0, ±Inf and NaN when
@@ -262,7 +280,7 @@ func TestBinaryOpsMatchGoMLX(t *testing.T) {
 			for c := range testCases(60) {
 				rank := 1 + rng.IntN(4)
 				dims := randomDims(rng, rank)
-				shrink := func() []int {
+				someOnes := func() []int {
 					d := slices.Clone(dims)
 					for a := range d {
 						if rng.IntN(2) == 0 {
@@ -280,7 +298,7 @@ func TestBinaryOpsMatchGoMLX(t *testing.T) {
 				case 2: // scalar on the left
 					aDims, bDims = nil, dims
 				default: // broadcasting
-					aDims, bDims = shrink(), shrink()
+					aDims, bDims = someOnes(), someOnes()
 				}
 				dtype := []dtypes.DType{dtypes.Float32, dtypes.Float64}[rng.IntN(2)]
 				a, b := randomInput(rng, dtype, aDims, true), randomInput(rng, dtype, bDims, true)
@@ -418,6 +436,8 @@ func TestGatherMatchesGoMLX(t *testing.T) {
 		x := randomInput(rng, dtype, dims, true)
 		// (simplego's Gather rejects indices of higher rank than the operand.)
 		idxDims := append(randomDims(rng, rng.IntN(len(dims))), 1)
+		// The output is [index batch…, dims[1:]…]: keep it within maxTestElems too.
+		shrink(idxDims[:len(idxDims)-1], max(1, maxTestElems/prodDims(dims[1:])))
 		pairs := rank2Gather(rng, dims)
 		if pairs {
 			idxDims[len(idxDims)-1] = 2
