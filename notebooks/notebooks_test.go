@@ -226,3 +226,20 @@ func TestNotebooksHaveExercisesWithFoldedSolutions(t *testing.T) {
 		}
 	}
 }
+
+// Students share lab machines: a file a notebook writes under the shared temporary folder with
+// a fixed name belongs to whoever ran it first, and the next user's run fails on it ("permission
+// denied"). Notebooks write to the user's own folders (os.UserCacheDir, the repository's build/).
+func TestNotebooksDoNotWriteFixedNamesInSharedTmp(t *testing.T) {
+	for name, nb := range notebooks(t) {
+		for i, c := range nb.Cells {
+			if c.CellType != "code" {
+				continue
+			}
+			src := c.source(t)
+			if strings.Contains(src, "os.TempDir()") || strings.Contains(src, "\"/tmp/") {
+				t.Errorf("%s: cell %d writes under the shared temporary folder; use os.UserCacheDir() or build/", name, i+1)
+			}
+		}
+	}
+}
