@@ -149,3 +149,4 @@ func EmbeddedNames() []string {
 	slices.Sort(out)
 	return out
 }
+

@@ -13,18 +13,23 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mhalab/mhalab/lessons"
+	"github.com/mhalab/mhalab/lessons/graderenv"
 )
 
-// goTestRun describes one `go test` invocation.
+// goTestRun describes one grading run of a set of exercises.
 type goTestRun struct {
 	exercises []lessons.Exercise
-	tags      []string          // build tags, e.g. "solution"
-	overlay   map[string]string // go build -overlay: absolute path → replacement ("" = deleted)
+	tags      []string          // build tags of the worker, e.g. "solution"
+	overlay   map[string]string // the worker's go build -overlay: absolute path → replacement ("" = deleted)
+	judges    *judgeSet         // judges built already (grade builds them once for the class); nil = build them
 }
 
 // checkResult is one check of a grader (a subtest of TestLesson).
@@ -38,7 +43,7 @@ type checkResult struct {
 // result is the outcome of grading one exercise.
 type result struct {
 	exercise lessons.Exercise
-	status   string // "pass", "fail", "does not compile", "refused", "time limit", "crashed", "missing", "error"
+	status   string // "pass", "fail", "does not compile", "refused", "time limit", "memory limit", "crashed", "missing", "error"
 	reason   string // one line for tables: why it failed
 	checks   []*checkResult
 	build    []string // compiler messages
@@ -46,7 +51,9 @@ type result struct {
 	notes    []string // restored or ignored files
 	refused  []string // uses of what the exercise forbids (checkImports), when status is "refused"
 	elapsed  time.Duration
-	ended    bool // go test reported the package's end
+	ended    bool   // the judge reported the package's end
+	seed     string // the run's seed (the judge draws it; replay with MHALAB_GRADER_SEED)
+	worker   string // how the student's program ended, when it ended early ("memory limit 2 GiB", …)
 }
 
 func (r *result) passed() bool { return r.status == "pass" }
@@ -84,27 +91,146 @@ func goBinary() string {
 	return "go"
 }
 
-// runGoTest runs the graders of run.exercises and returns one result per exercise, in order.
-// The child process gets env.timeout for running the tests (go test -timeout) and, with
-// compiling, env.timeout + env.compile in all; past that its whole process group is killed.
+// pkgPath is the import path of an exercise's package.
+func pkgPath(e lessons.Exercise) string { return "github.com/mhalab/mhalab/lessons/" + e.Dir }
+
+// built is the outcome of compiling one exercise's grader: the test binary, or the compiler's
+// messages.
+type built struct {
+	bin    string
+	failed bool
+	lines  []string
+}
+
+// judgeSet holds the judges of a set of exercises: each grader compiled with the original stub
+// and files (never a student's), in their own folder.
+type judgeSet struct {
+	dir    string
+	byDir  map[string]*built
+	tmpDir string
+}
+
+// buildTests compiles the graders of exercises into out/ (go test -c), with the given tags and
+// overlay; one entry per exercise folder.
+func (env *runner) buildTests(ctx context.Context, exercises []lessons.Exercise, tags []string, overlay map[string]string, out, scratch string) (map[string]*built, error) {
+	args := []string{"test", "-c", "-json", "-trimpath", "-o", out + string(filepath.Separator)}
+	args = append(args, "-tags", strings.Join(tags, ","))
+	if len(overlay) > 0 {
+		f, err := os.CreateTemp(scratch, "overlay-*.json")
+		if err != nil {
+			return nil, err
+		}
+		err = json.NewEncoder(f).Encode(map[string]any{"Replace": overlay})
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "-overlay", f.Name())
+	}
+	for _, e := range exercises {
+		args = append(args, "./lessons/"+e.Dir)
+	}
+	bctx, cancel := context.WithTimeout(ctx, env.compile)
+	defer cancel()
+	cmd := exec.CommandContext(bctx, goBinary(), args...)
+	cmd.Dir = env.root
+	cmd.Env = append(os.Environ(), "GOMLX_NO_AUTO_INSTALL=1")
+	processGroup(cmd)
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	var execErr *exec.Error
+	if errors.As(runErr, &execErr) {
+		return nil, fmt.Errorf("cannot run go (%v): the lessons need the Go toolchain", execErr)
+	}
+	if bctx.Err() != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("compiling took longer than %s", env.compile)
+	}
+	res := map[string]*built{}
+	for _, e := range exercises {
+		res[e.Dir] = &built{}
+	}
+	sc := bufio.NewScanner(bytes.NewReader(stdout.Bytes()))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var ev testEvent
+		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			continue
+		}
+		pkg, _, _ := strings.Cut(ev.ImportPath, " ")
+		b := res[path.Base(pkg)]
+		if b == nil {
+			continue
+		}
+		switch ev.Action {
+		case "build-output":
+			if line := strings.TrimRight(ev.Output, "\n"); line != "" && !strings.HasPrefix(line, "# ") {
+				b.lines = append(b.lines, line)
+			}
+		case "build-fail":
+			b.failed = true
+		}
+	}
+	for _, e := range exercises {
+		b := res[e.Dir]
+		bin := filepath.Join(out, e.Dir+".test")
+		if _, err := os.Stat(bin); err == nil && !b.failed {
+			b.bin = bin
+			continue
+		}
+		b.failed = true
+		if len(b.lines) == 0 {
+			b.lines = []string{strings.TrimSpace(firstLines(stderr.String(), 3))}
+			if b.lines[0] == "" && runErr != nil {
+				b.lines[0] = runErr.Error()
+			}
+		}
+	}
+	return res, nil
+}
+
+// buildJudges compiles each exercise's grader with the original stub, given files and grader
+// (what this binary embeds, or git's copy): no student's file is part of a judge.
+func (env *runner) buildJudges(ctx context.Context, exercises []lessons.Exercise, scratch string) (*judgeSet, error) {
+	overlay := map[string]string{}
+	orig := filepath.Join(scratch, "originals")
+	for _, e := range exercises {
+		keep := append([]string{e.File, e.Grader}, e.Given...)
+		onDisk, _ := filepath.Glob(filepath.Join(env.inLessons(e.Dir), "*.go"))
+		for _, f := range onDisk {
+			if !slices.Contains(keep, filepath.Base(f)) {
+				overlay[f] = ""
+			}
+		}
+		for _, name := range keep {
+			data, err := env.original(e.Path(name))
+			if err != nil {
+				return nil, err
+			}
+			copyPath := filepath.Join(orig, e.Dir, name)
+			if err := writeFile(copyPath, data); err != nil {
+				return nil, err
+			}
+			overlay[env.inLessons(e.Path(name))] = copyPath
+		}
+	}
+	dir := filepath.Join(scratch, "judges")
+	byDir, err := env.buildTests(ctx, exercises, []string{"lessons"}, overlay, dir, scratch)
+	if err != nil {
+		return nil, err
+	}
+	return &judgeSet{dir: dir, byDir: byDir}, nil
+}
+
+// runGoTest grades run.exercises and returns one result per exercise, in order: the judges
+// (built once, or given) and the workers (the graders with the student's files) are compiled,
+// then each exercise's judge runs against its worker, the worker in the sandbox. The judge gets
+// env.timeout for its checks; past that (and env.compile for compiling) everything is killed.
 func (env *runner) runGoTest(ctx context.Context, run goTestRun) []*result {
 	results := make([]*result, len(run.exercises))
-	byDir := map[string]*result{}
-	// -trimpath: the compiled packages do not depend on where the repository is, so copies of
-	// it (a teacher's, a test's) share the build cache.
-	args := []string{"test", "-json", "-count=1", "-trimpath", "-timeout", env.timeout.String()}
-	// The graders are built only with the tag "lessons" (or "solution"), so that a plain
-	// `go test ./...` of the repository does not grade the unsolved stubs.
-	tags := append([]string{"lessons"}, run.tags...)
-	if strings.HasPrefix(env.backend, "xla:") {
-		tags = append(tags, "lessons_xla")
-	}
-	if len(tags) > 0 {
-		args = append(args, "-tags", strings.Join(tags, ","))
-	}
 	for i, e := range run.exercises {
 		results[i] = &result{exercise: e}
-		byDir[e.Dir] = results[i]
 	}
 	fail := func(status, reason string) []*result {
 		for _, r := range results {
@@ -112,67 +238,269 @@ func (env *runner) runGoTest(ctx context.Context, run goTestRun) []*result {
 		}
 		return results
 	}
-	if len(run.overlay) > 0 {
-		f, err := os.CreateTemp("", "mhalab-overlay-*.json")
-		if err != nil {
+	scratch, err := os.MkdirTemp("", "mhalab-grade-*")
+	if err != nil {
+		return fail("error", err.Error())
+	}
+	defer os.RemoveAll(scratch)
+	judges := run.judges
+	if judges == nil {
+		if judges, err = env.buildJudges(ctx, run.exercises, scratch); err != nil {
 			return fail("error", err.Error())
 		}
-		defer os.Remove(f.Name())
-		if err := json.NewEncoder(f).Encode(map[string]any{"Replace": run.overlay}); err != nil {
-			f.Close()
-			return fail("error", err.Error())
-		}
-		f.Close()
-		args = append(args, "-overlay", f.Name())
 	}
-	for _, e := range run.exercises {
-		args = append(args, "./lessons/"+e.Dir)
+	tags := append([]string{"lessons"}, run.tags...)
+	if strings.HasPrefix(env.backend, "xla:") {
+		tags = append(tags, "lessons_xla")
 	}
-
-	limit := env.timeout + env.compile
-	runCtx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	cmd := exec.CommandContext(runCtx, goBinary(), args...)
-	cmd.Dir = env.root
-	cmd.Env = append(os.Environ(), "MHALAB_LESSONS_BACKEND="+env.backend, "GOMLX_NO_AUTO_INSTALL=1")
-	processGroup(cmd) // so that the kill reaches the test binaries too
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	elapsed := time.Since(start)
-
-	parseEvents(stdout.Bytes(), byDir)
-	killed := runCtx.Err() != nil
-	for _, r := range results {
-		if r.elapsed == 0 {
-			r.elapsed = elapsed
-		}
+	workers, err := env.buildTests(ctx, run.exercises, tags, run.overlay, filepath.Join(scratch, "workers"), scratch)
+	if err != nil {
+		return fail("error", err.Error())
+	}
+	for i, e := range run.exercises {
+		r := results[i]
+		j, w := judges.byDir[e.Dir], workers[e.Dir]
 		switch {
-		case r.ended:
-			r.classify(env.timeout)
 		case ctx.Err() != nil:
 			r.status, r.reason = "stopped", "stopped before it finished"
-		case killed:
-			r.status = "time limit"
-			r.reason = fmt.Sprintf("stopped after %s (compiling and running): is there an infinite loop?", limit.Round(time.Second))
-		default:
+		case j == nil || j.failed:
 			r.status = "error"
-			r.reason = strings.TrimSpace(firstLines(stderr.String(), 3))
-			if r.reason == "" && err != nil {
-				r.reason = err.Error()
+			r.reason = "the grader itself does not compile (a problem of the teacher's copy, not of the student's code)"
+			if j != nil && len(j.lines) > 0 {
+				r.reason += ": " + j.lines[0]
 			}
-			if r.reason == "" {
-				r.reason = "go test reported nothing for this exercise"
+		case w.failed:
+			r.status, r.build = "does not compile", w.lines
+			r.reason = firstLines(strings.Join(w.lines, "\n"), 1)
+		default:
+			env.judge(ctx, r, j.bin, w.bin, scratch)
+		}
+	}
+	return results
+}
+
+// judge runs one exercise: the worker (student's code) in the sandbox, the judge beside it,
+// connected by two pipes; the judge's events become r's checks.
+func (env *runner) judge(ctx context.Context, r *result, judgeBin, workerBin, scratch string) {
+	e := r.exercise
+	start := time.Now()
+	// The worker's folder: its binary, the fixtures, and nothing else of the teacher's.
+	box := filepath.Join(scratch, "box-"+e.Dir)
+	workDir := filepath.Join(box, "lessons", e.Dir)
+	if err := os.MkdirAll(filepath.Join(box, "tmp"), 0o755); err != nil {
+		r.status, r.reason = "error", err.Error()
+		return
+	}
+	if err := os.MkdirAll(workDir, 0o755); err != nil {
+		r.status, r.reason = "error", err.Error()
+		return
+	}
+	for _, name := range lessons.Shared() {
+		if !strings.HasPrefix(name, "testdata/") {
+			continue
+		}
+		data, err := env.original(name)
+		if err == nil {
+			err = writeFile(filepath.Join(box, "lessons", filepath.FromSlash(name)), data)
+		}
+		if err != nil {
+			r.status, r.reason = "error", err.Error()
+			return
+		}
+	}
+	bin := filepath.Join(box, "worker.test")
+	if err := copyFileMode(workerBin, bin, 0o755); err != nil {
+		r.status, r.reason = "error", err.Error()
+		return
+	}
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		r.status, r.reason = "error", err.Error()
+		return
+	}
+	respR, respW, err := os.Pipe()
+	if err != nil {
+		reqR.Close()
+		reqW.Close()
+		r.status, r.reason = "error", err.Error()
+		return
+	}
+	limit := env.timeout + 10*time.Second
+	runCtx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+
+	var workerOut capped
+	wk, err := env.startWorker(runCtx, workerSpec{
+		bin: bin, dir: box, workDir: workDir,
+		args:  []string{"-test.run", "^TestLesson$", "-test.timeout", (env.timeout + 5*time.Second).String()},
+		env:   env.workerEnv(box),
+		extra: []*os.File{reqR, respW},
+		out:   &workerOut,
+	})
+	reqR.Close()
+	respW.Close()
+	if err != nil {
+		reqW.Close()
+		respR.Close()
+		r.status, r.reason = "error", "cannot start the student's program: "+err.Error()
+		return
+	}
+
+	// The judge, its events through go tool test2json.
+	jcmd := exec.CommandContext(runCtx, judgeBin, "-test.v=test2json", "-test.run", "^TestLesson$", "-test.timeout", env.timeout.String())
+	jcmd.Dir = env.inLessons(e.Dir)
+	jcmd.Env = append(os.Environ(), graderenv.Role+"=judge", "GOMLX_NO_AUTO_INSTALL=1")
+	if env.seed != "" {
+		jcmd.Env = append(jcmd.Env, graderenv.Seed+"="+env.seed)
+	}
+	jcmd.ExtraFiles = []*os.File{respR, reqW}
+	processGroup(jcmd)
+	jcmd.WaitDelay = 5 * time.Second
+	conv := exec.CommandContext(runCtx, goBinary(), "tool", "test2json", "-p", pkgPath(e))
+	var events, convErr, judgeErr bytes.Buffer
+	conv.Stdout, conv.Stderr = &events, &convErr
+	jout, err := jcmd.StdoutPipe()
+	if err == nil {
+		conv.Stdin = jout
+		jcmd.Stderr = &judgeErr
+		err = jcmd.Start()
+	}
+	respR.Close()
+	reqW.Close()
+	if err == nil {
+		err = conv.Start()
+		if err != nil {
+			_ = jcmd.Process.Kill()
+			_ = jcmd.Wait()
+		}
+	}
+	if err != nil {
+		wk.wait()
+		r.status, r.reason = "error", "cannot run the grader: "+err.Error()
+		return
+	}
+	judgeRunErr := jcmd.Wait()
+	_ = conv.Wait()
+	// The judge is done: whatever the student's program still does is stopped now.
+	outcome := wk.wait()
+	r.elapsed = time.Since(start)
+
+	byDir := map[string]*result{e.Dir: r}
+	parseEvents(events.Bytes(), byDir)
+	for _, line := range r.output {
+		if s, ok := strings.CutPrefix(strings.TrimSpace(line), graderenv.SeedLine); ok {
+			r.seed = s
+		}
+	}
+	if outcome.limit != "" {
+		r.worker = outcome.limit
+	} else if crash := crashLine(workerOut.String()); crash != "" {
+		r.worker = crash
+	}
+	switch {
+	case r.ended:
+		r.classify(env.timeout)
+	case ctx.Err() != nil:
+		r.status, r.reason = "stopped", "stopped before it finished"
+	case runCtx.Err() != nil:
+		r.status = "time limit"
+		r.reason = fmt.Sprintf("stopped after %s: is there an infinite loop?", limit.Round(time.Second))
+	default:
+		r.status = "error"
+		r.reason = strings.TrimSpace(firstLines(judgeErr.String()+"\n"+convErr.String(), 3))
+		if r.reason == "" && judgeRunErr != nil {
+			r.reason = "the grader stopped: " + judgeRunErr.Error()
+		}
+		if r.reason == "" {
+			r.reason = "the grader reported nothing for this exercise"
+		}
+	}
+	// A student's program stopped at a limit or by a crash: say which, whatever the checks say.
+	if r.status != "pass" && r.worker != "" && workerStopped(r) {
+		switch {
+		case strings.HasPrefix(r.worker, "memory limit"):
+			r.status = "memory limit"
+		case strings.HasPrefix(r.worker, "time limit"), strings.HasPrefix(r.worker, "CPU time limit"):
+			r.status = "time limit"
+		case strings.HasPrefix(r.worker, "process limit"):
+			r.status = "process limit"
+		default:
+			r.status = "crashed"
+		}
+		r.reason = r.worker
+	}
+}
+
+// workerStopped reports whether a check of r failed because the student's program was gone.
+func workerStopped(r *result) bool {
+	for _, c := range r.checks {
+		for _, line := range c.lines {
+			if strings.Contains(line, "not run: the program running your code") {
+				return true
 			}
 		}
 	}
-	var execErr *exec.Error
-	if errors.As(err, &execErr) {
-		return fail("error", fmt.Sprintf("cannot run go (%v): the lessons need the Go toolchain", execErr))
+	return r.status == "time limit" || r.status == "error"
+}
+
+// crashLine is the first line of a Go panic or fatal error in the student's program's output.
+func crashLine(out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "panic: ") || strings.HasPrefix(t, "fatal error: ") {
+			return shorten(t, 300)
+		}
 	}
-	return results
+	return ""
+}
+
+// workerEnv is the environment of the student's program: nothing of the teacher's but what the
+// exercises need.
+func (env *runner) workerEnv(box string) []string {
+	out := []string{
+		graderenv.Role + "=worker",
+		graderenv.Backend + "=" + env.backend,
+		"GOMLX_NO_AUTO_INSTALL=1",
+		"HOME=" + box,
+		"TMPDIR=" + filepath.Join(box, "tmp"),
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		"LANG=C.UTF-8",
+	}
+	for _, k := range []string{"MHALAB_FASTGO", "MHALAB_FASTGO_REQUIRE_SIMD", "GOMAXPROCS", "PJRT_PLUGIN_LIBRARY_PATH"} {
+		if v, ok := os.LookupEnv(k); ok {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
+}
+
+// capped keeps the first 256 KiB written to it: a flood of output cannot fill the grader's memory.
+type capped struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := 256<<10 - c.buf.Len(); room > 0 {
+		c.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (c *capped) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
+}
+
+func copyFileMode(src, dst string, mode os.FileMode) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, mode)
 }
 
 var (

@@ -37,6 +37,7 @@ type Options struct {
 	Output    string        // grade: the CSV file (default grades.csv)
 	Exercises string        // grade: comma-separated exercise numbers ("" = all)
 	Interval  time.Duration // watch: how often to look for saved files (default 500 ms)
+	Seed      string        // the seed of the checks' random inputs ("" = a fresh one each run)
 }
 
 // UsageError is a command-line mistake (a wrong number of arguments, an unknown exercise): the
@@ -59,6 +60,7 @@ type runner struct {
 	stdout  io.Writer
 	stderr  io.Writer
 	stdin   io.Reader
+	seed    string // MHALAB_GRADER_SEED for the judges ("" = each judge draws its own)
 }
 
 // Run runs the subcommand sub ("" = list) with its positional arguments. ctx ends a check,
@@ -68,7 +70,7 @@ func Run(ctx context.Context, sub string, args []string, o Options) error {
 	if sub == "" {
 		sub = "list"
 	}
-	env := &runner{backend: o.Backend, timeout: o.Timeout, compile: o.CompileTimeout, stdout: o.Stdout, stderr: o.Stderr, stdin: o.Stdin}
+	env := &runner{backend: o.Backend, timeout: o.Timeout, compile: o.CompileTimeout, stdout: o.Stdout, stderr: o.Stderr, stdin: o.Stdin, seed: o.Seed}
 	if env.backend == "" {
 		env.backend = "go"
 	}

@@ -6,6 +6,7 @@ package xavier
 // it runs, so editing it cannot pass the exercise.
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"testing"
@@ -21,7 +22,7 @@ var lesson = grader.Lesson{Number: 2, Dir: "02_xavier"}
 // draw runs the student's XavierUniform once from the state of seed.
 func draw(t *testing.T, seed int64, fanOut, fanIn int) (state0, state1 *tensors.Tensor, w *mhatest.Tensor) {
 	t.Helper()
-	state0, err := RNGStateFromSeed(seed)
+	state0, err := RNGStateFromSeed(grader.Seed(uint64(seed)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +39,12 @@ func draw(t *testing.T, seed int64, fanOut, fanIn int) (state0, state1 *tensors.
 		lesson.Fatalf(t, "%s: %v", what, err)
 	}
 	return state0, out[0], w
+}
+
+// bound is the student's XavierBound(fanIn, fanOut), called by the student's program.
+func bound(t *testing.T, fanIn, fanOut int) float64 {
+	t.Helper()
+	return grader.Call(lesson, t, fmt.Sprintf("XavierBound(%d, %d)", fanIn, fanOut), func() float64 { return XavierBound(fanIn, fanOut) })
 }
 
 // stats returns the mean, the variance and the extremes of x.
@@ -57,7 +64,7 @@ func stats(x []float64) (mean, variance, lo, hi float64) {
 func TestLesson(t *testing.T) {
 	t.Run("bound formula", func(t *testing.T) {
 		for _, fans := range [][2]int{{32, 96}, {16, 48}, {512, 512}, {1, 1}, {100, 7}} {
-			got, want := XavierBound(fans[0], fans[1]), mhatest.XavierBound(fans[0], fans[1])
+			got, want := bound(t, fans[0], fans[1]), mhatest.XavierBound(fans[0], fans[1])
 			if math.Abs(got-want) > 1e-12*want {
 				lesson.Failf(t, "XavierBound(%d, %d): expected %.10g, got %.10g", fans[0], fans[1], want, got)
 			}
@@ -68,11 +75,11 @@ func TestLesson(t *testing.T) {
 		// fan_in = 16, fan_out = 48 (lessons/testdata/xavier.safetensors).
 		f := grader.LoadFixture(t, "xavier")
 		want, _ := strconv.ParseFloat(f.Meta["in_proj_weight.bound"], 64)
-		if got := XavierBound(16, 48); math.Abs(got-want) > 1e-12 {
+		if got := bound(t, 16, 48); math.Abs(got-want) > 1e-12 {
 			lesson.Failf(t, "XavierBound(16, 48) for in_proj_weight [48 16]: expected %.10g (PyTorch), got %.10g", want, got)
 		}
 		_, _, lo, hi := stats(f.Get(t, "sample.in_proj_weight").Data)
-		if a := XavierBound(16, 48); math.Max(-lo, hi) > a {
+		if a := bound(t, 16, 48); math.Max(-lo, hi) > a {
 			lesson.Failf(t, "PyTorch drew in_proj_weight values up to %.6g, beyond your bound XavierBound(16, 48) = %.6g", math.Max(-lo, hi), a)
 		}
 	})
@@ -122,7 +129,7 @@ func TestLesson(t *testing.T) {
 		f := grader.LoadFixture(t, "xavier")
 		torchW := f.Get(t, "sample.w")
 		_, torchVar, lo, hi := stats(torchW.Data)
-		a := XavierBound(32, 96)
+		a := bound(t, 32, 96)
 		if m := math.Max(-lo, hi); m > a || m < 0.95*a {
 			lesson.Failf(t, "PyTorch's xavier_uniform_ sample for [96 32] reaches %.6g; your XavierBound(32, 96) = %.6g should be just above it", m, a)
 		}

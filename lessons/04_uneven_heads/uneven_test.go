@@ -66,7 +66,7 @@ func TestLesson(t *testing.T) {
 			{5, 8, []int{5}},
 			{7, 1, []int{1, 1, 1, 1, 1, 1, 1}},
 		} {
-			if got := HeadSizes(c.dModel, c.headDim); !slices.Equal(got, c.want) {
+			if got := grader.Call(lesson, t, fmt.Sprintf("HeadSizes(%d, %d)", c.dModel, c.headDim), func() []int { return HeadSizes(c.dModel, c.headDim) }); !slices.Equal(got, c.want) {
 				lesson.Failf(t, "HeadSizes(%d, %d): expected %v, got %v", c.dModel, c.headDim, c.want, got)
 			}
 		}
@@ -78,12 +78,10 @@ func TestLesson(t *testing.T) {
 			x.Data[i] = float64(i) // a wrong element tells where it came from
 		}
 		what := "SplitUnevenHeads(x [2 3 14], [4 4 4 2])"
-		var numHeads int
-		out := lesson.Run(t, what, func(g *Graph, in []*Node) []*Node {
-			heads := SplitUnevenHeads(in[0], sizes)
-			numHeads = len(heads)
-			return heads
+		out := lesson.RunList(t, what, func(g *Graph, in []*Node) []*Node {
+			return SplitUnevenHeads(in[0], sizes)
 		}, grader.F32(x))
+		numHeads := len(out)
 		if numHeads != len(sizes) {
 			lesson.Fatalf(t, "%s: expected %d heads, got %d", what, len(sizes), numHeads)
 		}

@@ -6,6 +6,7 @@ package statedict
 // it runs, so editing it cannot pass the exercise.
 
 import (
+	"fmt"
 	"maps"
 	"path/filepath"
 	"strings"
@@ -82,9 +83,29 @@ func host(t *testing.T, w Weights, E, h int) mhatest.MHAParams {
 	return p
 }
 
+// loaded is what FromStateDict and LoadFile return, as one value (grader.Call).
+type loaded struct {
+	W   Weights
+	Err error
+}
+
+// fromStateDict is the student's FromStateDict(sd), called by the student's program.
+func fromStateDict(t *testing.T, what string, sd map[string]*tensors.Tensor) (Weights, error) {
+	t.Helper()
+	r := grader.Call(lesson, t, what, func() loaded { w, err := FromStateDict(sd); return loaded{w, err} })
+	return r.W, r.Err
+}
+
+// loadFile is the student's LoadFile(path), called by the student's program.
+func loadFile(t *testing.T, path string) (Weights, error) {
+	t.Helper()
+	r := grader.Call(lesson, t, fmt.Sprintf("LoadFile(%q)", path), func() loaded { w, err := LoadFile(path); return loaded{w, err} })
+	return r.W, r.Err
+}
+
 func load(t *testing.T, what string, sd map[string]*tensors.Tensor) Weights {
 	t.Helper()
-	w, err := FromStateDict(sd)
+	w, err := fromStateDict(t, what, sd)
 	if err != nil {
 		lesson.Fatalf(t, "%s: unexpected error: %v", what, err)
 	}
@@ -94,7 +115,7 @@ func load(t *testing.T, what string, sd map[string]*tensors.Tensor) Weights {
 // expectError checks that FromStateDict fails on sd and that the error names key.
 func expectError(t *testing.T, what string, sd map[string]*tensors.Tensor, key string) {
 	t.Helper()
-	_, err := FromStateDict(sd)
+	_, err := fromStateDict(t, what, sd)
 	if err == nil {
 		lesson.Failf(t, "%s: expected an error, got none", what)
 		return
@@ -141,12 +162,12 @@ func TestLesson(t *testing.T) {
 	t.Run("LoadFile reads a safetensors file", func(t *testing.T) {
 		m := grader.LoadTorchMHA(t, "mha_cross")
 		path := filepath.Join(grader.FixtureDir, "mha_cross.weights.safetensors")
-		w, err := LoadFile(path)
+		w, err := loadFile(t, path)
 		if err != nil {
 			lesson.Fatalf(t, "LoadFile(%q): unexpected error: %v", path, err)
 		}
 		checkWeights(t, "LoadFile(mha_cross.weights.safetensors)", w, m.Params)
-		if _, err := LoadFile(filepath.Join(grader.FixtureDir, "no_such_file.safetensors")); err == nil {
+		if _, err := loadFile(t, filepath.Join(grader.FixtureDir, "no_such_file.safetensors")); err == nil {
 			lesson.Failf(t, "LoadFile of a file that does not exist: expected an error, got none")
 		}
 	})

@@ -36,6 +36,8 @@ func attend(t *testing.T, q, k, v *mhatest.Tensor) (out, weights *mhatest.Tensor
 		}
 		return []*Node{out, weights}
 	}, grader.F32(q), grader.F32(k), grader.F32(v))
+	// What the student's program found in its graph (the judge never builds the student's graph).
+	repeated = grader.Call(lesson, t, "look for repeated k or v in the graph of "+what, func() string { return repeated })
 	out, err := grader.Host(res[0])
 	if err != nil {
 		lesson.Fatalf(t, "%s, out: %v", what, err)

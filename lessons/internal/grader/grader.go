@@ -26,11 +26,12 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	_ "github.com/mhalab/mhalab/fastgo" // fast pure-Go matmul for the "go" backend (MHALAB_FASTGO=0: off)
+	"github.com/mhalab/mhalab/lessons/graderenv"
 	"github.com/mhalab/mhalab/mhalib/mhatest"
 )
 
 // BackendEnv names the backend the exercises run on: "go" (default) or "xla:cpu".
-const BackendEnv = "MHALAB_LESSONS_BACKEND"
+const BackendEnv = graderenv.Backend
 
 // newXLA creates an XLA backend; backend_xla.go sets it under the build tag lessons_xla.
 var newXLA func(spec string) (backends.Backend, error)
@@ -53,8 +54,21 @@ func BackendName() string {
 // It stops the test when that backend cannot be created.
 func Backend(t testing.TB) backends.Backend {
 	t.Helper()
+	b, err := backendOrError()
+	if err != nil {
+		t.Fatalf("cannot create the backend: %v", err)
+	}
+	return b
+}
+
+// backendOrError is Backend without a test. A judge only builds graphs (to count results): it
+// always uses the pure-Go backend.
+func backendOrError() (backends.Backend, error) {
 	backendOnce.Do(func() {
 		name := BackendName()
+		if mustSession().role == roleJudge {
+			name = "go"
+		}
 		switch {
 		case name == "go":
 			// ops_sequential: with parallel ops, the pure-Go backend of GoMLX v0.26 can deadlock
@@ -68,10 +82,7 @@ func Backend(t testing.TB) backends.Backend {
 			backendErr = fmt.Errorf("unknown backend %q in $%s: use go or xla:cpu", name, BackendEnv)
 		}
 	})
-	if backendErr != nil {
-		t.Fatalf("cannot create the backend: %v", backendErr)
-	}
-	return backend
+	return backend, backendErr
 }
 
 // Lesson names the exercise in messages.
@@ -116,10 +127,48 @@ func (l Lesson) Fatalf(t testing.TB, format string, args ...any) {
 // Run builds a graph with build, which calls the student's code, executes it on the lesson's
 // backend with inputs (*tensors.Tensor or Go slices) and returns the outputs. When the student's
 // code panics, returns a nil node, or GoMLX rejects the graph, it stops the check with a message
-// that says so, naming what ("SplitHeads(x, 4)").
+// that says so, naming what ("SplitHeads(x, 4)"). In a judge (remote.go) the student's process
+// computes the outputs; the judge checks them and their number (the judge builds the graph with
+// the original stub to count them). So build must not set variables outside itself: what it
+// finds out in the student's process comes back through Call.
 func (l Lesson) Run(t testing.TB, what string, build func(g *Graph, in []*Node) []*Node, inputs ...any) []*tensors.Tensor {
 	t.Helper()
-	numOuts := 0
+	s := mustSession()
+	count := -1
+	if s.role == roleJudge {
+		count = traceCount(build, inputs)
+	}
+	return l.remote(t, s, "run", what, 0, inputs, count, func(in []*tensors.Tensor) ([]*tensors.Tensor, string) {
+		return runLocal(what, build, in)
+	})
+}
+
+// RunList is Run for a build function whose number of results depends on the student's code
+// (one per head, …): the judge does not check how many come back.
+func (l Lesson) RunList(t testing.TB, what string, build func(g *Graph, in []*Node) []*Node, inputs ...any) []*tensors.Tensor {
+	t.Helper()
+	s := mustSession()
+	return l.remote(t, s, "run", what, 0, inputs, -1, func(in []*tensors.Tensor) ([]*tensors.Tensor, string) {
+		return runLocal(what, build, in)
+	})
+}
+
+// runLocal runs build on the lesson's backend in this process; it returns the outputs, or why
+// it failed in words for the student.
+func runLocal(what string, build func(g *Graph, in []*Node) []*Node, in []*tensors.Tensor) ([]*tensors.Tensor, string) {
+	b, err := backendOrError()
+	if err != nil {
+		return nil, "cannot create the backend: " + err.Error()
+	}
+	exec, numOuts := newGraphExec(b, build, len(in))
+	return execLocal(what, exec, numOuts, in)
+}
+
+// newGraphExec wraps build: a nil result is an error, and the inputs are returned too (the
+// pure-Go backend rejects graphs with unused parameters: a stub that ignores an input would fail
+// for that reason instead of its result). *numOuts is set when the graph is built.
+func newGraphExec(b backends.Backend, build func(g *Graph, in []*Node) []*Node, numInputs int) (func() (*Exec, error), *int) {
+	numOuts := new(int)
 	wrapped := func(g *Graph, in []*Node) []*Node {
 		outs := build(g, in)
 		for i, o := range outs {
@@ -127,34 +176,41 @@ func (l Lesson) Run(t testing.TB, what string, build func(g *Graph, in []*Node) 
 				panic(fmt.Errorf("result %d is a nil *Node: return a node built from the inputs", i+1))
 			}
 		}
-		// The pure-Go backend rejects graphs with unused parameters: a stub that ignores an
-		// input would fail for that reason instead of its result. Returning the inputs too
-		// keeps them used.
-		numOuts = len(outs)
+		*numOuts = len(outs)
 		return append(outs, in...)
 	}
+	return func() (*Exec, error) {
+		if numInputs == 0 {
+			return NewExec(b, func(g *Graph) []*Node { return wrapped(g, nil) })
+		}
+		return NewExec(b, func(in []*Node) []*Node { return wrapped(in[0].Graph(), in) })
+	}, numOuts
+}
+
+// execLocal creates (once, through mk) and runs the graph; it catches the student's panics.
+func execLocal(what string, mk func() (*Exec, error), numOuts *int, in []*tensors.Tensor) ([]*tensors.Tensor, string) {
 	var (
 		outs []*tensors.Tensor
 		err  error
 	)
+	args := make([]any, len(in))
+	for i, x := range in {
+		args[i] = x
+	}
 	panicked := catch(func() {
 		var exec *Exec
-		if len(inputs) == 0 {
-			exec, err = NewExec(Backend(t), func(g *Graph) []*Node { return wrapped(g, nil) })
-		} else {
-			exec, err = NewExec(Backend(t), func(in []*Node) []*Node { return wrapped(in[0].Graph(), in) })
-		}
+		exec, err = mk()
 		if err == nil {
-			outs, err = exec.Exec(inputs...)
+			outs, err = exec.Exec(args...)
 		}
 	})
 	if panicked != nil {
-		l.Fatalf(t, "%s panicked: %v", what, panicked)
+		return nil, fmt.Sprintf("%s panicked: %v", what, panicked)
 	}
 	if err != nil {
-		l.Fatalf(t, "%s failed while building or running the graph:\n%s", what, explain(err))
+		return nil, fmt.Sprintf("%s failed while building or running the graph:\n%s", what, explain(err))
 	}
-	return outs[:numOuts]
+	return outs[:*numOuts], ""
 }
 
 // Compile is Run for a graph executed several times with different values (same shapes): it
@@ -162,64 +218,113 @@ func (l Lesson) Run(t testing.TB, what string, build func(g *Graph, in []*Node) 
 // stops the check with a message naming what.
 func (l Lesson) Compile(t testing.TB, what string, build func(g *Graph, in []*Node) []*Node) func(inputs ...any) []*tensors.Tensor {
 	t.Helper()
-	numOuts := 0
-	var exec *Exec
-	var err error
-	panicked := catch(func() {
-		exec, err = NewExec(Backend(t), func(in []*Node) []*Node {
-			outs := build(in[0].Graph(), in)
-			for i, o := range outs {
-				if o == nil {
-					panic(fmt.Errorf("result %d is a nil *Node: return a node built from the inputs", i+1))
-				}
-			}
-			numOuts = len(outs)
-			return append(outs, in...) // keeps every input used, see Run
-		})
-	})
-	if panicked != nil {
-		l.Fatalf(t, "%s panicked: %v", what, panicked)
-	}
-	if err != nil {
-		l.Fatalf(t, "%s failed while building the graph:\n%s", what, explain(err))
+	s := mustSession()
+	var (
+		exec    *Exec
+		execErr error
+		made    bool
+		numOuts *int
+		mk      func() (*Exec, error)
+		count   = -2 // not traced yet
+		handle  int
+	)
+	if s.role == roleWorker {
+		req, err := s.next("compile", t.Name(), what)
+		if err != nil {
+			l.Fatalf(t, "%s: %v", what, err)
+		}
+		handle = req.Seq
+		s.answer(response{})
+	} else if s.role == roleJudge {
+		resp, err := s.ask(request{Kind: "compile", Test: t.Name(), What: what})
+		if err != nil {
+			l.Fatalf(t, "%s: not run: %v", what, err)
+		}
+		if resp.Fail != "" {
+			l.Fatalf(t, "%s", resp.Fail)
+		}
+		handle = resp.Seq
 	}
 	return func(inputs ...any) []*tensors.Tensor {
 		t.Helper()
-		var outs []*tensors.Tensor
-		panicked := catch(func() { outs, err = exec.Exec(inputs...) })
-		if panicked != nil {
-			l.Fatalf(t, "%s panicked: %v", what, panicked)
+		if s.role == roleJudge && count == -2 {
+			count = traceCount(build, inputs)
 		}
-		if err != nil {
-			l.Fatalf(t, "%s failed while building or running the graph:\n%s", what, explain(err))
-		}
-		return outs[:numOuts]
+		return l.remote(t, s, "exec", what, handle, inputs, count, func(in []*tensors.Tensor) ([]*tensors.Tensor, string) {
+			if mk == nil {
+				b, err := backendOrError()
+				if err != nil {
+					return nil, "cannot create the backend: " + err.Error()
+				}
+				mk, numOuts = newGraphExec(b, build, len(in))
+				inner := mk
+				mk = func() (*Exec, error) { // compiled once, reused by every call
+					if !made {
+						exec, execErr = inner()
+						made = true
+					}
+					return exec, execErr
+				}
+			}
+			return execLocal(what, mk, numOuts, in)
+		})
 	}
 }
 
 // RunCtx is Run with a context for variables, for exercises that create them.
 func (l Lesson) RunCtx(t testing.TB, what string, ctx *context.Context, build func(ctx *context.Context, g *Graph, in []*Node) []*Node, inputs ...any) []*tensors.Tensor {
 	t.Helper()
-	var (
-		outs []*tensors.Tensor
-		err  error
-	)
-	panicked := catch(func() {
-		var exec *context.Exec
-		exec, err = context.NewExec(Backend(t), ctx, func(ctx *context.Context, in []*Node) []*Node {
-			return build(ctx, in[0].Graph(), in)
-		})
-		if err == nil {
-			outs, err = exec.Exec(inputs...)
+	s := mustSession()
+	return l.remote(t, s, "runctx", what, 0, inputs, -1, func(in []*tensors.Tensor) ([]*tensors.Tensor, string) {
+		b, err := backendOrError()
+		if err != nil {
+			return nil, "cannot create the backend: " + err.Error()
 		}
+		var outs []*tensors.Tensor
+		args := make([]any, len(in))
+		for i, x := range in {
+			args[i] = x
+		}
+		panicked := catch(func() {
+			var exec *context.Exec
+			exec, err = context.NewExec(b, ctx, func(ctx *context.Context, in []*Node) []*Node {
+				return build(ctx, in[0].Graph(), in)
+			})
+			if err == nil {
+				outs, err = exec.Exec(args...)
+			}
+		})
+		if panicked != nil {
+			return nil, fmt.Sprintf("%s panicked: %v", what, panicked)
+		}
+		if err != nil {
+			return nil, fmt.Sprintf("%s failed while building or running the graph:\n%s", what, explain(err))
+		}
+		return outs, ""
 	})
-	if panicked != nil {
-		l.Fatalf(t, "%s panicked: %v", what, panicked)
-	}
+}
+
+// traceCount builds (does not run) the grader's graph in the judge, with the original stub, to
+// learn how many results it returns; -1 if that cannot be known.
+func traceCount(build func(g *Graph, in []*Node) []*Node, inputs []any) (count int) {
+	count = -1
+	in, err := asTensors(inputs)
 	if err != nil {
-		l.Fatalf(t, "%s failed while building or running the graph:\n%s", what, explain(err))
+		return -1
 	}
-	return outs
+	b, err := backendOrError()
+	if err != nil {
+		return -1
+	}
+	_ = catch(func() {
+		g := NewGraph(b, "trace")
+		params := make([]*Node, len(in))
+		for i, x := range in {
+			params[i] = Parameter(g, fmt.Sprintf("in%d", i), x.Shape())
+		}
+		count = len(build(g, params))
+	})
+	return count
 }
 
 // catch runs fn and returns what it panicked with, or nil.
@@ -333,8 +438,9 @@ func F32(x *mhatest.Tensor) *tensors.Tensor {
 
 // Rand returns a tensor of values drawn from U(−1, 1) and rounded to float32, so that the float32
 // graph and the float64 reference see exactly the same inputs.
+// The values depend on the run's seed too (RunSeed): a grading run draws fresh ones.
 func Rand(seed uint64, shape ...int) *mhatest.Tensor {
-	x := mhatest.Rand(rand.New(rand.NewPCG(seed, 0x6d68616c6162)), -1, 1, shape...)
+	x := mhatest.Rand(rand.New(rand.NewPCG(seed, RunSeed())), -1, 1, shape...)
 	return RoundF32(x)
 }
 
@@ -350,4 +456,10 @@ func Scale(x *mhatest.Tensor, s float64) *mhatest.Tensor {
 		y.Data[i] *= s
 	}
 	return RoundF32(y)
+}
+
+// Seed mixes n with the run's seed (RunSeed), for the random states a grader hands a student's
+// code (graph.RNGStateFromSeed): a grading run draws fresh ones.
+func Seed(n uint64) int64 {
+	return int64((n*0x9e3779b97f4a7c15 ^ RunSeed()) >> 1)
 }
