@@ -48,7 +48,7 @@ var Manifest = map[string]string{
 	"10_statedict/statedict_test.go":                         "7db7e65051800d93f8de59e19ac638e08ea3e53c",
 	"11_gqa/README.md":                                       "d748d087701898275082b28d360c4acc57ae2931",
 	"11_gqa/gqa.go":                                          "11b5bfaadc8f362978b54a0cc69cd7df73cfc890",
-	"11_gqa/gqa_test.go":                                     "0f094af5c0a624ef4b8f362e0df0ce4078c448e7",
+	"11_gqa/gqa_test.go":                                     "69731b89f456ab1dccc6fa779b494ff865bce69c",
 	"11_gqa/hint.md":                                         "5a7824f35f83be582c49001556d827b71cf85c88",
 	"12_rope/README.md":                                      "6364babe9ce5770ef16437ad8ce785c4bf1e281a",
 	"12_rope/hint.md":                                        "4f7130e2efaf20716f48019eba247ae9dbc808f2",

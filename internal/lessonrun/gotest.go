@@ -359,11 +359,15 @@ func (env *runner) judge(ctx context.Context, r *result, judgeBin, workerBin, sc
 	conv := exec.CommandContext(runCtx, goBinary(), "tool", "test2json", "-p", pkgPath(e))
 	var events, convErr, judgeErr bytes.Buffer
 	conv.Stdout, conv.Stderr = &events, &convErr
-	jout, err := jcmd.StdoutPipe()
+	// stdout and stderr in one stream, as go test does: a panic (the judge's own time limit)
+	// is printed on stderr and becomes the check's output.
+	jout, jin, err := os.Pipe()
 	if err == nil {
 		conv.Stdin = jout
-		jcmd.Stderr = &judgeErr
+		jcmd.Stdout, jcmd.Stderr = jin, jin
 		err = jcmd.Start()
+		jin.Close()
+		defer jout.Close()
 	}
 	respR.Close()
 	reqW.Close()
@@ -399,6 +403,9 @@ func (env *runner) judge(ctx context.Context, r *result, judgeBin, workerBin, sc
 	}
 	switch {
 	case r.ended:
+		r.classify(env.timeout)
+	case ctx.Err() == nil && runCtx.Err() == nil && (len(r.checks) > 0 || len(r.output) > 0):
+		// The judge stopped without its last event (its own time limit panics): what it printed says why.
 		r.classify(env.timeout)
 	case ctx.Err() != nil:
 		r.status, r.reason = "stopped", "stopped before it finished"
@@ -556,6 +563,10 @@ func parseEvents(out []byte, byDir map[string]*result) {
 			case "fail":
 				c.passed = false
 			case "output":
+				if seed, ok := strings.CutPrefix(strings.TrimSpace(ev.Output), graderenv.SeedLine); ok {
+					r.seed = seed // printed by the judge when the first check starts
+					continue
+				}
 				c.lines = append(c.lines, c.cleanOutput(ev.Output)...)
 			}
 		case ev.Test != "" && ev.Action == "output":

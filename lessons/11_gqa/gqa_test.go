@@ -16,14 +16,13 @@ import (
 
 var lesson = grader.Lesson{Number: 11, Dir: "11_gqa"}
 
-// repeated records, per graph, whether a node held k or v repeated to Hq heads.
-var repeated string
-
-func attend(t *testing.T, q, k, v *mhatest.Tensor) (out, weights *mhatest.Tensor) {
+// attend runs the student's GroupedQueryAttention; repeated names a node of its graph that holds
+// k or v repeated to the query heads ("" if none). It is a local variable: a student's code
+// cannot reach it (a package-level one could be overwritten from the student's file).
+func attend(t *testing.T, q, k, v *mhatest.Tensor) (out, weights *mhatest.Tensor, repeated string) {
 	t.Helper()
 	what := fmt.Sprintf("GroupedQueryAttention(q %v, k %v, v %v)", q.Shape, k.Shape, v.Shape)
 	Hq, Lk := q.Shape[1], k.Shape[2]
-	repeated = ""
 	res := lesson.Run(t, what, func(g *Graph, in []*Node) []*Node {
 		out, weights := GroupedQueryAttention(in[0], in[1], in[2])
 		if k.Shape[1] != Hq {
@@ -46,7 +45,7 @@ func attend(t *testing.T, q, k, v *mhatest.Tensor) (out, weights *mhatest.Tensor
 	if err != nil {
 		lesson.Fatalf(t, "%s, weights: %v", what, err)
 	}
-	return out, weights
+	return out, weights, repeated
 }
 
 // modPairing is attention with query head h paired with key/value head h % Hkv (a usual mistake).
@@ -73,7 +72,7 @@ func modPairing(q, k, v *mhatest.Tensor) *mhatest.Tensor {
 func TestLesson(t *testing.T) {
 	t.Run("shapes", func(t *testing.T) {
 		q, k, v := grader.Rand(1, 2, 6, 3, 8), grader.Rand(2, 2, 2, 5, 8), grader.Rand(3, 2, 2, 5, 4)
-		out, weights := attend(t, q, k, v)
+		out, weights, _ := attend(t, q, k, v)
 		if !mhatest.SameShape(out.Shape, []int{2, 6, 3, 4}) {
 			lesson.Failf(t, "out: expected shape [2 6 3 4] ([B, Hq, Lq, dv]), got %v", out.Shape)
 		}
@@ -89,7 +88,7 @@ func TestLesson(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			q := grader.Rand(c.seedBase, 2, c.Hq, 3, 4)
 			k, v := grader.Rand(c.seedBase+1, 2, c.Hkv, 5, 4), grader.Rand(c.seedBase+2, 2, c.Hkv, 5, 3)
-			out, weights := attend(t, q, k, v)
+			out, weights, _ := attend(t, q, k, v)
 			wantOut, wantWeights := mhatest.Attention(q, k, v, mhatest.AttentionSpec{})
 			if !lesson.CloseHost(t, "weights vs mhatest.Attention", weights, wantWeights, 1e-5) {
 				if d, err := mhatest.MaxAbsDiff(weights, modPairing(q, k, v)); err == nil && d < 1e-5 && c.Hkv > 1 && c.Hkv < c.Hq {
@@ -101,7 +100,7 @@ func TestLesson(t *testing.T) {
 	}
 	t.Run("k and v are not repeated", func(t *testing.T) {
 		q, k, v := grader.Rand(40, 1, 8, 3, 4), grader.Rand(41, 1, 2, 7, 4), grader.Rand(42, 1, 2, 7, 4)
-		attend(t, q, k, v)
+		_, _, repeated := attend(t, q, k, v)
 		if repeated != "" {
 			lesson.Failf(t, "node %s holds the keys or values repeated to 8 heads [1, 8, 7, 4]: reshape q instead, so that each key head is used as it is", repeated)
 		}
@@ -110,7 +109,7 @@ func TestLesson(t *testing.T) {
 		// F.scaled_dot_product_attention(q, k, v, enable_gqa=True), 4 query heads over 2 kv heads
 		// (lessons/testdata/modern_gqa.safetensors, written by parity/modern_gen.py).
 		f := grader.LoadFixture(t, "modern_gqa")
-		out, _ := attend(t, f.Get(t, "query"), f.Get(t, "key"), f.Get(t, "value"))
+		out, _, _ := attend(t, f.Get(t, "query"), f.Get(t, "key"), f.Get(t, "value"))
 		lesson.CloseHost(t, "out vs PyTorch's scaled_dot_product_attention(enable_gqa=True)", out, f.Get(t, "out64"), 1e-5)
 	})
 }
