@@ -220,6 +220,12 @@ func (env *runner) gradeStudent(ctx context.Context, name, dir string, exercises
 			missing(e, fmt.Sprintf("the folder %s is missing", e.Dir))
 			continue
 		}
+		// The file the student edits was deleted: nothing to grade (and a compiler error about
+		// the grader's undefined names would hide why).
+		if _, err := os.Lstat(filepath.Join(sdir, e.File)); errors.Is(err, os.ErrNotExist) {
+			missing(e, "missing "+e.Path(e.File))
+			continue
+		}
 		repoDir := env.inLessons(e.Dir)
 		provided := map[string]bool{}
 		entries, err := os.ReadDir(sdir)
