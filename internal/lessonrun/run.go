@@ -33,10 +33,12 @@ type Options struct {
 	Stdout, Stderr io.Writer     // default os.Stdout, os.Stderr
 	Stdin          io.Reader     // reset's confirmation (default os.Stdin)
 
-	Yes       bool          // reset: do not ask
-	Output    string        // grade: the CSV file (default grades.csv)
-	Exercises string        // grade: comma-separated exercise numbers ("" = all)
-	Interval  time.Duration // watch: how often to look for saved files (default 500 ms)
+	Yes        bool          // reset: do not ask
+	Output     string        // grade: the CSV file (default grades.csv)
+	Exercises  string        // grade, gradescope: comma-separated exercise numbers ("" = all)
+	Gradescope string        // grade: also write this submission's results.json for Gradescope
+	Scoring    string        // grade --gradescope, gradescope: ScoringExercise (default) or ScoringChecks
+	Interval   time.Duration // watch: how often to look for saved files (default 500 ms)
 }
 
 // UsageError is a command-line mistake (a wrong number of arguments, an unknown exercise): the
@@ -115,8 +117,13 @@ func Run(ctx context.Context, sub string, args []string, o Options) error {
 			e, err = exerciseArg(args[0])
 		}
 	case "grade":
-		if len(args) == 0 {
+		switch {
+		case len(args) == 0:
 			err = usagef("lessons grade: give at least one student folder (a copy of lessons/)")
+		case o.Gradescope != "" && len(args) != 1:
+			err = usagef("lessons grade: --gradescope grades one submission: give exactly one folder (got %d)", len(args))
+		default:
+			err = checkScoring(o.Scoring)
 		}
 	default:
 		err = usagef("unknown lessons subcommand %q (%s)", sub, Subcommands)
@@ -173,7 +180,7 @@ func Run(ctx context.Context, sub string, args []string, o Options) error {
 		if output == "" {
 			output = "grades.csv"
 		}
-		return env.grade(ctx, args, exercises, output)
+		return env.grade(ctx, args, exercises, output, gradescopeOutput{path: o.Gradescope, scoring: o.Scoring})
 	}
 }
 
