@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,7 +51,7 @@ func (e *UsageError) Error() string { return e.Msg }
 func usagef(format string, args ...any) error { return &UsageError{fmt.Sprintf(format, args...)} }
 
 // Subcommands lists what Run accepts, for help texts.
-const Subcommands = "list, check, hint, watch, reset, solution, verify, grade"
+const Subcommands = "list, check, hint, watch, reset, solution, verify, grade, gradescope"
 
 // runner is what every subcommand needs.
 type runner struct {
@@ -125,6 +126,10 @@ func Run(ctx context.Context, sub string, args []string, o Options) error {
 		default:
 			err = checkScoring(o.Scoring)
 		}
+	case "gradescope":
+		if err = wantArgs(0, 0); err == nil {
+			err = checkScoring(o.Scoring)
+		}
 	default:
 		err = usagef("unknown lessons subcommand %q (%s)", sub, Subcommands)
 	}
@@ -164,7 +169,7 @@ func Run(ctx context.Context, sub string, args []string, o Options) error {
 		return env.reset(e, o.Yes, env.stdin)
 	case "verify":
 		return env.verify(ctx)
-	default: // grade
+	default: // grade, gradescope
 		exercises := lessons.Exercises
 		if o.Exercises != "" {
 			exercises = nil
@@ -173,10 +178,18 @@ func Run(ctx context.Context, sub string, args []string, o Options) error {
 				if err != nil {
 					return err
 				}
-				exercises = append(exercises, e)
+				if !slices.ContainsFunc(exercises, func(x lessons.Exercise) bool { return x.Dir == e.Dir }) {
+					exercises = append(exercises, e)
+				}
 			}
 		}
 		output := o.Output
+		if sub == "gradescope" {
+			if output == "" {
+				output = "autograder.zip"
+			}
+			return env.gradescopeZip(ctx, exercises, o.Scoring, output)
+		}
 		if output == "" {
 			output = "grades.csv"
 		}
