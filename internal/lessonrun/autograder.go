@@ -58,15 +58,15 @@ type autograderInfo struct {
 
 // gradescopeZip writes the autograder zip for the exercises to output.
 func (env *runner) gradescopeZip(ctx context.Context, exercises []lessons.Exercise, scoring, output string) error {
+	out := reportOutput{flag: "-o", path: output, isReport: isAutograderZip, kind: "an autograder zip of mhalab lessons gradescope"}
+	if err := checkReportOutputs([]reportOutput{out}, nil); err != nil {
+		return errors.New(strings.Replace(err.Error(), "grade: ", "gradescope: ", 1))
+	}
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		return fmt.Errorf("gradescope: build the autograder on linux/amd64 (Gradescope's machines): the mhalab it carries is compiled with cgo, which does not cross-compile here (%s/%s)", runtime.GOOS, runtime.GOARCH)
 	}
 	if scoring == "" {
 		scoring = ScoringExercise
-	}
-	out := reportOutput{flag: "-o", path: output, isReport: isAutograderZip, kind: "an autograder zip of mhalab lessons gradescope"}
-	if err := checkReportOutputs([]reportOutput{out}, nil); err != nil {
-		return errors.New(strings.Replace(err.Error(), "grade: ", "gradescope: ", 1))
 	}
 	goVersion, err := goModVersion(filepath.Join(env.root, "go.mod"))
 	if err != nil {
