@@ -1,7 +1,8 @@
 // Package lessonrun is the lesson runner behind `mhalab lessons`: it grades the exercises of
 // lessons/ (catalogue in package lessons) for a student (list, check, hint, watch, reset,
 // solution), for maintainers (verify: every stub fails, every reference solution passes) and for
-// teachers (grade: many students' copies, a report and a CSV).
+// teachers (grade: many students' copies, a report and a CSV, or Gradescope's results.json for
+// one; gradescope: the autograder zip for Gradescope).
 //
 // Grading runs `go test` on an exercise's package in a child process (its own process group,
 // killed at the time limit), after restoring the graders from the originals (lessons.Original)
