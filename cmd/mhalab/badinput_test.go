@@ -23,6 +23,7 @@ const (
 	fixtureInputs  = "../../parity/testdata/mha_self.inputs.safetensors"
 	garbageFile    = "testdata/bad/garbage.safetensors"
 	hugeHeader     = "testdata/bad/huge_header.safetensors"
+	lessonsStudent = "testdata/student" // a student's copy of lessons/ with one exercise folder
 )
 
 // badInputs are the bad command lines tried. Each must exit with code and print want (a
@@ -84,6 +85,12 @@ var badInputs = []struct {
 	{[]string{"chat", "--temperature", "1", "--top-p", "0"}, 1, "--top-p 0: want a number in (0, 1]"},
 	{[]string{"lessons", "grade", "/no/such/dir", "--root", "../.."}, 1, "/no/such/dir does not exist"},
 	{[]string{"lessons", "hint", "14", "--root", "../.."}, 2, `no exercise "14"`},
+	{[]string{"lessons", "grade", "--root", "../..", "-o", lessonsStudent + "/01_linear/linear.go", lessonsStudent}, 1, "is inside the student folder " + lessonsStudent},
+	{[]string{"lessons", "grade", "--root", "../..", "-o", garbageFile, lessonsStudent}, 1, "-o " + garbageFile + " exists and is not a CSV of mhalab lessons grade: refusing to overwrite it"},
+	{[]string{"lessons", "grade", "--root", "../..", "--gradescope", "results.json", lessonsStudent, lessonsStudent}, 2, "--gradescope grades one submission: give exactly one folder (got 2)"},
+	{[]string{"lessons", "grade", "--root", "../..", "--gradescope", "results.json", "--scoring", "half", lessonsStudent}, 2, `--scoring "half": want exercise`},
+	{[]string{"lessons", "gradescope", "--root", "../..", "extra"}, 2, "lessons gradescope: wrong number of arguments"},
+	{[]string{"lessons", "gradescope", "--root", "../..", "-o", garbageFile}, 1, "is not an autograder zip of mhalab lessons gradescope"},
 	{[]string{"sdpa", "--inputs", fixtureInputs}, 2, "--inputs and --out are required"},
 	{[]string{"sdpa", "--inputs", fixtureInputs, "--out", "out.safetensors", "--rope", "spiral"}, 2, `--rope "spiral": want half or interleaved`},
 	{[]string{"sdpa", "--inputs", fixtureInputs, "--out", "out.safetensors", "--window-left", "-1"}, 1, "--window-left -1: a window side must be >= 0"},

@@ -34,6 +34,16 @@ const lessonsUsage = `usage: mhalab lessons <subcommand> [flags]
   grade [-o FILE] [--exercises 1,3] DIR...
                        for teachers: each DIR is a student's copy of lessons/ (or of the
                        repository); prints a report and writes a CSV (default grades.csv)
+  grade --gradescope FILE [--scoring exercise|checks] [--exercises 1,3] DIR
+                       also writes FILE, the results.json of Gradescope's autograders, for
+                       the one submission DIR (scoring: 1 point per exercise, all or nothing
+                       (exercise, the default) or split over its checks (checks))
+  gradescope [--exercises 1,3] [--scoring exercise|checks] [-o autograder.zip]
+                       for teachers: the autograder zip to upload to Gradescope (setup.sh,
+                       run_autograder, this mhalab without the solutions, the lessons)
+
+  -o and --gradescope replace only a previous report of mhalab (never another file, never
+  a file in a student's folder), through a temporary file and a rename.
 
 flags (any subcommand):
   --backend B          go (default: nothing to install) or xla:cpu
@@ -67,6 +77,12 @@ func runLessons(args []string, stdout, stderr io.Writer) error {
 	case "grade":
 		fs.StringVar(&o.Output, "o", "grades.csv", "CSV file to write")
 		fs.StringVar(&o.Exercises, "exercises", "", "comma-separated exercise numbers to grade (default: all)")
+		fs.StringVar(&o.Gradescope, "gradescope", "", "also write this Gradescope results.json (exactly one DIR)")
+		fs.StringVar(&o.Scoring, "scoring", lessonrun.ScoringExercise, "Gradescope scoring: exercise (all or nothing) or checks (split over the checks)")
+	case "gradescope":
+		fs.StringVar(&o.Output, "o", "autograder.zip", "the autograder zip to write")
+		fs.StringVar(&o.Exercises, "exercises", "", "comma-separated exercise numbers to grade (default: all)")
+		fs.StringVar(&o.Scoring, "scoring", lessonrun.ScoringExercise, "scoring: exercise (all or nothing) or checks (split over the checks)")
 	case "watch":
 		fs.DurationVar(&o.Interval, "interval", 500*time.Millisecond, "how often to look for saved files")
 	}

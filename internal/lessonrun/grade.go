@@ -131,7 +131,7 @@ func (g *studentGrade) total() int {
 // grade grades each student folder (a copy of lessons/) on the given exercises, prints a
 // markdown table and writes a CSV. A submission that does not compile, crashes, hangs or lacks
 // files fails that exercise with the reason; the next one is graded all the same.
-func (env *runner) grade(ctx context.Context, dirs []string, exercises []lessons.Exercise, csvPath string) error {
+func (env *runner) grade(ctx context.Context, dirs []string, exercises []lessons.Exercise, csvPath string, gs gradescopeOutput) error {
 	// Every folder is checked before anything is graded or written: a typo in a path is an
 	// error, not a student with 0 points.
 	for _, dir := range dirs {
@@ -139,6 +139,11 @@ func (env *runner) grade(ctx context.Context, dirs []string, exercises []lessons
 			return err
 		}
 	}
+	// So are the files to write: only over a previous report, never in a student's folder.
+	if err := checkReportOutputs(gs.outputs(csvPath), dirs); err != nil {
+		return err
+	}
+	start := time.Now()
 	notes, err := env.restore(protectedFiles(exercises))
 	for _, n := range notes {
 		fmt.Fprintf(env.stderr, "mhalab lessons grade: %s\n", n)
@@ -166,6 +171,12 @@ func (env *runner) grade(ctx context.Context, dirs []string, exercises []lessons
 		return err
 	}
 	fmt.Fprintf(env.stdout, "\nCSV written to %s\n", csvPath)
+	if gs.path != "" {
+		if err := writeGradescope(gs.path, grades[0], gs.scoring, time.Since(start)); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "Gradescope results written to %s\n", gs.path)
+	}
 	return nil
 }
 
@@ -218,6 +229,12 @@ func (env *runner) gradeStudent(ctx context.Context, name, dir string, exercises
 		sdir := filepath.Join(base, e.Dir)
 		if !isDir(sdir) {
 			missing(e, fmt.Sprintf("the folder %s is missing", e.Dir))
+			continue
+		}
+		// The file the student edits was deleted: nothing to grade (and a compiler error about
+		// the grader's undefined names would hide why).
+		if _, err := os.Lstat(filepath.Join(sdir, e.File)); errors.Is(err, os.ErrNotExist) {
+			missing(e, "missing "+e.Path(e.File))
 			continue
 		}
 		repoDir := env.inLessons(e.Dir)
@@ -479,7 +496,7 @@ func gradeCSV(path string, grades []*studentGrade, exercises []lessons.Exercise)
 	if err := cw.Error(); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	if err := writeReport(path, b.Bytes()); err != nil {
 		return fmt.Errorf("writing the CSV: %w", err)
 	}
 	return nil

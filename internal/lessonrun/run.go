@@ -1,7 +1,8 @@
 // Package lessonrun is the lesson runner behind `mhalab lessons`: it grades the exercises of
 // lessons/ (catalogue in package lessons) for a student (list, check, hint, watch, reset,
 // solution), for maintainers (verify: every stub fails, every reference solution passes) and for
-// teachers (grade: many students' copies, a report and a CSV).
+// teachers (grade: many students' copies, a report and a CSV, or Gradescope's results.json for
+// one; gradescope: the autograder zip for Gradescope).
 //
 // Grading runs `go test` on an exercise's package in a child process (its own process group,
 // killed at the time limit), after restoring the graders from the originals (lessons.Original)
@@ -17,6 +18,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,11 +35,13 @@ type Options struct {
 	Stdout, Stderr io.Writer     // default os.Stdout, os.Stderr
 	Stdin          io.Reader     // reset's confirmation (default os.Stdin)
 
-	Yes       bool          // reset: do not ask
-	Output    string        // grade: the CSV file (default grades.csv)
-	Exercises string        // grade: comma-separated exercise numbers ("" = all)
-	Interval  time.Duration // watch: how often to look for saved files (default 500 ms)
-	Seed      string        // the seed of the checks' random inputs ("" = a fresh one each run)
+	Yes        bool          // reset: do not ask
+	Output     string        // grade: the CSV file (default grades.csv)
+	Exercises  string        // grade, gradescope: comma-separated exercise numbers ("" = all)
+	Gradescope string        // grade: also write this submission's results.json for Gradescope
+	Scoring    string        // grade --gradescope, gradescope: ScoringExercise (default) or ScoringChecks
+	Interval   time.Duration // watch: how often to look for saved files (default 500 ms)
+	Seed       string        // the seed of the checks' random inputs ("" = a fresh one each run)
 }
 
 // UsageError is a command-line mistake (a wrong number of arguments, an unknown exercise): the
@@ -49,7 +53,7 @@ func (e *UsageError) Error() string { return e.Msg }
 func usagef(format string, args ...any) error { return &UsageError{fmt.Sprintf(format, args...)} }
 
 // Subcommands lists what Run accepts, for help texts.
-const Subcommands = "list, check, hint, watch, reset, solution, verify, grade"
+const Subcommands = "list, check, hint, watch, reset, solution, verify, grade, gradescope"
 
 // runner is what every subcommand needs.
 type runner struct {
@@ -117,8 +121,17 @@ func Run(ctx context.Context, sub string, args []string, o Options) error {
 			e, err = exerciseArg(args[0])
 		}
 	case "grade":
-		if len(args) == 0 {
+		switch {
+		case len(args) == 0:
 			err = usagef("lessons grade: give at least one student folder (a copy of lessons/)")
+		case o.Gradescope != "" && len(args) != 1:
+			err = usagef("lessons grade: --gradescope grades one submission: give exactly one folder (got %d)", len(args))
+		default:
+			err = checkScoring(o.Scoring)
+		}
+	case "gradescope":
+		if err = wantArgs(0, 0); err == nil {
+			err = checkScoring(o.Scoring)
 		}
 	default:
 		err = usagef("unknown lessons subcommand %q (%s)", sub, Subcommands)
@@ -159,7 +172,7 @@ func Run(ctx context.Context, sub string, args []string, o Options) error {
 		return env.reset(e, o.Yes, env.stdin)
 	case "verify":
 		return env.verify(ctx)
-	default: // grade
+	default: // grade, gradescope
 		exercises := lessons.Exercises
 		if o.Exercises != "" {
 			exercises = nil
@@ -168,14 +181,22 @@ func Run(ctx context.Context, sub string, args []string, o Options) error {
 				if err != nil {
 					return err
 				}
-				exercises = append(exercises, e)
+				if !slices.ContainsFunc(exercises, func(x lessons.Exercise) bool { return x.Dir == e.Dir }) {
+					exercises = append(exercises, e)
+				}
 			}
 		}
 		output := o.Output
+		if sub == "gradescope" {
+			if output == "" {
+				output = "autograder.zip"
+			}
+			return env.gradescopeZip(ctx, exercises, o.Scoring, output)
+		}
 		if output == "" {
 			output = "grades.csv"
 		}
-		return env.grade(ctx, args, exercises, output)
+		return env.grade(ctx, args, exercises, output, gradescopeOutput{path: o.Gradescope, scoring: o.Scoring})
 	}
 }
 
