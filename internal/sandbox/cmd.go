@@ -190,10 +190,10 @@ func (c *Cmd) rules() []landlock.Rule {
 	rs := []landlock.Rule{
 		landlock.RODirs("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin").IgnoreIfMissing(),
 		// /etc narrowed to what the C library, the Go runtime and TLS read.
-		landlock.ROFiles("/etc/ld.so.cache", "/etc/ld.so.preload", "/etc/localtime", "/etc/nsswitch.conf",
+		landlock.ROFiles("/etc/ld.so.cache", "/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/localtime", "/etc/nsswitch.conf",
 			"/etc/passwd", "/etc/group", "/etc/hosts", "/etc/resolv.conf", "/etc/host.conf", "/etc/gai.conf",
 			"/etc/mime.types").IgnoreIfMissing(),
-		landlock.RODirs("/etc/ssl", "/etc/pki", "/etc/ca-certificates").IgnoreIfMissing(),
+		landlock.RODirs("/etc/ld.so.conf.d", "/etc/ssl", "/etc/pki", "/etc/ca-certificates").IgnoreIfMissing(),
 		// What the Go runtime and XLA read about the machine (CPUs, memory, huge pages).
 		landlock.ROFiles("/proc/cpuinfo", "/proc/meminfo", "/proc/stat").IgnoreIfMissing(),
 		landlock.RODirs("/sys/devices/system/cpu", "/sys/kernel/mm/transparent_hugepage").IgnoreIfMissing(),
