@@ -153,17 +153,22 @@ func (c *Cmd) prepareForUID() error {
 // rewritten.
 func (c *Cmd) childEnv() []string {
 	env := []string{"HOME=" + c.p.Dir, "TMPDIR=" + c.p.Dir}
-	hasPath := false
+	has := map[string]bool{}
 	for _, kv := range c.p.Env {
 		k, v, _ := strings.Cut(kv, "=")
 		if k == "HOME" || k == "TMPDIR" {
 			continue
 		}
-		hasPath = hasPath || k == "PATH"
+		has[k] = true
 		env = append(env, k+"="+c.stage.childPath(v))
 	}
-	if !hasPath {
+	if !has["PATH"] {
 		env = append(env, "PATH=/usr/local/bin:/usr/bin:/bin")
+	}
+	if !has["MALLOC_ARENA_MAX"] {
+		// glibc reserves an arena of 64 MiB of address space per thread (up to 8 per core):
+		// under an address-space limit that, not memory, is what XLA's threads run out of.
+		env = append(env, "MALLOC_ARENA_MAX=2")
 	}
 	return env
 }
@@ -440,7 +445,10 @@ func (c *Cmd) limitFromStderr() string {
 		return false
 	}
 	switch {
-	case has("errno=11", "ulimit -u", "resource temporarily unavailable", "pthread_create failed", "fatal error: newosproc"):
+	case has("pthread_create() failed", "pthread_create failed") && !has("errno=12"):
+		// XLA/absl: EAGAIN is both "no more tasks" and "no memory for the thread's stack".
+		return fmt.Sprintf("memory limit %s or process limit %d (a thread could not be created)", bytesWords(c.p.Memory), c.p.Procs)
+	case has("errno=11", "ulimit -u", "resource temporarily unavailable", "fatal error: newosproc"):
 		return fmt.Sprintf("process limit %d", c.p.Procs)
 	case has("out of memory", "cannot allocate memory", "bad_alloc", "errno=12", "failed to reserve", "resource_exhausted"):
 		return "memory limit " + bytesWords(c.p.Memory)

@@ -99,6 +99,8 @@ func attack(name string, args []string) int {
 	case "flood":
 		for i := range 2000 {
 			c := exec.Command("/bin/sleep", args[0])
+			// Its own session: a process-group kill alone would miss it.
+			c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 			if err := c.Start(); err != nil {
 				fmt.Fprintf(os.Stderr, "child %d: %v\n", i, err)
 				return 3
@@ -341,8 +343,9 @@ func TestMemory(t *testing.T) {
 	b := base(t)
 	dir := mkdir(t, b, "work")
 	o, out, _ := run(t, Policy{Dir: dir}, 30*time.Second, "alloc")
-	if o.Limit != "memory limit 2 GiB" || strings.Contains(out, "ALLOCATED") {
-		t.Errorf("Limit %q (want memory limit 2 GiB), stdout %q", o.Limit, out)
+	want := "memory limit " + bytesWords(DefaultMemory)
+	if o.Limit != want || strings.Contains(out, "ALLOCATED") {
+		t.Errorf("Limit %q (want %s), stdout %q", o.Limit, want, out)
 	}
 }
 
