@@ -82,7 +82,7 @@ func trampoline(c childConfig) error {
 	if c.RulesetFD >= 0 && c.ProcSelf {
 		// /proc/self is this process; after Exec it is still the target's (same pid). Grant
 		// reading it (maps, status, cgroup, mountinfo, its threads) and nothing else of /proc's
-		// pid folders. Opened before the uid-independent Landlock domain exists.
+		// pid folders (/proc/<pid> of other processes, including the grader's, stays closed).
 		fd, err := unix.Open("/proc/self", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
 		if err != nil {
 			return fmt.Errorf("sandbox: open /proc/self: %w", err)

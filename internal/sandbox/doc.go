@@ -43,10 +43,34 @@
 // As an ordinary user (a teacher's laptop) the child keeps the caller's uid inside its own user
 // namespace; Landlock is then what keeps it out of the caller's files.
 //
+// # What the child can read
+//
+// Landlock grants read/execute on /usr, /lib*, /bin, /sbin; a short list of /etc files (the
+// dynamic loader's cache and config, passwd, group, hosts, resolv.conf, localtime, TLS roots);
+// /proc/cpuinfo, /proc/meminfo, /proc/stat, /sys/devices/system/cpu and transparent-huge-page
+// settings; /dev/null (read/write), /dev/zero, /dev/urandom, /dev/random; the program and
+// ReadOnly; everything beneath Dir (read/write). The child shares the machine's /proc mount
+// (there is no mount namespace), so the trampoline adds a rule for its own /proc/<pid> only
+// (still the target's after exec): /proc/1/cmdline, the grader's and the classmates'
+// /proc/<pid> stay closed. A child of the target cannot read its own /proc/self (Go's runtime
+// copes: its cgroup CPU-limit lookup falls back to the CPU count).
+//
+// # Memory
+//
+// The memory limit is RLIMIT_AS, address space rather than resident memory. The XLA CPU
+// client for a 3-element graph reserves 2.45 GiB of it on a 2-core machine (117 MiB resident),
+// most of it glibc's per-thread malloc arenas: the child gets MALLOC_ARENA_MAX=2 unless
+// Policy.Env sets it (then 1.57 GiB), and the default limit is 4 GiB.
+//
 // # Fallbacks
 //
 // [Probe] says what this machine enforces; mechanisms that are missing are reported, never
 // pretended. Without a PID namespace the whole-tree kill is a process-group kill, which a child
 // escapes with setsid or setpgid; without a network namespace only TCP (Landlock ABI ≥ 4) is
-// denied; without Landlock a non-root child can write wherever the caller can.
+// denied; without Landlock a non-root child can write wherever the caller can. Without a uid
+// switch (root, Policy refused) RLIMIT_NPROC does not bind: the kernel exempts root.
+//
+// A Cmd is used by one goroutine. Its trampoline gets SIGKILL when the OS thread that started
+// it exits (Pdeathsig): do not Start from a goroutine that called runtime.LockOSThread and
+// returns before Wait.
 package sandbox

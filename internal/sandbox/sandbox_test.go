@@ -276,9 +276,17 @@ func TestReadSecret(t *testing.T) {
 	secret := filepath.Join(teacher, "answers.txt")
 	os.WriteFile(secret, []byte("the answers"), 0o644)
 	os.Chmod(secret, 0o644)
-	_, out, _ := run(t, Policy{Dir: dir}, 20*time.Second, "read", secret)
-	if !strings.Contains(out, "DENIED") || strings.Contains(out, "the answers") {
+	// /proc/1 is the machine's init: the child shares the machine's /proc mount, and may read
+	// only its own /proc/self (plus cpuinfo, meminfo, stat).
+	_, out, _ := run(t, Policy{Dir: dir}, 20*time.Second, "read", secret, "/proc/1/cmdline", "/proc/self/status")
+	if !strings.Contains(out, "DENIED "+secret) || strings.Contains(out, "the answers") {
 		t.Errorf("the child read the teacher's file:\n%s", out)
+	}
+	if !strings.Contains(out, "DENIED /proc/1/cmdline") {
+		t.Errorf("the child read another process's /proc:\n%s", out)
+	}
+	if !strings.Contains(out, "READ /proc/self/status") {
+		t.Errorf("the child could not read its own /proc/self:\n%s", out)
 	}
 }
 
