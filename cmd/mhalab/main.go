@@ -107,7 +107,7 @@ var commands = []command{
 }
 
 func main() {
-	sandbox.Main() // in a sandbox's trampoline: apply the policy and exec the student's program (never returns)
+	sandbox.Main()                     // in a sandbox's trampoline: apply the policy and exec the student's program (never returns)
 	mhalib.InstallDotGeneralGradient() // DotGeneral's gradient as matrix products (mhalib/dotgrad.go)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -68,7 +68,8 @@
 // pretended. Without a PID namespace the whole-tree kill is a process-group kill, which a child
 // escapes with setsid or setpgid; without a network namespace only TCP (Landlock ABI ≥ 4) is
 // denied; without Landlock a non-root child can write wherever the caller can. Without a uid
-// switch (root, Policy refused) RLIMIT_NPROC does not bind: the kernel exempts root.
+// switch (root, but setuid unavailable) RLIMIT_NPROC does not bind: the kernel exempts root.
+// A staged ReadOnly folder is readable to the child whole, whatever the modes beneath it.
 //
 // A Cmd is used by one goroutine. Its trampoline gets SIGKILL when the OS thread that started
 // it exits (Pdeathsig): do not Start from a goroutine that called runtime.LockOSThread and
