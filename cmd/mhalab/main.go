@@ -28,6 +28,7 @@ import (
 	"os"
 
 	_ "github.com/mhalab/mhalab/fastgo" // fast pure-Go matmul for the "go" backend (MHALAB_FASTGO=0: off)
+	"github.com/mhalab/mhalab/internal/sandbox"
 	"github.com/mhalab/mhalab/mhalib"
 )
 
@@ -106,6 +107,7 @@ var commands = []command{
 }
 
 func main() {
+	sandbox.Main()                     // in a sandbox's trampoline: apply the policy and exec the student's program (never returns)
 	mhalib.InstallDotGeneralGradient() // DotGeneral's gradient as matrix products (mhalib/dotgrad.go)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
