@@ -132,7 +132,7 @@ func (env *runner) report(r *result) {
 			fmt.Fprintf(w, "  Compare with the reference solution: `mhalab lessons solution %d`.\n", e.Number)
 		}
 		return
-	case "time limit", "crashed":
+	case "time limit", "crashed", "memory limit", "process limit":
 		if r.status == "crashed" {
 			fmt.Fprintf(w, "  ✗ Your code crashed: %s\n", r.reason)
 		} else {

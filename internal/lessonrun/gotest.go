@@ -243,7 +243,14 @@ func (env *runner) runGoTest(ctx context.Context, run goTestRun) []*result {
 		return fail("error", err.Error())
 	}
 	defer os.RemoveAll(scratch)
+	// The sandbox's uid must be able to reach its folder inside (0711: not list what is here).
+	if err := os.Chmod(scratch, 0o711); err != nil {
+		return fail("error", err.Error())
+	}
 	judges := run.judges
+	if judges == nil {
+		judges = env.judges
+	}
 	if judges == nil {
 		if judges, err = env.buildJudges(ctx, run.exercises, scratch); err != nil {
 			return fail("error", err.Error())
@@ -427,14 +434,24 @@ func (env *runner) judge(ctx context.Context, r *result, judgeBin, workerBin, sc
 		switch {
 		case strings.HasPrefix(r.worker, "memory limit"):
 			r.status = "memory limit"
+			r.reason = "used more memory than allowed and was stopped (" + r.worker + ")"
 		case strings.HasPrefix(r.worker, "time limit"), strings.HasPrefix(r.worker, "CPU time limit"):
 			r.status = "time limit"
+			r.reason = fmt.Sprintf("ran longer than the time limit (%s) and was stopped: is there an infinite loop? (%s)", env.timeout, r.worker)
 		case strings.HasPrefix(r.worker, "process limit"):
 			r.status = "process limit"
+			r.reason = "started too many processes or threads and was stopped (" + r.worker + ")"
 		default:
 			r.status = "crashed"
+			r.reason = r.worker
+			// The stack of the crash, for the places in the student's files.
+			for _, line := range strings.Split(workerOut.String(), "\n") {
+				if len(r.output) > 200 {
+					break
+				}
+				r.output = append(r.output, line)
+			}
 		}
-		r.reason = r.worker
 	}
 }
 

@@ -143,6 +143,11 @@ func (env *runner) grade(ctx context.Context, dirs []string, exercises []lessons
 	if err := checkReportOutputs(gs.outputs(csvPath), dirs); err != nil {
 		return err
 	}
+	// Each student's code runs in the sandbox; without one, a class is not graded by default.
+	if !env.noSandbox && !isolation().Confined() && len(dirs) > 1 {
+		return fmt.Errorf("grade: no sandbox can be set up on this machine (%s), so one student's code could read or change another's work and your files: grade one folder at a time, in a container or a throwaway account, or give --no-sandbox to accept that", isolation())
+	}
+	fmt.Fprintf(env.stderr, "mhalab lessons grade: %s\n", env.isolationLine())
 	start := time.Now()
 	notes, err := env.restore(protectedFiles(exercises))
 	for _, n := range notes {
@@ -151,6 +156,16 @@ func (env *runner) grade(ctx context.Context, dirs []string, exercises []lessons
 	if err != nil {
 		return err
 	}
+	// The judges (the graders with the original stubs) are the same for every student: built once.
+	jdir, err := os.MkdirTemp("", "mhalab-judges-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(jdir)
+	if env.judges, err = env.buildJudges(ctx, exercises, jdir); err != nil {
+		return err
+	}
+	defer func() { env.judges = nil }()
 	var grades []*studentGrade
 	seen := map[string]int{}
 	for _, dir := range dirs {

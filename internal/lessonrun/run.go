@@ -42,6 +42,8 @@ type Options struct {
 	Scoring    string        // grade --gradescope, gradescope: ScoringExercise (default) or ScoringChecks
 	Interval   time.Duration // watch: how often to look for saved files (default 500 ms)
 	Seed       string        // the seed of the checks' random inputs ("" = a fresh one each run)
+	NoSandbox  bool          // run the students' programs without the sandbox (grade refuses several students without one)
+	Memory     int64         // memory limit of a student's program, bytes (0 = the sandbox's default)
 }
 
 // UsageError is a command-line mistake (a wrong number of arguments, an unknown exercise): the
@@ -65,6 +67,10 @@ type runner struct {
 	stderr  io.Writer
 	stdin   io.Reader
 	seed    string // MHALAB_GRADER_SEED for the judges ("" = each judge draws its own)
+
+	judges    *judgeSet // grade: the judges built once for the class
+	noSandbox bool      // run the workers without the sandbox (--no-sandbox)
+	memory    int64     // the workers' memory limit, bytes (0 = sandbox.DefaultMemory)
 }
 
 // Run runs the subcommand sub ("" = list) with its positional arguments. ctx ends a check,
@@ -74,7 +80,7 @@ func Run(ctx context.Context, sub string, args []string, o Options) error {
 	if sub == "" {
 		sub = "list"
 	}
-	env := &runner{backend: o.Backend, timeout: o.Timeout, compile: o.CompileTimeout, stdout: o.Stdout, stderr: o.Stderr, stdin: o.Stdin, seed: o.Seed}
+	env := &runner{backend: o.Backend, timeout: o.Timeout, compile: o.CompileTimeout, stdout: o.Stdout, stderr: o.Stderr, stdin: o.Stdin, seed: o.Seed, noSandbox: o.NoSandbox, memory: o.Memory}
 	if env.backend == "" {
 		env.backend = "go"
 	}

@@ -1,13 +1,21 @@
 package lessonrun
 
-// Starting the student's program (the worker): in the sandbox of internal/sandbox.
+// Starting the student's program (the worker): in the sandbox of internal/sandbox by default, or
+// as a plain child process with --no-sandbox.
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/mhalab/mhalab/internal/sandbox"
+	"github.com/mhalab/mhalab/xla"
 )
 
 // workerSpec is what the worker needs: its binary, its only writable folder, the pipes to the
@@ -24,33 +32,131 @@ type workerSpec struct {
 
 // workerOutcome is how the worker ended.
 type workerOutcome struct {
-	limit string // "" or the limit that stopped it, in words ("memory limit 2 GiB")
+	limit string // "" or the limit that stopped it, in words ("memory limit 4 GiB")
 }
 
+// workerProc is a started worker: sandboxed (box) or plain (cmd).
 type workerProc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
+	box *sandbox.Cmd
+	cmd *exec.Cmd
+}
+
+var (
+	probeOnce sync.Once
+	probed    sandbox.Isolation
+)
+
+// isolation is what the sandbox can enforce on this machine, probed once.
+func isolation() sandbox.Isolation {
+	probeOnce.Do(func() { probed = sandbox.Probe() })
+	return probed
+}
+
+// sandboxed reports whether the workers run in the sandbox.
+func (env *runner) sandboxed() bool { return !env.noSandbox && isolation().Confined() }
+
+// isolationLine says in one line how the students' programs are isolated, with the limits.
+func (env *runner) isolationLine() string {
+	if env.noSandbox {
+		return "no sandbox (--no-sandbox): the students' programs run with your rights; time limit " + env.timeout.String() + " (whole process group)"
+	}
+	iso := isolation()
+	if !iso.Confined() {
+		return "no sandbox available here (" + iso.String() + "): the students' programs would run with your rights"
+	}
+	mem := env.memory
+	if mem == 0 {
+		mem = sandbox.DefaultMemory
+	}
+	s := iso.String()
+	if i := strings.Index(s, "; limits:"); i >= 0 {
+		s = s[:i]
+	}
+	return fmt.Sprintf("sandbox: %s; limits per exercise: memory %s, CPU time %s, %d tasks, %d open files, no network, writes only in its own temporary folder",
+		s, bytesWords(mem), env.timeout, sandbox.DefaultProcs, sandbox.DefaultFiles)
+}
+
+func bytesWords(n int64) string {
+	if n%(1<<30) == 0 {
+		return fmt.Sprintf("%d GiB", n>>30)
+	}
+	return fmt.Sprintf("%d MiB", n>>20)
 }
 
 // startWorker starts the worker. wait stops whatever is left of it and returns how it ended.
 func (env *runner) startWorker(ctx context.Context, spec workerSpec) (*workerProc, error) {
-	cmd := exec.CommandContext(ctx, spec.bin, spec.args...)
-	cmd.Dir = spec.workDir
-	cmd.Env = spec.env
-	cmd.ExtraFiles = spec.extra
-	cmd.Stdout, cmd.Stderr = spec.out, spec.out
-	processGroup(cmd)
-	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
+	if !env.sandboxed() {
+		cmd := exec.CommandContext(ctx, spec.bin, spec.args...)
+		cmd.Dir = spec.workDir
+		cmd.Env = spec.env
+		cmd.ExtraFiles = spec.extra
+		cmd.Stdout, cmd.Stderr = spec.out, spec.out
+		processGroup(cmd)
+		cmd.WaitDelay = 2 * time.Second
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		return &workerProc{cmd: cmd}, nil
+	}
+	p := sandbox.Policy{
+		Dir:        spec.dir,
+		WorkDir:    spec.workDir,
+		Memory:     env.memory,
+		CPU:        env.timeout,
+		Env:        spec.env,
+		Stdout:     spec.out,
+		Stderr:     spec.out,
+		ExtraFiles: spec.extra,
+	}
+	if strings.HasPrefix(env.backend, "xla:") {
+		// The PJRT plugin, read-only; the worker finds it through PJRT_PLUGIN_LIBRARY_PATH.
+		if plugin, err := xla.FindPlugin(strings.TrimPrefix(env.backend, "xla:")); err == nil {
+			dir := filepath.Dir(plugin)
+			p.ReadOnly = append(p.ReadOnly, dir)
+			p.Env = append(withoutVar(p.Env, "PJRT_PLUGIN_LIBRARY_PATH"), "PJRT_PLUGIN_LIBRARY_PATH="+dir)
+		}
+	}
+	box, err := sandbox.Command(ctx, p, spec.bin, spec.args...)
+	if err != nil {
 		return nil, err
 	}
-	return &workerProc{cmd: cmd}, nil
+	if err := box.Start(); err != nil {
+		return nil, err
+	}
+	return &workerProc{box: box}, nil
 }
 
+// wait stops the worker and everything it started, and says how it ended.
 func (w *workerProc) wait() workerOutcome {
+	if w.box != nil {
+		out := make(chan sandbox.Outcome, 1)
+		go func() { out <- w.box.Wait() }()
+		select {
+		case o := <-out:
+			return workerOutcome{limit: o.Limit}
+		case <-time.After(200 * time.Millisecond):
+		}
+		// Still running after the judge finished: it is stopped (not a limit of its own).
+		w.box.Kill()
+		o := <-out
+		if strings.HasPrefix(o.Limit, "time limit") {
+			o.Limit = ""
+		}
+		return workerOutcome{limit: o.Limit}
+	}
 	if w.cmd.Cancel != nil {
 		_ = w.cmd.Cancel()
 	}
 	_ = w.cmd.Wait()
 	return workerOutcome{}
+}
+
+func withoutVar(env []string, name string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

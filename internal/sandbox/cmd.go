@@ -326,6 +326,9 @@ func (c *Cmd) killTree() {
 	syscall.Kill(-pid, syscall.SIGKILL)
 }
 
+// Kill stops the program and its whole process tree now; Wait still reports and cleans up.
+func (c *Cmd) Kill() { c.killTree() }
+
 // Run starts the program and waits for it.
 func (c *Cmd) Run() Outcome {
 	if err := c.Start(); err != nil {
