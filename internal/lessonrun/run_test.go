@@ -127,6 +127,8 @@ func cli(root string, args ...string) (int, string, string) {
 			}
 		case "-y":
 			o.Yes = true
+		case "--no-sandbox":
+			o.NoSandbox = true
 		default:
 			pos = append(pos, a)
 		}
