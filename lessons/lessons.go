@@ -149,4 +149,3 @@ func EmbeddedNames() []string {
 	slices.Sort(out)
 	return out
 }
-

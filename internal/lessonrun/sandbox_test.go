@@ -172,7 +172,7 @@ func TestGradeHostileClass(t *testing.T) {
 	}`, student("bob"), filepath.Join(root, "lessons", ex1.Dir, ex1.File), filepath.Join(home, "planted.txt"), tmpTarget,
 		filepath.Join(home, ".bashrc"), class, root, home)
 	subs := map[string]string{
-		"alice":  solved(t, ex1),                         // honest and right
+		"alice":  solved(t, ex1),                          // honest and right
 		"bob":    string(pristine(t, ex1.Path(ex1.File))), // the stub
 		"vandal": linearWith(vandalBody),
 		"reader": linearWith(fmt.Sprintf(`	data, err := os.ReadFile(%q)
