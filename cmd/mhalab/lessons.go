@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -47,8 +48,19 @@ const lessonsUsage = `usage: mhalab lessons <subcommand> [flags]
 
 flags (any subcommand):
   --backend B          go (default: nothing to install) or xla:cpu
-  --timeout D          time limit for running the code of one exercise (default 60s)
+  --timeout D          time limit (wall and CPU) for running the code of one exercise (default 60s)
+  --memory SIZE        memory limit of the program running a student's code (default 4GiB)
+  --seed N             the seed of the checks' random inputs (default: a fresh one every run;
+                       the report prints it, so a run can be repeated)
+  --no-sandbox         run the students' code without the sandbox (grade refuses several
+                       students when no sandbox can be set up, unless this is given)
   --root DIR           the mhalab repository (default: found from the current folder)
+
+A student's code runs in its own process, in a sandbox where one is available (Linux:
+Landlock, namespaces, a separate uid as root, resource limits): it can only write its own
+temporary folder, reach no network, and its process tree is killed at the end. That process
+computes outputs; a separate process decides every check. lessons/README.md says what is
+and is not guaranteed.
 
 Progress is kept in lessons/.mhalab-progress.json: delete it to start over.
 lessons/README.md has the students' and the teachers' guides.
@@ -70,6 +82,11 @@ func runLessons(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Backend, "backend", "go", "backend of the exercises: go or xla:cpu")
 	fs.DurationVar(&o.Timeout, "timeout", 60*time.Second, "time limit for running the code of one exercise")
 	fs.DurationVar(&o.CompileTimeout, "compile-timeout", 5*time.Minute, "time allowed for compiling, on top of --timeout")
+	mem := bytesFlag(0)
+	fs.Var(&mem, "memory", "memory limit of the program running a student's code (e.g. 4GiB)")
+	var seed uint64
+	fs.Uint64Var(&seed, "seed", 0, "seed of the checks' random inputs (default: a fresh one)")
+	fs.BoolVar(&o.NoSandbox, "no-sandbox", false, "run the students' code without the sandbox")
 	switch sub {
 	case "reset":
 		fs.BoolVar(&o.Yes, "y", false, "do not ask for confirmation")
@@ -96,6 +113,17 @@ func runLessons(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.Timeout <= 0 || o.CompileTimeout <= 0 || (sub == "watch" && o.Interval <= 0) {
 		return &usageError{"--timeout, --compile-timeout and --interval must be positive"}
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "seed":
+			o.Seed = strconv.FormatUint(seed, 10)
+		case "memory":
+			o.Memory = int64(mem)
+		}
+	})
+	if o.Memory != 0 && o.Memory < 512<<20 {
+		return fmt.Errorf("--memory %s: too small; a program running GoMLX needs at least 512 MiB of address space (the default is 4 GiB)", mem.String())
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -152,6 +152,9 @@ func (env *runner) report(r *result) {
 	if summary == "" {
 		summary = "No"
 	}
+	if r.seed != "" {
+		fmt.Fprintf(w, "  (The checks' random inputs came from seed %s: `mhalab lessons check %d --seed %s` repeats them.)\n", r.seed, e.Number, r.seed)
+	}
 	fmt.Fprintf(w, "%s checks pass. Edit lessons/%s, save, and check again. Stuck? `mhalab lessons hint %d`\n", summary, e.Path(e.File), e.Number)
 }
 

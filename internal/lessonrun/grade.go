@@ -66,7 +66,7 @@ func (env *runner) verify(ctx context.Context) error {
 		overlay[env.inLessons(e.Path(e.File))] = ""
 		overlay[env.inLessons(e.Path(e.Solution))] = copyPath
 	}
-	fmt.Fprintf(env.stdout, "mhalab lessons verify: %d exercises on backend %s (stubs, then solutions)\n\n", len(lessons.Exercises), env.backend)
+	fmt.Fprintf(env.stdout, "mhalab lessons verify: %d exercises on backend %s (stubs, then solutions), random inputs from seed %s (--seed repeats them)\n\n", len(lessons.Exercises), env.backend, env.seed)
 	stubs := env.runGoTest(ctx, goTestRun{exercises: lessons.Exercises})
 	solved := env.runGoTest(ctx, goTestRun{exercises: lessons.Exercises, tags: []string{"solution"}, overlay: overlay})
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
@@ -148,6 +148,7 @@ func (env *runner) grade(ctx context.Context, dirs []string, exercises []lessons
 		return fmt.Errorf("grade: no sandbox can be set up on this machine (%s), so one student's code could read or change another's work and your files: grade one folder at a time, in a container or a throwaway account, or give --no-sandbox to accept that", isolation())
 	}
 	fmt.Fprintf(env.stderr, "mhalab lessons grade: %s\n", env.isolationLine())
+	fmt.Fprintf(env.stderr, "mhalab lessons grade: random inputs from seed %s (--seed %s repeats this grading)\n", env.seed, env.seed)
 	start := time.Now()
 	notes, err := env.restore(protectedFiles(exercises))
 	for _, n := range notes {
@@ -182,6 +183,7 @@ func (env *runner) grade(ctx context.Context, dirs []string, exercises []lessons
 		}
 	}
 	gradeTable(env.stdout, grades, exercises)
+	fmt.Fprintf(env.stdout, "\nThe checks' random inputs came from seed %s (`--seed %s` repeats them).\n", env.seed, env.seed)
 	if err := gradeCSV(csvPath, grades, exercises); err != nil {
 		return err
 	}

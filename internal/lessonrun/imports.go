@@ -50,6 +50,11 @@ func checkImports(e lessons.Exercise, files map[string][]byte) []string {
 			}
 			at := fset.Position(spec.Pos())
 			where := fmt.Sprintf("%s:%d", name, at.Line)
+			if p == "C" {
+				// cgo would compile the preamble with the grader's rights, outside the sandbox.
+				problems = append(problems, fmt.Sprintf("%s: imports C: cgo is not allowed in the graded files (write the exercise in Go with GoMLX's graph operations).", where))
+				continue
+			}
 			for _, r := range e.Forbidden() {
 				if p == r.Import || strings.HasPrefix(p, r.Import+"/") {
 					problems = append(problems, fmt.Sprintf("%s: imports %s: %s.", where, p, r.Why))

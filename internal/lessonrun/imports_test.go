@@ -36,6 +36,10 @@ func TestCheckImports(t *testing.T) {
 		{"does not parse", 5, "package sdpa\nfunc (", nil},
 		{"linkname", 5, "package sdpa\n\nimport _ \"unsafe\"\n\n//go:linkname sdpa github.com/mhalab/mhalab/mhalib.ScaledDotProductAttention\nfunc sdpa()\n",
 			[]string{"x.go:5: //go:linkname"}},
+		// cgo compiles the preamble with the grader's rights, outside the sandbox: an
+		// #include of a teacher's file would show it in the compiler's messages.
+		{"cgo", 5, "package sdpa\n\n// #include \"/home/teacher/secret.txt\"\nimport \"C\"\n",
+			[]string{"x.go:4: imports C: cgo"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

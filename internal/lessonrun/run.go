@@ -14,6 +14,8 @@ package lessonrun
 import (
 	"bytes"
 	"context"
+	crand "crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -98,6 +100,14 @@ func Run(ctx context.Context, sub string, args []string, o Options) error {
 	}
 	if env.stdin == nil {
 		env.stdin = os.Stdin
+	}
+	if env.seed == "" {
+		// One seed for the whole run, drawn here and printed: --seed repeats it.
+		var b [8]byte
+		if _, err := crand.Read(b[:]); err != nil {
+			return err
+		}
+		env.seed = strconv.FormatUint(binary.LittleEndian.Uint64(b[:])>>1, 10)
 	}
 	if env.backend != "go" && env.backend != "xla:cpu" {
 		return usagef("--backend %q: the exercises run on go or xla:cpu", env.backend)

@@ -23,6 +23,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mhalab/mhalab/internal/sandbox"
 )
 
 // treeHash hashes every file (path, mode and content) and symlink under dir, skipping the
@@ -267,5 +269,34 @@ func TestGradeHostileClass(t *testing.T) {
 	if _, err := os.Stat(tmpTarget); err == nil {
 		os.Remove(tmpTarget)
 		t.Errorf("a student's program wrote %s", tmpTarget)
+	}
+}
+
+// TestGradeRefusesAClassWithoutSandbox: where no sandbox can be set up, grade refuses several
+// students (one line saying why) unless --no-sandbox is given; one student is graded.
+func TestGradeRefusesAClassWithoutSandbox(t *testing.T) {
+	saved := probeIsolation
+	probeIsolation = func() sandbox.Isolation { return sandbox.Isolation{Note: "test: no user namespaces, no Landlock"} }
+	defer func() { probeIsolation = saved }()
+	root := copyRepo(t)
+	class := t.TempDir()
+	var dirs []string
+	for _, name := range []string{"ann", "ben"} {
+		dirs = append(dirs, filepath.Join(class, name))
+		if err := writeTestFile(filepath.Join(class, name, ex1.Path(ex1.File)), string(pristine(t, ex1.Path(ex1.File)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	csvPath := filepath.Join(t.TempDir(), "grades.csv")
+	code, out, stderr := cli(root, append([]string{"grade", "--exercises", "1", "-o", csvPath}, dirs...)...)
+	if code != 1 || !strings.Contains(stderr, "no sandbox can be set up") || !strings.Contains(stderr, "--no-sandbox") || strings.Contains(out, "|") {
+		t.Errorf("grade of 2 students without a sandbox: exit %d\n%s%s", code, out, stderr)
+	}
+	if _, err := os.Stat(csvPath); err == nil {
+		t.Errorf("the refused grading wrote %s", csvPath)
+	}
+	code, out, stderr = cli(root, append([]string{"grade", "--exercises", "1", "-o", csvPath, "--no-sandbox"}, dirs...)...)
+	if code != 0 || !strings.Contains(stderr, "no sandbox (--no-sandbox)") || !strings.Contains(out, "| ben | ✗ | 0/1 |") {
+		t.Errorf("grade --no-sandbox: exit %d\n%s%s", code, out, stderr)
 	}
 }

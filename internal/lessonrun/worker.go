@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mhalab/mhalab/internal/sandbox"
@@ -41,16 +40,11 @@ type workerProc struct {
 	cmd *exec.Cmd
 }
 
-var (
-	probeOnce sync.Once
-	probed    sandbox.Isolation
-)
+// probeIsolation probes the sandbox (tests replace it to play a machine without one).
+var probeIsolation = sandbox.Probe
 
 // isolation is what the sandbox can enforce on this machine, probed once.
-func isolation() sandbox.Isolation {
-	probeOnce.Do(func() { probed = sandbox.Probe() })
-	return probed
-}
+func isolation() sandbox.Isolation { return probeIsolation() }
 
 // sandboxed reports whether the workers run in the sandbox.
 func (env *runner) sandboxed() bool { return !env.noSandbox && isolation().Confined() }
