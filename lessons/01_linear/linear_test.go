@@ -6,6 +6,7 @@ package linear
 // it runs, so editing it cannot pass the exercise.
 
 import (
+	"fmt"
 	"testing"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph"
@@ -46,9 +47,12 @@ func TestLesson(t *testing.T) {
 		}
 	})
 	t.Run("values match the float64 reference", func(t *testing.T) {
-		x, w, b := grader.Rand(4, 2, 3, 5), grader.Rand(5, 4, 5), grader.Rand(6, 4)
-		y := linear(t, "Linear(x [2 3 5], weight [4 5], bias [4])", x, w, b)
-		lesson.CloseHost(t, "Linear(x [2 3 5], weight [4 5], bias [4])", y, mhatest.Linear(x, w, b), 1e-5)
+		// Shapes drawn afresh for every grading run.
+		B, L, in, out := grader.Dim(1, 1, 4), grader.Dim(2, 1, 6), grader.Dim(3, 1, 9), grader.Dim(4, 1, 9)
+		x, w, b := grader.Rand(4, B, L, in), grader.Rand(5, out, in), grader.Rand(6, out)
+		what := fmt.Sprintf("Linear(x %v, weight %v, bias %v)", x.Shape, w.Shape, b.Shape)
+		y := linear(t, what, x, w, b)
+		lesson.CloseHost(t, what, y, mhatest.Linear(x, w, b), 1e-5)
 	})
 	t.Run("square weight is used transposed", func(t *testing.T) {
 		// With in = out a forgotten transpose still has the right shape: only values show it.

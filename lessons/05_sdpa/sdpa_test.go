@@ -96,7 +96,10 @@ func TestLesson(t *testing.T) {
 		}
 	})
 	t.Run("values match the float64 reference", func(t *testing.T) {
-		q, k, v := grader.Rand(10, 2, 2, 3, 4), grader.Rand(11, 2, 2, 5, 4), grader.Rand(12, 2, 2, 5, 6)
+		// Shapes drawn afresh for every grading run.
+		B, h, Lq, Lk := grader.Dim(1, 1, 3), grader.Dim(2, 1, 4), grader.Dim(3, 1, 6), grader.Dim(4, 1, 7)
+		dk, dv := grader.Dim(5, 1, 8), grader.Dim(6, 1, 8)
+		q, k, v := grader.Rand(10, B, h, Lq, dk), grader.Rand(11, B, h, Lk, dk), grader.Rand(12, B, h, Lk, dv)
 		out, weights := attend(t, q, k, v)
 		wantOut, wantWeights := mhatest.SDPA(q, k, v, nil, 0)
 		lesson.CloseHost(t, "weights vs mhatest.SDPA", weights, wantWeights, 1e-5)

@@ -155,9 +155,12 @@ func TestLesson(t *testing.T) {
 		lesson.CloseHost(t, "out at pos 2 vs attention over keys 0, 1, 2 only", out, want, 1e-5)
 	})
 	t.Run("decoding a sequence equals causal attention", func(t *testing.T) {
-		q, k, v := grader.Rand(14, 2, 2, 6, 4), grader.Rand(15, 2, 2, 6, 4), grader.Rand(16, 2, 2, 6, 5)
-		got := decode(t, "DecodeStep, one compiled graph for pos = 0…5, caches of 8 rows", q, k, v, 8)
-		causal, err := mhatest.CausalBias(mhatest.TopLeft, 2, 2, 6, 6, mhatest.DefaultFill)
+		// The sequence length, the cache size and the widths are drawn afresh for every run.
+		L := grader.Dim(1, 2, 7)
+		maxLen, dk, dv := L+grader.Dim(2, 0, 3), grader.Dim(3, 1, 6), grader.Dim(4, 1, 6)
+		q, k, v := grader.Rand(14, 2, 2, L, dk), grader.Rand(15, 2, 2, L, dk), grader.Rand(16, 2, 2, L, dv)
+		got := decode(t, fmt.Sprintf("DecodeStep, one compiled graph for pos = 0…%d, caches of %d rows", L-1, maxLen), q, k, v, maxLen)
+		causal, err := mhatest.CausalBias(mhatest.TopLeft, 2, 2, L, L, mhatest.DefaultFill)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -463,3 +463,11 @@ func Scale(x *mhatest.Tensor, s float64) *mhatest.Tensor {
 func Seed(n uint64) int64 {
 	return int64((n*0x9e3779b97f4a7c15 ^ RunSeed()) >> 1)
 }
+
+// Dim draws an integer in [lo, hi] for the dimension named by key, from the run's seed: the
+// judge and the worker draw the same, and every grading run draws afresh (a submission cannot
+// be written for fixed shapes).
+func Dim(key uint64, lo, hi int) int {
+	r := rand.New(rand.NewPCG(key, RunSeed()^0x5eed_d135))
+	return lo + r.IntN(hi-lo+1)
+}
