@@ -4,11 +4,14 @@
 // teachers (grade: many students' copies, a report and a CSV, or Gradescope's results.json for
 // one; gradescope: the autograder zip for Gradescope).
 //
-// Grading runs `go test` on an exercise's package in a child process (its own process group,
-// killed at the time limit), after restoring the graders from the originals (lessons.Original)
-// and refusing graded files that use what the exercise asks the student to write
-// (lessons.Exercise.Forbidden). The reference solutions are not in the students' folders: they
-// are embedded in the binary from lessons/solutions (package solutions).
+// Grading an exercise compiles its grader twice (gotest.go): a judge, with the original stub, which
+// decides every check, and a worker, with the student's files, which runs in the sandbox of
+// internal/sandbox (worker.go) and only computes the outputs the judge asks for
+// (lessons/internal/grader/remote.go). Before that, the graders are restored from the originals
+// (lessons.Original) and graded files that use what the exercise asks the student to write
+// (lessons.Exercise.Forbidden), cgo or //go:linkname are refused. The reference solutions are not
+// in the students' folders: they are embedded in the binary from lessons/solutions (package
+// solutions).
 package lessonrun
 
 import (

@@ -8,6 +8,12 @@
 //
 // The exercises run on the pure-Go backend unless $MHALAB_LESSONS_BACKEND names another
 // (xla:cpu needs the build tag lessons_xla, which `mhalab lessons check --backend xla:cpu` adds).
+//
+// Under `mhalab lessons`, every call of the student's code (Run, RunList, Compile, RunCtx, Call)
+// crosses from the judge to the worker and back (remote.go): a grader states its checks as
+// usual, but calls the student's plain functions through Call, and its build functions set no
+// variable outside themselves (the judge never runs them with the student's code). Random
+// inputs and shapes come from Rand, Dim and Seed, which follow the run's seed.
 package grader
 
 import (
