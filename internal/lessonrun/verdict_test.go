@@ -3,8 +3,11 @@ package lessonrun
 // The verdict is decided outside the student's process (lessons/internal/grader/remote.go): a
 // submission that prints fake test events, writes them on every file descriptor, exits 0 from
 // init or from the graded function, or overwrites the grader's package-level variables gains
-// nothing. Each attack below passed every check of its exercise before the judge/worker split
-// (run against commit 9b28554: see the commit message that added this file).
+// nothing. Run against the grader before the judge/worker split (commit 9b28554), the first two
+// attacks passed exercise 5 with the stub's wrong code, the third passed 5 of its 6 checks (one
+// run: all of them in another), and the fourth passed exercise 11 when its goroutine won the race
+// (once of two runs); now the first three pass nothing and the fourth does not compile (the
+// grader's variable is a local).
 
 import (
 	"encoding/csv"
@@ -158,6 +161,10 @@ func TestVerdictAttacksFail(t *testing.T) {
 			t.Logf("%s: %s (%s)", a.name, row[ex5.Dir], row["notes"])
 			if row[ex5.Dir] != "fail" || row["total"] != "0" {
 				t.Errorf("%s: graded %q, total %s, want fail and 0:\n%s", a.name, row[ex5.Dir], row["total"], report)
+			}
+			// Not a single check gained: the stub itself passes none of exercise 5's.
+			if strings.Contains(row["notes"], "checks pass") && !strings.Contains(row["notes"], " 0/6 checks pass") {
+				t.Errorf("%s: checks passed: %s", a.name, row["notes"])
 			}
 		})
 	}
