@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/internal/sandbox"
 	"github.com/mhalab/mhalab/xla"
 )
 
@@ -14,6 +15,8 @@ import (
 var hloDumpErr error
 
 func TestMain(m *testing.M) {
+	// As mhalab's main does: this test binary is the sandbox's trampoline when lessons run.
+	sandbox.Main()
 	// As mhalab hlo does, before any XLA backend exists (XLA reads $XLA_FLAGS once). A fuzz
 	// worker inherits its coordinator's flags and fails here: the HLO tests report it.
 	hloDumpErr = xla.EnableHLODump()
