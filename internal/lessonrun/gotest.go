@@ -251,16 +251,25 @@ func (env *runner) runGoTest(ctx context.Context, run goTestRun) []*result {
 	if judges == nil {
 		judges = env.judges
 	}
+	// The judges (unless given) and the workers compile side by side.
+	var judgeErr error
+	var wg sync.WaitGroup
 	if judges == nil {
-		if judges, err = env.buildJudges(ctx, run.exercises, scratch); err != nil {
-			return fail("error", err.Error())
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			judges, judgeErr = env.buildJudges(ctx, run.exercises, scratch)
+		}()
 	}
 	tags := append([]string{"lessons"}, run.tags...)
 	if strings.HasPrefix(env.backend, "xla:") {
 		tags = append(tags, "lessons_xla")
 	}
 	workers, err := env.buildTests(ctx, run.exercises, tags, run.overlay, filepath.Join(scratch, "workers"), scratch)
+	wg.Wait()
+	if judgeErr != nil {
+		return fail("error", judgeErr.Error())
+	}
 	if err != nil {
 		return fail("error", err.Error())
 	}

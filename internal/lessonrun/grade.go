@@ -183,7 +183,7 @@ func (env *runner) grade(ctx context.Context, dirs []string, exercises []lessons
 		}
 	}
 	gradeTable(env.stdout, grades, exercises)
-	fmt.Fprintf(env.stdout, "\nThe checks' random inputs came from seed %s (`--seed %s` repeats them).\n", env.seed, env.seed)
+	fmt.Fprintf(env.stdout, "\nThe checks' random inputs came from seed %s (`--seed %s` repeats them). Isolation: %s.\n", env.seed, env.seed, env.isolationLine())
 	if err := gradeCSV(csvPath, grades, exercises); err != nil {
 		return err
 	}

@@ -113,9 +113,14 @@ func trampoline(c childConfig) error {
 		if l.val == 0 && l.res != unix.RLIMIT_CORE {
 			continue // test knob: limit off
 		}
-		// soft = hard: Go ignores SIGXCPU, so the CPU limit is the kernel's SIGKILL at the hard
-		// limit; lowering a hard limit needs no privilege.
+		// soft = hard, but for the CPU: Go ignores SIGXCPU (sent at the soft limit), so the CPU
+		// limit is the kernel's SIGKILL at the hard one, a second later — by then the program
+		// has used clearly more than the limit, which is how Wait recognises it. Lowering a
+		// hard limit needs no privilege.
 		rl := unix.Rlimit{Cur: l.val, Max: l.val}
+		if l.res == unix.RLIMIT_CPU {
+			rl.Max = l.val + 1
+		}
 		if err := unix.Setrlimit(l.res, &rl); err != nil {
 			return fmt.Errorf("sandbox: setrlimit %s %d: %w", l.name, l.val, err)
 		}
