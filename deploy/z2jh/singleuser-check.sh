@@ -15,7 +15,7 @@
 #   - then the server: the image's ENTRYPOINT (tini) with the args `jupyterhub-singleuser`, as uid
 #     1000, with the JUPYTERHUB_* variables JupyterHub 5.5 sets (a hub at 127.0.0.1:8081 that is
 #     not there: the server must start anyway), singleuser.extraEnv, the CPU and memory limits of
-#     values.yaml (2 CPUs, 3G), no capabilities, no privilege escalation.
+#     values.yaml (2 CPUs, 4G), no capabilities, no privilege escalation.
 # Checks (each prints "ok" or "FAIL", the script exits 1 on any FAIL):
 #   seed       the volume holds the repository (go.mod, notebooks/, lessons/) and the marker;
 #              a second seeding leaves a student's edit alone
@@ -67,7 +67,7 @@ else
 fi
 
 token="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
-"$engine" run -d --name "$name" "${common[@]}" --cpus 2 --memory 3g \
+"$engine" run -d --name "$name" "${common[@]}" --cpus 2 --memory 4g \
 	-v "$vol:/home/mha/mhalab" \
 	-e HOME=/home/mha -e MHALAB_DIR=/home/mha/mhalab -e GOMLX_NO_AUTO_INSTALL=1 -e GOTOOLCHAIN=local \
 	-e JUPYTERHUB_API_TOKEN="$token" -e JPY_API_TOKEN="$token" \
@@ -82,7 +82,7 @@ token="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 	-e JUPYTERHUB_SERVICE_PREFIX="$prefix" -e JUPYTERHUB_SERVICE_URL="http://0.0.0.0:8888$prefix" \
 	-e JUPYTERHUB_PUBLIC_URL= -e JUPYTERHUB_PUBLIC_HUB_URL= -e JUPYTERHUB_COOKIE_HOST_PREFIX_ENABLED=0 \
 	-e JUPYTER_IMAGE="$image" -e JUPYTER_IMAGE_SPEC="$image" \
-	-e MEM_GUARANTEE=2147483648 -e MEM_LIMIT=3221225472 -e CPU_GUARANTEE=0.5 -e CPU_LIMIT=2.0 \
+	-e MEM_GUARANTEE=2147483648 -e MEM_LIMIT=4294967296 -e CPU_GUARANTEE=0.5 -e CPU_LIMIT=2.0 \
 	"$image" jupyterhub-singleuser >/dev/null
 
 # Inside the container (its network is its own): python3 is Debian's, in the image.

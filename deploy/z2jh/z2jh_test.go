@@ -530,6 +530,9 @@ func TestMatchesImage(t *testing.T) {
 	if !bytes.Contains(check, []byte(script)) {
 		t.Errorf("singleuser-check.sh does not run the seeding command of values.yaml: %q", script)
 	}
+	if limit := fmt.Sprint(get(v, "singleuser.memory.limit")); !bytes.Contains(check, []byte("--memory "+strings.ToLower(limit))) {
+		t.Errorf("singleuser-check.sh does not run the server under the memory limit of values.yaml (--memory %s)", strings.ToLower(limit))
+	}
 	// The GPU profile: the CUDA image and one GPU.
 	var gpu map[string]any
 	for _, p := range get(v, "singleuser.profileList").([]any) {
