@@ -205,3 +205,15 @@ parity-minilm: setup
 minilm-fixtures:
 	scripts/setup.sh --only torch,minilm
 	$(PARITY_PYTHON) models/minilm/gen_fixture.py --out models/minilm/testdata --model $(MINILM_DIR)
+
+# ---- JupyterHub on Kubernetes (deploy/z2jh, docker/README.md section "Kubernetes") -----------
+#   make z2jh-check      go test ./deploy/z2jh/ with kubernetes-validate installed first (PyPI, hash-pinned)
+#   make z2jh-singleuser [Z2JH_IMAGE=localhost/mhalab:slim]   the image started as KubeSpawner starts it (podman or docker)
+Z2JH_IMAGE ?= localhost/mhalab:slim
+.PHONY: z2jh-validator z2jh-check z2jh-singleuser
+z2jh-validator:
+	deploy/z2jh/install-validator.sh
+z2jh-check: z2jh-validator
+	$(GO) test -count=1 -v ./deploy/z2jh/
+z2jh-singleuser:
+	deploy/z2jh/singleuser-check.sh $(Z2JH_IMAGE)

@@ -12,6 +12,7 @@ require (
 	github.com/x448/float16 v0.8.4
 	golang.org/x/term v0.38.0
 	golang.org/x/text v0.28.0
+	gopkg.in/yaml.v3 v3.0.1
 	k8s.io/klog/v2 v2.130.1
 )
 
