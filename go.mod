@@ -16,6 +16,8 @@ require (
 	k8s.io/klog/v2 v2.130.1
 )
 
+require github.com/kr/text v0.2.0 // indirect
+
 require (
 	github.com/emirpasic/gods v1.18.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
