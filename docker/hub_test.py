@@ -14,9 +14,10 @@ form, like a browser), lets the hub start the student's notebook server, and che
      (github.com/mhalab/mhalab/xla from the student's copy) and lists the backends: the shared
      module cache works offline and the XLA CPU plugin is found (unless --no-kernel).
 
---mode shared-password (default; any user) runs the hub as the current account with one
-password. --mode pam needs root: it writes a students file with a throw-away account, which
-start-hub.sh creates; the account is deleted afterwards. `make docker-verify` runs both modes
+Both modes run the hub as root (each student's server runs under their own account) with a
+throw-away account that start-hub.sh creates and that is deleted afterwards: --mode
+shared-password (default) names it in MHALAB_HUB_USERS with one password, --mode pam writes it
+to a students file (0600). `make docker-verify` runs both modes
 inside the CPU image. Exit status 0 when every check passed, 1 otherwise; the hub's log is
 printed on failure.
 """
@@ -132,11 +133,9 @@ def main():
     args = ap.parse_args()
 
     is_root = os.geteuid() == 0
-    if args.mode == "pam" and not is_root:
-        sys.exit("hub_test: --mode pam needs root (it creates a throw-away account)")
-    if args.mode == "shared-password" and is_root:
-        sys.exit("hub_test: run --mode shared-password as an ordinary user (the notebook server refuses root)")
-    user = args.user or ("student1" if args.mode == "shared-password" else "mhalabtest" + secrets.token_hex(3))
+    if not is_root:
+        sys.exit("hub_test: run as root (the hub runs as root; it creates a throw-away account)")
+    user = args.user or "mhalabtest" + secrets.token_hex(3)
     password = secrets.token_urlsafe(12)
     state = Path(tempfile.mkdtemp(prefix="mhalab-hub-test."))
     os.chmod(state, 0o755)
@@ -156,6 +155,7 @@ def main():
         os.chmod(students, 0o600)
         env["MHALAB_HUB_STUDENTS"] = str(students)
     else:
+        env["MHALAB_HUB_STUDENTS"] = str(state / "no-students")
         env["MHALAB_HUB_USERS"] = user
         env["MHALAB_HUB_PASSWORD"] = password
     log_path = state / "hub.log"
@@ -211,13 +211,10 @@ def main():
         assert want <= names, f"the student's lessons/ lacks {sorted(want - names)}"
         status, _, _ = b.request("GET", f"/user/{user}/api/contents/mhalab/notebooks")
         assert status == 200, f"GET contents mhalab/notebooks: {status}"
-        if args.mode == "pam":
-            home = Path(pwd.getpwnam(user).pw_dir)
-            st = (home / "mhalab").stat()
-            assert st.st_uid == pwd.getpwnam(user).pw_uid, f"{home}/mhalab is not owned by {user}"
-            assert (home.stat().st_mode & 0o077) == 0, f"{home} is readable by others"
-        else:
-            home = state / "hub" / "homes" / user
+        home = Path(pwd.getpwnam(user).pw_dir)
+        st = (home / "mhalab").stat()
+        assert st.st_uid == pwd.getpwnam(user).pw_uid, f"{home}/mhalab is not owned by {user}"
+        assert (home.stat().st_mode & 0o077) == 0, f"{home} is readable by others"
         assert (home / "mhalab" / "lessons").is_dir(), f"no {home}/mhalab/lessons"
         print(f"hub_test: 2. {home}/mhalab has lessons/ ({len(names)} entries) and notebooks/", flush=True)
 
@@ -281,8 +278,7 @@ def main():
         if not ok:
             print("hub_test: hub log (last 60 lines):")
             print("\n".join(log_path.read_text(errors="replace").splitlines()[-60:]))
-        if args.mode == "pam":
-            subprocess.run(["userdel", "--remove", user], capture_output=True)
+        subprocess.run(["userdel", "--remove", user], capture_output=True)
         shutil.rmtree(state, ignore_errors=True)
     return 0 if ok else 1
 

@@ -4,23 +4,25 @@
 #
 #   jupyterhub -f docker/jupyterhub_config.py          (docker/start-hub.sh sets it up in the image)
 #
-# Two ways to log in and run, chosen by MHALAB_HUB_AUTH:
-#   pam              (default) students are Linux accounts with passwords (docker/start-hub.sh
-#                    creates them from a "name:password" file); the hub runs as root and starts
-#                    each student's server as that student (LocalProcessSpawner): separate
-#                    accounts, private 0700 homes. Only the listed users may log in.
-#   shared-password  one password for every listed user (DummyAuthenticator); the hub runs as an
-#                    ordinary user and every student's server runs as that same account, with its
-#                    own folder MHALAB_HUB_HOMES/<name> (SimpleLocalProcessSpawner). For a trusted
-#                    group or a test: students can reach each other's files.
+# The hub runs as root and starts each student's server as that student's own Linux account
+# (LocalProcessSpawner): a uid of their own, a private 0700 home (docker/start-hub.sh creates the
+# accounts). Only the listed users may log in. Two ways to log in, chosen by MHALAB_HUB_AUTH:
+#   pam              (default) the accounts' passwords (start-hub.sh sets them from a
+#                    "name:password" file)
+#   shared-password  one password for every listed user (SharedPasswordAuthenticator, or
+#                    DummyAuthenticator's password on JupyterHub < 5.3)
+# The hub's state (database, cookie secret, proxy pid) is root's alone: MHALAB_HUB_STATE is made
+# 0700, owned by root. HTTPS with MHALAB_HUB_SSL_CERT and MHALAB_HUB_SSL_KEY; without them a
+# warning says that passwords travel in clear.
 #
 # Environment:
 #   MHALAB_HUB_USERS     comma-separated student names (required); MHALAB_HUB_ADMINS likewise
 #   MHALAB_HUB_PASSWORD  the shared password (shared-password; at least 8 characters)
 #   MHALAB_HUB_IP, MHALAB_HUB_PORT   where the hub listens (default 0.0.0.0:8000)
 #   MHALAB_HUB_API_PORT, MHALAB_HUB_PROXY_API_PORT   its internal ports on 127.0.0.1 (8081, 8001)
-#   MHALAB_HUB_STATE     hub database, cookie secret, proxy token (default ./mhalab-hub)
-#   MHALAB_HUB_HOMES     shared-password: the students' folders (default MHALAB_HUB_STATE/homes)
+#   MHALAB_HUB_STATE     hub database, cookie secret, proxy pid (default ./mhalab-hub; root 0700)
+#   MHALAB_HUB_SSL_CERT, MHALAB_HUB_SSL_KEY   the hub's TLS certificate and key (HTTPS)
+#   MHALAB_HUB_SINGLEUSER   the students' server command (default: jupyterhub-singleuser on PATH)
 #   MHALAB_HUB_SOURCE    the repository copied to each student (default: the one holding this file)
 #   MHALAB_HUB_TOOLS     the account (or its home directory) whose Go tools (~/go/bin), module
 #                        cache and XLA plugin students share (default: the owner of
@@ -47,16 +49,15 @@ USERS = sorted({u.strip() for u in env("MHALAB_HUB_USERS", "").split(",") if u.s
 ADMINS = sorted({u.strip() for u in env("MHALAB_HUB_ADMINS", "").split(",") if u.strip()})
 SOURCE = os.path.abspath(env("MHALAB_HUB_SOURCE", os.path.dirname(HERE)))
 STATE = os.path.abspath(env("MHALAB_HUB_STATE", "mhalab-hub"))
-HOMES = os.path.abspath(env("MHALAB_HUB_HOMES", os.path.join(STATE, "homes")))
 IS_ROOT = os.geteuid() == 0
 
 if AUTH not in ("pam", "shared-password"):
     fail(f"MHALAB_HUB_AUTH={AUTH!r}: use pam or shared-password")
 if not USERS:
     fail("MHALAB_HUB_USERS is empty: list the students who may log in (comma-separated)")
-if AUTH == "pam" and not IS_ROOT:
-    fail("MHALAB_HUB_AUTH=pam runs each student's server as that student and needs root; "
-         "run as root or use MHALAB_HUB_AUTH=shared-password")
+if not IS_ROOT:
+    fail("the hub runs each student's server as that student's own account and needs root "
+         "(docker run --user root …; docker/start-hub.sh creates the accounts)")
 if not os.path.isdir(os.path.join(SOURCE, "lessons")):
     fail(f"MHALAB_HUB_SOURCE={SOURCE} has no lessons/ folder")
 
@@ -77,7 +78,25 @@ c = get_config()  # noqa: F821 (provided by JupyterHub when it loads this file)
 
 c.JupyterHub.ip = env("MHALAB_HUB_IP", "0.0.0.0")
 c.JupyterHub.port = int(env("MHALAB_HUB_PORT", "8000"))
+# The state is root's alone: students must not read the cookie secret, the database (their
+# tokens) or the proxy's pid file.
 os.makedirs(STATE, mode=0o700, exist_ok=True)
+os.chown(STATE, 0, 0)
+os.chmod(STATE, 0o700)
+os.umask(0o077)
+SSL_CERT, SSL_KEY = env("MHALAB_HUB_SSL_CERT"), env("MHALAB_HUB_SSL_KEY")
+if bool(SSL_CERT) != bool(SSL_KEY):
+    fail("HTTPS needs both MHALAB_HUB_SSL_CERT and MHALAB_HUB_SSL_KEY")
+if SSL_CERT:
+    for path in (SSL_CERT, SSL_KEY):
+        if not os.path.isfile(path):
+            fail(f"{path} not found")
+    c.JupyterHub.ssl_cert = SSL_CERT
+    c.JupyterHub.ssl_key = SSL_KEY
+else:
+    print("mhalab hub: WARNING: no TLS certificate (MHALAB_HUB_SSL_CERT, MHALAB_HUB_SSL_KEY): the hub "
+          "serves plain HTTP and passwords travel in clear; mount a certificate and key "
+          "(docker/README.md) unless only a trusted network reaches it", file=sys.stderr, flush=True)
 c.JupyterHub.db_url = "sqlite:///" + os.path.join(STATE, "jupyterhub.sqlite")
 c.JupyterHub.cookie_secret_file = os.path.join(STATE, "jupyterhub_cookie_secret")
 c.ConfigurableHTTPProxy.pid_file = os.path.join(STATE, "jupyterhub-proxy.pid")
@@ -89,18 +108,20 @@ c.JupyterHub.cleanup_servers = True
 c.Authenticator.allowed_users = set(USERS)
 c.Authenticator.admin_users = set(ADMINS)
 
+c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"
 if AUTH == "pam":
     c.JupyterHub.authenticator_class = "jupyterhub.auth.PAMAuthenticator"
-    c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"
 else:
     password = env("MHALAB_HUB_PASSWORD", "")
     if len(password) < 8:
         fail("MHALAB_HUB_AUTH=shared-password needs MHALAB_HUB_PASSWORD (at least 8 characters)")
-    c.JupyterHub.authenticator_class = "jupyterhub.auth.DummyAuthenticator"
-    c.DummyAuthenticator.password = password
-    c.JupyterHub.spawner_class = "jupyterhub.spawner.SimpleLocalProcessSpawner"
-    c.SimpleLocalProcessSpawner.home_dir_template = os.path.join(HOMES, "{username}")
-    os.makedirs(HOMES, mode=0o700, exist_ok=True)
+    try:
+        import jupyterhub.authenticators.shared  # noqa: F401 (JupyterHub >= 5.3)
+        c.JupyterHub.authenticator_class = "jupyterhub.authenticators.shared.SharedPasswordAuthenticator"
+        c.SharedPasswordAuthenticator.user_password = password
+    except ImportError:
+        c.JupyterHub.authenticator_class = "jupyterhub.auth.DummyAuthenticator"
+        c.DummyAuthenticator.password = password
 
 # Each student's server: Jupyter Notebook, opened in their copy of the repository; GoNB finds
 # Go and its tools on PATH. The Go module cache is shared read-only: GOFLAGS=-mod=mod with
@@ -109,6 +130,8 @@ else:
 # Each student has their own Go build cache (~/.cache/go-build): their first GoMLX cell compiles
 # GoMLX and go-xla (about half a minute on 2 cores).
 c.Spawner.default_url = "/tree/mhalab"
+SINGLEUSER = env("MHALAB_HUB_SINGLEUSER", shutil.which("jupyterhub-singleuser") or "jupyterhub-singleuser")
+c.Spawner.cmd = [SINGLEUSER]
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
 go_bin = os.path.join(TOOLS, "go", "bin")
@@ -155,20 +178,17 @@ def copy_repository(home, uid=None, gid=None):
 def pre_spawn_hook(spawner):
     """Gives the student a home with their own copy of the repository, before their server starts."""
     name = spawner.user.name
-    if AUTH == "pam":
-        try:
-            account = pwd.getpwnam(name)
-        except KeyError:
-            raise RuntimeError(f"mhalab hub: {name} has no Linux account (docker/start-hub.sh creates them)")
-        home, uid, gid = account.pw_dir, account.pw_uid, account.pw_gid
-        if not os.path.isdir(home):
-            os.makedirs(home, mode=0o700)
-            os.chown(home, uid, gid)
-        target, copied = copy_repository(home, uid, gid)
-    else:
-        home = os.path.join(HOMES, name)
-        os.makedirs(home, mode=0o700, exist_ok=True)
-        target, copied = copy_repository(home)
+    try:
+        account = pwd.getpwnam(name)
+    except KeyError:
+        raise RuntimeError(f"mhalab hub: {name} has no Linux account (docker/start-hub.sh creates them)")
+    home, uid, gid = account.pw_dir, account.pw_uid, account.pw_gid
+    if uid == 0:
+        raise RuntimeError(f"mhalab hub: {name} is root; students need accounts of their own")
+    if not os.path.isdir(home):
+        os.makedirs(home, mode=0o700)
+        os.chown(home, uid, gid)
+    target, copied = copy_repository(home, uid, gid)
     spawner.environment["MHALAB_DIR"] = target
     spawner.log.info("mhalab hub: %s: %s %s", name, "copied the repository to" if copied else "keeps", target)
 
@@ -179,7 +199,7 @@ c.Spawner.pre_spawn_hook = pre_spawn_hook
 # inside every student's server.
 for what, path in [("go", os.path.join(go_root_bin, "go")), ("gonb", os.path.join(go_bin, "gonb")),
                    ("the GoNB kernel", os.path.join(TOOLS, ".local", "share", "jupyter", "kernels", "gonb", "kernel.json")),
-                   ("jupyterhub-singleuser", shutil.which("jupyterhub-singleuser") or "jupyterhub-singleuser")]:
+                   ("jupyterhub-singleuser", SINGLEUSER)]:
     if not os.path.exists(path):
         fail(f"{what} not found at {path}: run scripts/setup.sh as the account that owns {SOURCE} "
              "(Debian: apt-get install jupyterhub jupyter-notebook)")

@@ -20,9 +20,16 @@
 #   generate   `mhalab generate --chat` in the image, offline: the setup step's SmolLM2 answers
 #              "What is the capital of France?" with Paris (the model is in the image)
 #   notebooks-xla  full image only: the same on the XLA CPU backend
-#   hub        full image only (the same Dockerfile and hub): docker/hub_test.py in the image:
-#              shared password as the image user, and PAM with a throw-away student account as
-#              root (each logs in, gets a server, runs a Go cell)
+#   hub        full image only (the same Dockerfile and hub): docker/hub_test.py in the image,
+#              as root: shared password and PAM, each with a throw-away student account (each
+#              logs in, gets a server, runs a Go cell)
+#   security   full image only: mhalab-notebook refuses `--ServerApp.token ""` (exit 2);
+#              docker/notebook_security_test.py in the image (every spelling that would turn the
+#              token or the XSRF check off: refused; with a token: 403 without it); /etc/mhalab is
+#              root's, 0700; docker/hub_security_test.py as root with the image's JupyterHub
+#              (each student's server under their own uid, hub state / students file / TLS key
+#              unreadable by a student, HTTPS with a self-signed certificate, the clear-text
+#              warning without one)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build=1
@@ -135,8 +142,21 @@ check_generate() {
 }
 
 check_hub() {
-	run_in "$image" docker/hub_test.py --mode shared-password &&
+	run_in --user root "$image" docker/hub_test.py --mode shared-password &&
 		run_in --user root "$image" docker/hub_test.py --mode pam
+}
+
+check_security() {
+	local out rc
+	out="$(run_in "$image" mhalab-notebook --ServerApp.token "" 2>&1)"
+	rc=$?
+	echo "mhalab-notebook --ServerApp.token \"\": exit $rc: $(grep 'refusing' <<<"$out")"
+	[[ $rc == 2 ]] && grep -q 'refusing to start' <<<"$out" || return 1
+	out="$(run_in "$image" stat -c '%a %U' /etc/mhalab)"
+	echo "/etc/mhalab: $out"
+	[[ "$out" == "700 root" ]] || return 1
+	run_in "$image" python3 docker/notebook_security_test.py &&
+		run_in --user root "$image" python3 docker/hub_security_test.py --hub-python /usr/bin/python3
 }
 
 flavour=all
@@ -157,6 +177,7 @@ for flavour in "${flavours[@]}"; do
 		if [[ "$flavour" == cpu ]]; then
 			check notebooks-xla check_notebooks xla:cpu
 			check hub check_hub
+			check security check_security
 		fi
 	else
 		results+=("FAIL image $image not found (build it: make docker-$flavour)")

@@ -32,6 +32,19 @@ if [[ "${CI:-}" == true ]] && ! command -v chromium >/dev/null && ! command -v c
 	fi
 fi
 
+# The hub's live test (docker/hub_security_test.py, go test ./docker/) runs JupyterHub, whose
+# proxy is configurable-http-proxy; under CI it fails without one, so CI installs Debian's here.
+if [[ "${CI:-}" == true ]] && ! command -v configurable-http-proxy >/dev/null; then
+	if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+		echo "==> apt-get install node-configurable-http-proxy   (for docker/hub_security_test.py)"
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq node-configurable-http-proxy >/dev/null
+	else
+		echo "test.sh: CI=true needs configurable-http-proxy for docker/hub_security_test.py: install it (Debian: node-configurable-http-proxy)" >&2
+		exit 1
+	fi
+fi
+
 echo "==> go vet ./..."
 go vet ./...
 

@@ -6,10 +6,16 @@ JupyterHub's get_config() is replaced by an object that records every attribute 
 config's pre_spawn_hook is then called for USERNAME with a stand-in spawner (its copy of the
 repository is made for real). Exit status 2 with the config's message when it refuses to load.
 Used by dockercheck_test.go (TestHubConfig*).
+
+The hub runs as root with an account per student; the stand-in pretends both: os.geteuid() says
+0, chown is a no-op unless really root, and a name with no account gets one whose home is
+$LOAD_HUB_HOMES/<name> (uid 4242). LOAD_HUB_REAL_EUID=1 keeps the real euid (the refusal test).
 """
 
 import json
 import logging
+import os
+import pwd
 import sys
 
 
@@ -49,7 +55,28 @@ class Spawner:
         self.log = logging.getLogger("spawner")
 
 
+def pretend_root():
+    really_root = os.geteuid() == 0
+    if os.environ.get("LOAD_HUB_REAL_EUID") != "1":
+        os.geteuid = lambda: 0
+    if not really_root:
+        os.chown = os.lchown = lambda *a, **k: None
+    real_getpwnam = pwd.getpwnam
+    homes = os.environ.get("LOAD_HUB_HOMES", "")
+
+    def getpwnam(name):
+        try:
+            return real_getpwnam(name)
+        except KeyError:
+            if not homes:
+                raise
+            return pwd.struct_passwd((name, "x", 4242, 4242, "", os.path.join(homes, name), "/bin/bash"))
+
+    pwd.getpwnam = getpwnam
+
+
 def main():
+    pretend_root()
     path = sys.argv[1]
     config = Section()
     scope = {"get_config": lambda: config, "__file__": path, "__name__": "jupyterhub_config"}
