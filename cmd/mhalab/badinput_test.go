@@ -22,6 +22,7 @@ const (
 	fixtureWeights = "../../parity/testdata/mha_self.weights.safetensors"
 	fixtureInputs  = "../../parity/testdata/mha_self.inputs.safetensors"
 	garbageFile    = "testdata/bad/garbage.safetensors"
+	garbageLink    = "testdata/bad/link-to-garbage.safetensors" // a symbolic link to garbageFile
 	hugeHeader     = "testdata/bad/huge_header.safetensors"
 	lessonsStudent = "testdata/student" // a student's copy of lessons/ with one exercise folder
 )
@@ -62,6 +63,15 @@ var badInputs = []struct {
 	{[]string{"forward", "--weights", fixtureWeights, "--inputs", hugeHeader, "--out", "out.safetensors", "--num-heads", "2"}, 1, "--inputs: torchio: "},
 	{[]string{"forward", "--weights", fixtureWeights, "--inputs", fixtureWeights, "--out", "out.safetensors", "--num-heads", "2"}, 1, "unknown tensors"},
 	{[]string{"forward", "--weights", fixtureWeights, "--inputs", fixtureInputs, "--out", "out.safetensors", "--num-heads", "2", "--max-memory", "1KiB"}, 1, "more than --max-memory 1.0 KiB"},
+	// An output that is one of the inputs is refused before anything is read (the files here are
+	// bad, so that a regression cannot write over a fixture: reading them fails first).
+	{[]string{"forward", "--weights", garbageFile, "--inputs", fixtureInputs, "--out", garbageFile, "--num-heads", "2"}, 1,
+		"--out " + garbageFile + " is the same file as --weights " + garbageFile + ": refusing to overwrite an input"},
+	{[]string{"forward", "--weights", garbageFile, "--inputs", fixtureInputs, "--out", garbageLink, "--num-heads", "2"}, 1,
+		"--out " + garbageLink + " is the same file as --weights " + garbageFile},
+	{[]string{"forward", "--weights", fixtureWeights, "--inputs", fixtureInputs, "--out", "testdata", "--num-heads", "2"}, 1, "--out testdata is a folder: give a file name"},
+	{[]string{"forward", "--weights", fixtureWeights, "--inputs", fixtureInputs, "--out", "/no/such/out.safetensors", "--num-heads", "2"}, 1,
+		"--out /no/such/out.safetensors: its folder /no/such does not exist"},
 	{[]string{"bench", "--suites", "nope"}, 2, `--suites: unknown suite "nope"`},
 	{[]string{"bench", "--threads", "0"}, 1, "--threads 0: want at least 1"},
 	{[]string{"bench", "--child", "{"}, 1, "--child: bench: memory measurement"},
@@ -98,6 +108,8 @@ var badInputs = []struct {
 	{[]string{"sdpa", "--inputs", fixtureInputs, "--out", "out.safetensors", "--rope", "spiral"}, 2, `--rope "spiral": want half or interleaved`},
 	{[]string{"sdpa", "--inputs", fixtureInputs, "--out", "out.safetensors", "--window-left", "-1"}, 1, "--window-left -1: a window side must be >= 0"},
 	{[]string{"sdpa", "--inputs", fixtureInputs, "--out", "out.safetensors"}, 1, "query shape [2 4 8]: want rank 4 [B, H, L, E]"},
+	{[]string{"sdpa", "--inputs", garbageFile, "--out", garbageLink}, 1, "--out " + garbageLink + " is the same file as --inputs " + garbageFile},
+	{[]string{"bench", "--compare", garbageFile, "--json", garbageFile}, 1, "--json " + garbageFile + " is the same file as --compare " + garbageFile},
 }
 
 // badInputLines returns the lines of stderr that are not information (the backend line).

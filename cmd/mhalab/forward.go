@@ -55,6 +55,9 @@ func runForward(c command, args []string, stdout, stderr io.Writer) error {
 	if err := xla.CheckSpec(o.backend); err != nil {
 		return &usageError{err.Error()}
 	}
+	if err := checkOutput(fileArg{"--out", o.out}, true, fileArg{"--weights", o.weights}, fileArg{"--inputs", o.inputs}); err != nil {
+		return err
+	}
 
 	w, err := torchio.ReadFile(o.weights)
 	if err != nil {
