@@ -98,6 +98,7 @@ func runForward(c command, args []string, stdout, stderr io.Writer) error {
 	if err := torchio.WriteFile(o.out, results, meta); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
+	mhacmd.WarnNonFinite(stderr, "mhalab forward: ", results, "--inputs", in.Tensors)
 	names := make([]string, 0, len(results))
 	for n := range results {
 		names = append(names, n)

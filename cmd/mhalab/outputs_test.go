@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,5 +122,51 @@ func TestOutputIsNotAnInput(t *testing.T) {
 	}
 	if st, err := os.Lstat(p("link-to-w.safetensors")); err != nil || st.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("link-to-w.safetensors is no longer a symbolic link (%v)", err)
+	}
+}
+
+// TestNonFiniteOutputsAreReported: all-NaN inputs give NaN outputs (as PyTorch's); the file is
+// written and the exit status is 0, and stderr says how many outputs are not finite and where
+// the first is.
+func TestNonFiniteOutputsAreReported(t *testing.T) {
+	dir := t.TempDir()
+	nan := func(x *tensors.Tensor) *tensors.Tensor {
+		n := x.Shape().Size()
+		data := make([]float32, n)
+		for i := range data {
+			data[i] = float32(math.NaN())
+		}
+		return tensors.FromFlatDataAndDimensions(data, x.Shape().Dimensions...)
+	}
+	in, err := torchio.ReadFile(fixtureInputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Tensors["query"] = nan(in.Tensors["query"])
+	nanIn := filepath.Join(dir, "nan.inputs.safetensors")
+	if err := torchio.WriteFile(nanIn, in.Tensors, nil); err != nil {
+		t.Fatal(err)
+	}
+	q := tensors.FromFlatDataAndDimensions(make([]float32, 2*3*8), 1, 2, 3, 8)
+	kv := tensors.FromFlatDataAndDimensions(make([]float32, 2*5*8), 1, 2, 5, 8)
+	sdpaIn := filepath.Join(dir, "nan.sdpa.safetensors")
+	if err := torchio.WriteFile(sdpaIn, map[string]*tensors.Tensor{"query": nan(q), "key": kv, "value": kv}, nil); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.safetensors")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"forward", "--weights", fixtureWeights, "--inputs", nanIn, "--out", out, "--num-heads", "2", "--backend", "go"},
+			"mhalab forward: warning: attn_output has 64 non-finite values (NaN or ±Inf) of 64, the first at [0 0 0]; --inputs query has 64 of 64"},
+		{[]string{"sdpa", "--inputs", sdpaIn, "--out", out, "--backend", "go"},
+			"mhalab sdpa: warning: attn_output has 48 non-finite values (NaN or ±Inf) of 48, the first at [0 0 0 0]; --inputs query has 48 of 48"},
+	} {
+		os.Remove(out)
+		code, _, stderr := runCLI(c.args...)
+		if _, err := os.Stat(out); code != 0 || err != nil || !strings.Contains(stderr, c.want+"\n") {
+			t.Errorf("mhalab %s: exit %d (written: %v), stderr %q; want exit 0, the file, and the line %q", c.args[0], code, err == nil, stderr, c.want)
+		}
 	}
 }
