@@ -88,11 +88,14 @@ var badInputs = []struct {
 	{[]string{"generate", "--temperature", "0.7", "--top-k", "-1", "x"}, 1, "--top-k -1: want ≥ 0"},
 	{[]string{"generate", "--greedy", "--temperature", "1", "x"}, 1, "--greedy and --temperature exclude each other"},
 	{[]string{"generate", "--max-new-tokens", "0", "x"}, 1, "--max-new-tokens 0: want ≥ 1"},
+	{[]string{"generate", "--temperature", "0", "x"}, 1, "--temperature 0: want T > 0 (greedy decoding is the default"},
+	{[]string{"generate", "caf\xe9"}, 1, "PROMPT: invalid UTF-8 at byte offset 3 (0xe9)"},
 	{[]string{"generate", "--model", "/no/such/model.gguf", "x"}, 1, "no such file"},
 	{[]string{"generate", "--model", garbageFile, "x"}, 1, "not a GGUF file"},
 	{[]string{"generate", "--backend", "tpu", "x"}, 2, `unknown backend "tpu"`},
 	{[]string{"chat", "--temperature", "1", "--top-p", "0", "x"}, 2, `unexpected argument "x"`},
 	{[]string{"chat", "--temperature", "1", "--top-p", "0"}, 1, "--top-p 0: want a number in (0, 1]"},
+	{[]string{"chat", "--temperature", "0"}, 1, "--temperature 0: want T > 0"},
 	{[]string{"lessons", "grade", "/no/such/dir", "--root", "../.."}, 1, "/no/such/dir does not exist"},
 	{[]string{"lessons", "hint", "14", "--root", "../.."}, 2, `no exercise "14"`},
 	{[]string{"lessons", "grade", "--root", "../..", "-o", lessonsStudent + "/01_linear/linear.go", lessonsStudent}, 1, "is inside the student folder " + lessonsStudent},
@@ -182,6 +185,16 @@ missing or malformed file); 2 bad usage (unknown command or flag, a value of the
 one of the listed choices, a missing required flag, an extra argument), with a second line pointing
 to ` + "`-h`" + `. Sizes are checked before anything is allocated. A panic (a bug) is caught and reported on
 one line as an internal error, exit 1; ` + "`MHALAB_DEBUG=1`" + ` adds its stack.
+
+No command destroys a file: an output that is one of the command's inputs (the same path spelled
+otherwise, a symbolic or a hard link: compared with os.SameFile), a folder, or in a folder that does
+not exist is refused before anything is read; every file is written to a temporary file in its
+folder and renamed (internal/atomicfile), so a failure or Ctrl-C leaves the old file whole. Text
+(PROMPT, SENTENCE, chat's lines on stdin) must be UTF-8. ` + "`generate`" + ` and ` + "`chat`" + ` refuse what cannot
+fit the model's context (read from its file), a huge prompt or message by its length in bytes
+before tokenizing; those cases need the model and are tested in generate_test.go. NaN or Inf in
+the outputs of ` + "`forward`" + ` and ` + "`sdpa`" + ` (NaN inputs, or rows with every key masked, as in PyTorch) are
+written, exit 0, with a warning line on stderr (count, first index, inputs that hold any).
 
 | command | exit | stderr (first line) |
 |---|---:|---|
