@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/dustin/go-humanize"
+
+	"github.com/mhalab/mhalab/internal/atomicfile"
 )
 
 // benchReport is everything one run measured; it is also the JSON file's content.
@@ -292,7 +294,7 @@ func writeJSON(path string, rep *benchReport) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
+	return atomicfile.WriteFile(path, append(data, '\n'))
 }
 
 // loadAverage returns the 1, 5 and 15-minute load averages ("?" where unknown).

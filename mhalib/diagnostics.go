@@ -313,3 +313,31 @@ func firstBad(backend backends.Backend, ctx *context.Context,
 	}
 	return nil, nil
 }
+
+// NonFinite counts the NaN and ±Inf entries of a Float32 or Float64 tensor and returns the index
+// of the first, one coordinate per axis (nil when every entry is finite).
+func NonFinite(t *tensors.Tensor) (count int, first []int, err error) {
+	data, err := float64s(t, "t")
+	if err != nil {
+		return 0, nil, err
+	}
+	at := -1
+	for i, v := range data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			if count == 0 {
+				at = i
+			}
+			count++
+		}
+	}
+	if count == 0 {
+		return 0, nil, nil
+	}
+	dims := t.Shape().Dimensions
+	first = make([]int, len(dims))
+	for ax := len(dims) - 1; ax >= 0; ax-- {
+		first[ax] = at % dims[ax]
+		at /= dims[ax]
+	}
+	return count, first, nil
+}

@@ -12,6 +12,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/nlpodyssey/safetensors"
+
+	"github.com/mhalab/mhalab/internal/atomicfile"
 )
 
 // Limits on what a safetensors file may declare. They keep a corrupt or hostile header from
@@ -210,13 +212,14 @@ func Write(w io.Writer, ts map[string]*tensors.Tensor, metadata map[string]strin
 	return nil
 }
 
-// WriteFile writes tensors and metadata to the safetensors file at path (see Write).
+// WriteFile writes tensors and metadata to the safetensors file at path (see Write), whole or
+// not at all: through a temporary file renamed over path (internal/atomicfile).
 func WriteFile(path string, ts map[string]*tensors.Tensor, metadata map[string]string) error {
 	var buf bytes.Buffer
 	if err := Write(&buf, ts, metadata); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := atomicfile.WriteFile(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("torchio: %w", err)
 	}
 	return nil

@@ -22,6 +22,7 @@ const (
 	fixtureWeights = "../../parity/testdata/mha_self.weights.safetensors"
 	fixtureInputs  = "../../parity/testdata/mha_self.inputs.safetensors"
 	garbageFile    = "testdata/bad/garbage.safetensors"
+	garbageLink    = "testdata/bad/link-to-garbage.safetensors" // a symbolic link to garbageFile
 	hugeHeader     = "testdata/bad/huge_header.safetensors"
 	lessonsStudent = "testdata/student" // a student's copy of lessons/ with one exercise folder
 )
@@ -62,6 +63,15 @@ var badInputs = []struct {
 	{[]string{"forward", "--weights", fixtureWeights, "--inputs", hugeHeader, "--out", "out.safetensors", "--num-heads", "2"}, 1, "--inputs: torchio: "},
 	{[]string{"forward", "--weights", fixtureWeights, "--inputs", fixtureWeights, "--out", "out.safetensors", "--num-heads", "2"}, 1, "unknown tensors"},
 	{[]string{"forward", "--weights", fixtureWeights, "--inputs", fixtureInputs, "--out", "out.safetensors", "--num-heads", "2", "--max-memory", "1KiB"}, 1, "more than --max-memory 1.0 KiB"},
+	// An output that is one of the inputs is refused before anything is read (the files here are
+	// bad, so that a regression cannot write over a fixture: reading them fails first).
+	{[]string{"forward", "--weights", garbageFile, "--inputs", fixtureInputs, "--out", garbageFile, "--num-heads", "2"}, 1,
+		"--out " + garbageFile + " is the same file as --weights " + garbageFile + ": refusing to overwrite an input"},
+	{[]string{"forward", "--weights", garbageFile, "--inputs", fixtureInputs, "--out", garbageLink, "--num-heads", "2"}, 1,
+		"--out " + garbageLink + " is the same file as --weights " + garbageFile},
+	{[]string{"forward", "--weights", fixtureWeights, "--inputs", fixtureInputs, "--out", "testdata", "--num-heads", "2"}, 1, "--out testdata is a folder: give a file name"},
+	{[]string{"forward", "--weights", fixtureWeights, "--inputs", fixtureInputs, "--out", "/no/such/out.safetensors", "--num-heads", "2"}, 1,
+		"--out /no/such/out.safetensors: its folder /no/such does not exist"},
 	{[]string{"bench", "--suites", "nope"}, 2, `--suites: unknown suite "nope"`},
 	{[]string{"bench", "--threads", "0"}, 1, "--threads 0: want at least 1"},
 	{[]string{"bench", "--child", "{"}, 1, "--child: bench: memory measurement"},
@@ -78,11 +88,14 @@ var badInputs = []struct {
 	{[]string{"generate", "--temperature", "0.7", "--top-k", "-1", "x"}, 1, "--top-k -1: want ≥ 0"},
 	{[]string{"generate", "--greedy", "--temperature", "1", "x"}, 1, "--greedy and --temperature exclude each other"},
 	{[]string{"generate", "--max-new-tokens", "0", "x"}, 1, "--max-new-tokens 0: want ≥ 1"},
+	{[]string{"generate", "--temperature", "0", "x"}, 1, "--temperature 0: want T > 0 (greedy decoding is the default"},
+	{[]string{"generate", "caf\xe9"}, 1, "PROMPT: invalid UTF-8 at byte offset 3 (0xe9)"},
 	{[]string{"generate", "--model", "/no/such/model.gguf", "x"}, 1, "no such file"},
 	{[]string{"generate", "--model", garbageFile, "x"}, 1, "not a GGUF file"},
 	{[]string{"generate", "--backend", "tpu", "x"}, 2, `unknown backend "tpu"`},
 	{[]string{"chat", "--temperature", "1", "--top-p", "0", "x"}, 2, `unexpected argument "x"`},
 	{[]string{"chat", "--temperature", "1", "--top-p", "0"}, 1, "--top-p 0: want a number in (0, 1]"},
+	{[]string{"chat", "--temperature", "0"}, 1, "--temperature 0: want T > 0"},
 	{[]string{"lessons", "grade", "/no/such/dir", "--root", "../.."}, 1, "/no/such/dir does not exist"},
 	{[]string{"lessons", "hint", "14", "--root", "../.."}, 2, `no exercise "14"`},
 	{[]string{"lessons", "grade", "--root", "../..", "-o", lessonsStudent + "/01_linear/linear.go", lessonsStudent}, 1, "is inside the student folder " + lessonsStudent},
@@ -98,6 +111,8 @@ var badInputs = []struct {
 	{[]string{"sdpa", "--inputs", fixtureInputs, "--out", "out.safetensors", "--rope", "spiral"}, 2, `--rope "spiral": want half or interleaved`},
 	{[]string{"sdpa", "--inputs", fixtureInputs, "--out", "out.safetensors", "--window-left", "-1"}, 1, "--window-left -1: a window side must be >= 0"},
 	{[]string{"sdpa", "--inputs", fixtureInputs, "--out", "out.safetensors"}, 1, "query shape [2 4 8]: want rank 4 [B, H, L, E]"},
+	{[]string{"sdpa", "--inputs", garbageFile, "--out", garbageLink}, 1, "--out " + garbageLink + " is the same file as --inputs " + garbageFile},
+	{[]string{"bench", "--compare", garbageFile, "--json", garbageFile}, 1, "--json " + garbageFile + " is the same file as --compare " + garbageFile},
 }
 
 // badInputLines returns the lines of stderr that are not information (the backend line).
@@ -170,6 +185,16 @@ missing or malformed file); 2 bad usage (unknown command or flag, a value of the
 one of the listed choices, a missing required flag, an extra argument), with a second line pointing
 to ` + "`-h`" + `. Sizes are checked before anything is allocated. A panic (a bug) is caught and reported on
 one line as an internal error, exit 1; ` + "`MHALAB_DEBUG=1`" + ` adds its stack.
+
+No command destroys a file: an output that is one of the command's inputs (the same path spelled
+otherwise, a symbolic or a hard link: compared with os.SameFile), a folder, or in a folder that does
+not exist is refused before anything is read; every file is written to a temporary file in its
+folder and renamed (internal/atomicfile), so a failure or Ctrl-C leaves the old file whole. Text
+(PROMPT, SENTENCE, chat's lines on stdin) must be UTF-8. ` + "`generate`" + ` and ` + "`chat`" + ` refuse what cannot
+fit the model's context (read from its file), a huge prompt or message by its length in bytes
+before tokenizing; those cases need the model and are tested in generate_test.go. NaN or Inf in
+the outputs of ` + "`forward`" + ` and ` + "`sdpa`" + ` (NaN inputs, or rows with every key masked, as in PyTorch) are
+written, exit 0, with a warning line on stderr (count, first index, inputs that hold any).
 
 | command | exit | stderr (first line) |
 |---|---:|---|

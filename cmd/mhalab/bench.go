@@ -70,6 +70,13 @@ func runBench(c command, args []string, stdout, stderr io.Writer) error {
 	if cfg.Budget < 0 || cfg.MemTimeout <= 0 {
 		return fmt.Errorf("--budget %s --mem-timeout %s: want positive durations", cfg.Budget, cfg.MemTimeout)
 	}
+	inputs := []fileArg{{"--compare", cfg.ComparePath}, {"--torch-script", cfg.TorchScript}}
+	for _, py := range cfg.Pythons {
+		inputs = append(inputs, fileArg{"--python", py})
+	}
+	if err := checkOutput(fileArg{"--json", cfg.JSONPath}, false, inputs...); err != nil {
+		return err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding this executable to run the memory measurements: %w", err)

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"path/filepath"
 
 	"github.com/mhalab/mhalab/internal/modelcmd"
+	"github.com/mhalab/mhalab/models/minilm"
+	"github.com/mhalab/mhalab/models/modelfiles"
 	"github.com/mhalab/mhalab/xla"
 )
 
@@ -49,6 +52,9 @@ func runAttention(c command, args []string, stdout, stderr io.Writer) error {
 	if err := xla.CheckSpec(o.Backend); err != nil {
 		return &usageError{err.Error()}
 	}
+	if err := checkOutput(fileArg{"--html", o.HTML}, true, modelFiles(o.Model)...); err != nil {
+		return err
+	}
 	return modelcmd.Attention(o, sentences[0], stdout, stderr)
 }
 
@@ -81,4 +87,21 @@ func parseFlagsAllowArgs(fs *flag.FlagSet, c command, args []string, stdout io.W
 		return &usageError{err.Error()}
 	}
 	return nil
+}
+
+// modelFiles are the files of all-MiniLM-L6-v2 that embed and attention read, in the folder
+// --model names (or the default one), as inputs for checkOutput.
+func modelFiles(dir string) []fileArg {
+	if dir == "" {
+		d, err := minilm.DefaultDir()
+		if err != nil {
+			return nil // loading the model says why
+		}
+		dir = d
+	}
+	var files []fileArg
+	for _, p := range []modelfiles.Pinned{minilm.FileConfig, minilm.FileTokenizer, minilm.FileWeights} {
+		files = append(files, fileArg{"--model's " + p.Name, filepath.Join(dir, p.Name)})
+	}
+	return files
 }

@@ -119,7 +119,7 @@ func TestEmbedBadInput(t *testing.T) {
 		{[]string{"embed", ""}, "sentence 1 is empty or whitespace only"},
 		{[]string{"embed", "fine", " \t\n"}, "sentence 2 is empty or whitespace only"},
 		{[]string{"embed", "--max-tokens", "513", "x"}, "--max-tokens 513 is above the model's 512 positions"},
-		{[]string{"embed", "ok", "bad \xff\xfe"}, "sentence 2 is not valid UTF-8"},
+		{[]string{"embed", "ok", "bad \xff\xfe"}, "sentence 2: invalid UTF-8 at byte offset 4 (0xff)"},
 		{[]string{"embed", "--model", t.TempDir(), "x"}, "config.json is missing"},
 		{[]string{"embed", "--model", truncated, "x"}, "model.safetensors is truncated: 5 bytes, want 90868376"},
 		{[]string{"attention", ""}, "sentence 1 is empty or whitespace only"},

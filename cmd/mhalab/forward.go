@@ -55,6 +55,9 @@ func runForward(c command, args []string, stdout, stderr io.Writer) error {
 	if err := xla.CheckSpec(o.backend); err != nil {
 		return &usageError{err.Error()}
 	}
+	if err := checkOutput(fileArg{"--out", o.out}, true, fileArg{"--weights", o.weights}, fileArg{"--inputs", o.inputs}); err != nil {
+		return err
+	}
 
 	w, err := torchio.ReadFile(o.weights)
 	if err != nil {
@@ -95,6 +98,7 @@ func runForward(c command, args []string, stdout, stderr io.Writer) error {
 	if err := torchio.WriteFile(o.out, results, meta); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
+	mhacmd.WarnNonFinite(stderr, "mhalab forward: ", results, "--inputs", in.Tensors)
 	names := make([]string, 0, len(results))
 	for n := range results {
 		names = append(names, n)

@@ -31,7 +31,7 @@ func (f *samplingFlags) add(fs *flag.FlagSet, withGreedy bool) {
 	if withGreedy {
 		fs.BoolVar(&f.greedy, "greedy", false, "pick the most likely token at each step (the default)")
 	}
-	fs.Float64Var(&f.s.Temperature, "temperature", 0, "sample from softmax(logits/T) instead of greedy (T > 0)")
+	fs.Float64Var(&f.s.Temperature, "temperature", 0, "sample from softmax(logits/T) instead of greedy decoding (T > 0; 0 is refused: for greedy decoding, the default, leave --temperature out)")
 	fs.IntVar(&f.s.TopK, "top-k", 50, "with --temperature: sample among the K most likely tokens (0: all)")
 	fs.Float64Var(&f.s.TopP, "top-p", 1, "with --temperature: sample among the most likely tokens whose probability reaches P, in (0, 1]")
 	fs.Uint64Var(&f.s.Seed, "seed", 0, "with --temperature: seed of the random numbers")
@@ -43,6 +43,11 @@ func (f *samplingFlags) check(fs *flag.FlagSet) error {
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	if f.greedy && set["temperature"] {
 		return errors.New("--greedy and --temperature exclude each other")
+	}
+	// --temperature 0 is refused rather than read as greedy: the sampling flags (--top-k, --top-p,
+	// --seed) need --temperature, and at T = 0 they would be ignored without a word.
+	if set["temperature"] && f.s.Temperature == 0 {
+		return errors.New("--temperature 0: want T > 0 (greedy decoding is the default: leave out --temperature, or give --greedy)")
 	}
 	if !set["temperature"] {
 		for _, name := range []string{"top-k", "top-p", "seed"} {

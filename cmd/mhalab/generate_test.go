@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -32,7 +33,13 @@ func failsWithOneLine(t *testing.T, args []string, want string) {
 	t.Helper()
 	code, stdout, stderr := runCLI(args...)
 	if code != 1 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
-		t.Errorf("mhalab %q: exit %d, stdout %q, stderr %q; want exit 1 and one line containing %q", args, code, stdout, stderr, want)
+		shown := make([]string, len(args)) // a huge prompt shortened
+		for i, a := range args {
+			if shown[i] = a; len(a) > 80 {
+				shown[i] = fmt.Sprintf("%s… (%d bytes)", a[:40], len(a))
+			}
+		}
+		t.Errorf("mhalab %q: exit %d, stdout %q, stderr %q; want exit 1 and one line containing %q", shown, code, stdout, stderr, want)
 	}
 }
 
@@ -53,6 +60,10 @@ func TestGenerateBadInputs(t *testing.T) {
 		{[]string{"generate", "--model", "/nonexistent/m.gguf", "x"}, "/nonexistent/m.gguf"},
 		{[]string{"generate", "--model", "generate.go", "x"}, "not a GGUF file"},
 		{[]string{"chat", "--temperature", "1", "--top-p", "2"}, "--top-p 2"},
+		{[]string{"generate", "--temperature", "0", "x"}, "--temperature 0: want T > 0"},
+		{[]string{"chat", "--temperature", "0"}, "--temperature 0: want T > 0"},
+		{[]string{"generate", "ab\xffc"}, "PROMPT: invalid UTF-8 at byte offset 2"},
+		{[]string{"generate", "--model", "/nonexistent/m.gguf", "é\xe9"}, "PROMPT: invalid UTF-8 at byte offset 2"},
 	} {
 		failsWithOneLine(t, c.args, c.want)
 	}
@@ -158,5 +169,51 @@ func TestChatREPL(t *testing.T) {
 	out := stdout.String()
 	if !strings.Contains(out, "The capital of France is Paris.") || !strings.Contains(out, "Rome") || strings.Count(out, "> ") != 4 {
 		t.Errorf("chat output %q: want Paris, then Rome, and 4 prompts", out)
+	}
+}
+
+// TestGenerateMustFitTheContext: what cannot fit the model's context (read from its file: 8192
+// for SmolLM2) is refused at once, with the token count and the context — a huge prompt by its
+// length in bytes, before the tokenizer runs.
+func TestGenerateMustFitTheContext(t *testing.T) {
+	path := smollm2Model(t)
+	failsWithOneLine(t, []string{"generate", "--model", path, "--max-new-tokens", "1000000000", "x"},
+		"--max-new-tokens 1000000000: the model's context is 8192 tokens, prompt included (at most 8191 new tokens)")
+	failsWithOneLine(t, []string{"generate", "--model", path, strings.Repeat("a ", 8100)}, // 8101 tokens (the last space is one)
+		"the prompt is 8101 tokens: the model's context is 8192 tokens, prompt and --max-new-tokens 128 included (lower --max-new-tokens to 91 or shorten the prompt)")
+	failsWithOneLine(t, []string{"generate", "--model", path, strings.Repeat("a ", 8300)},
+		"the prompt is 8301 tokens: the model's context is 8192 tokens, prompt and --max-new-tokens 128 included (shorten the prompt)")
+	// 5 MiB: refused by its length (81 bytes per token at most), before the tokenizer runs.
+	failsWithOneLine(t, []string{"generate", "--model", path, "--chat", strings.Repeat("word ", 1<<20)},
+		"the prompt is 5243028 bytes with the chat template, at least 64729 tokens: the model's context is 8192 tokens")
+}
+
+// TestChatMessageMustFit: a message longer than the conversation's context is refused at once
+// with its token count; a line that is not UTF-8 is refused with its line and byte offset.
+func TestChatMessageMustFit(t *testing.T) {
+	path := smollm2Model(t)
+	c, _ := lookup("chat")
+	chat := func(input string, args ...string) (string, error) {
+		var stdout, stderr bytes.Buffer
+		err := runChatFrom(c, append([]string{"--model", path, "--backend", cliBackend(t)}, args...), strings.NewReader(input), &stdout, &stderr)
+		return stdout.String(), err
+	}
+	for _, tc := range []struct {
+		input string
+		args  []string
+		want  string
+	}{
+		{strings.Repeat("a", 1000000) + "\n", []string{"--max-context", "10"},
+			"stdin line 1: the message is 1000000 bytes, at least 12348 tokens: the conversation holds --max-context 10 positions (the model's context: 8192)"},
+		{"hi\n\n" + strings.Repeat("hello ", 60) + "\n", []string{"--max-context", "40", "--max-new-tokens", "1"},
+			"stdin line 3: the message is 72 tokens with the chat template: the conversation holds --max-context 40 positions"},
+		{"ok\nab\xffc\n", []string{"--max-new-tokens", "1"}, "stdin line 2: invalid UTF-8 at byte offset 2"},
+		{strings.Repeat("b", 2<<20) + "\n", nil, "stdin line 1: longer than 1 MiB: a message must fit the conversation's --max-context 2048 positions"},
+		{"x\n", []string{"--max-new-tokens", "1000000000"}, "--max-new-tokens 1000000000: the model's context is 8192 tokens, messages included (at most 8191 new tokens)"},
+	} {
+		_, err := chat(tc.input, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("chat %v: error %v, want %q", tc.args, err, tc.want)
+		}
 	}
 }

@@ -54,5 +54,8 @@ func runSDPA(c command, args []string, stdout, stderr io.Writer) error {
 	if err := xla.CheckSpec(f.Backend); err != nil {
 		return &usageError{err.Error()}
 	}
+	if err := checkOutput(fileArg{"--out", f.Out}, true, fileArg{"--inputs", f.Inputs}); err != nil {
+		return err
+	}
 	return sdpacmd.Run(f, o, stdout, stderr)
 }

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/mhalab/mhalab/explorer"
+	"github.com/mhalab/mhalab/internal/atomicfile"
 )
 
 // AttentionOptions are Options plus the explorer page's file.
@@ -89,15 +89,7 @@ func strongest(w [][]float32, tokens []string) (q, k int, weight float32) {
 func special(tok string) bool { return tok == "[CLS]" || tok == "[SEP]" }
 
 func writePage(path string, d explorer.Data) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("--html: %w", err)
-	}
-	if err := explorer.Write(f, d); err != nil {
-		f.Close()
-		return fmt.Errorf("--html %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
+	if err := atomicfile.Write(path, func(w io.Writer) error { return explorer.Write(w, d) }); err != nil {
 		return fmt.Errorf("--html %s: %w", path, err)
 	}
 	return nil

@@ -7,9 +7,9 @@ package modelcmd
 import (
 	"fmt"
 	"io"
-	"unicode/utf8"
 
 	"github.com/gomlx/gomlx/backends"
+	"github.com/mhalab/mhalab/internal/textinput"
 	"github.com/mhalab/mhalab/models/minilm"
 	"github.com/mhalab/mhalab/xla"
 )
@@ -41,8 +41,8 @@ func load(o Options, sentences []string) (*loaded, error) {
 		return nil, fmt.Errorf("--max-tokens %d: want 3 to 512 (0 = %d)", o.MaxTokens, minilm.DefaultMaxTokens)
 	}
 	for i, s := range sentences {
-		if !utf8.ValidString(s) {
-			return nil, fmt.Errorf("sentence %d is not valid UTF-8", i+1)
+		if err := textinput.CheckUTF8(fmt.Sprintf("sentence %d", i+1), s); err != nil {
+			return nil, err
 		}
 	}
 	if err := xla.CheckSpec(o.Backend); err != nil {

@@ -31,6 +31,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
+	"github.com/mhalab/mhalab/internal/mhacmd"
 	"github.com/mhalab/mhalab/mhalib"
 	"github.com/mhalab/mhalab/torchio"
 	"github.com/mhalab/mhalab/xla"
@@ -333,6 +334,7 @@ func Run(f Files, o Options, stdout, stderr io.Writer) error {
 	if err := torchio.WriteFile(f.Out, map[string]*tensors.Tensor{"attn_output": out}, meta); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
+	mhacmd.WarnNonFinite(stderr, "mhalab sdpa: ", map[string]*tensors.Tensor{"attn_output": out}, "--inputs", in.Tensors)
 	fmt.Fprintf(stdout, "mhalab sdpa: query %v, key %v → %s: attn_output %v\n",
 		in.Tensors["query"].Shape().Dimensions, in.Tensors["key"].Shape().Dimensions, f.Out, out.Shape().Dimensions)
 	return nil

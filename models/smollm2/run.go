@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/gomlx/gomlx/backends"
+
+	"github.com/mhalab/mhalab/internal/textinput"
 )
 
 // GenerateOptions are the options of `mhalab generate` (RunGenerate).
@@ -55,6 +57,9 @@ func RunGenerate(newBackend NewBackend, o GenerateOptions, stdout, stderr io.Wri
 	if o.Prompt == "" {
 		return errors.New("empty prompt: give the text to continue as the last argument")
 	}
+	if err := textinput.CheckUTF8("PROMPT", o.Prompt); err != nil {
+		return err
+	}
 	if o.MaxNewTokens < 1 {
 		return fmt.Errorf("--max-new-tokens %d: want ≥ 1", o.MaxNewTokens)
 	}
@@ -65,21 +70,35 @@ func RunGenerate(newBackend NewBackend, o GenerateOptions, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	text := o.Prompt
+	ctxLen := m.Config.MaxPositionEmbeddings
+	if o.MaxNewTokens >= ctxLen {
+		return fmt.Errorf("--max-new-tokens %d: the model's context is %d tokens, prompt included (at most %d new tokens)",
+			o.MaxNewTokens, ctxLen, ctxLen-1)
+	}
+	text, withTemplate := o.Prompt, ""
 	if o.Chat {
 		if text, err = m.ChatTemplate([]Message{{Role: "user", Content: o.Prompt}}, true); err != nil {
 			return err
 		}
+		withTemplate = " with the chat template"
+	}
+	fits := fmt.Sprintf("the model's context is %d tokens, prompt and --max-new-tokens %d included", ctxLen, o.MaxNewTokens)
+	// Refuse text that cannot fit by its length alone, before spending the tokenizer's time on it.
+	if least := m.Tokenizer.MinTokens(text); least+o.MaxNewTokens > ctxLen {
+		return fmt.Errorf("the prompt is %d bytes%s, at least %d tokens: %s", len(text), withTemplate, least, fits)
 	}
 	prompt := m.Tokenizer.Encode(text)
-	ctxLen := m.Config.MaxPositionEmbeddings
 	if len(prompt) == 0 {
 		return errors.New("the prompt has no tokens")
 	}
-	if len(prompt) >= ctxLen {
-		return fmt.Errorf("the prompt is %d tokens: the model's context is %d (including the generated tokens)", len(prompt), ctxLen)
+	if len(prompt)+o.MaxNewTokens > ctxLen {
+		hint := fmt.Sprintf("lower --max-new-tokens to %d or shorten the prompt", ctxLen-len(prompt))
+		if len(prompt) >= ctxLen {
+			hint = "shorten the prompt"
+		}
+		return fmt.Errorf("the prompt is %d tokens%s: %s (%s)", len(prompt), withTemplate, fits, hint)
 	}
-	s, backendName, closeSession, err := openSession(newBackend, m, min(ctxLen, len(prompt)+o.MaxNewTokens), stderr)
+	s, backendName, closeSession, err := openSession(newBackend, m, len(prompt)+o.MaxNewTokens, stderr)
 	if err != nil {
 		return err
 	}
@@ -124,6 +143,10 @@ type ChatOptions struct {
 	Sampling     Sampling
 }
 
+// maxChatLine is the longest line `mhalab chat` reads (1 MiB): more than the model's whole
+// context can hold (8192 tokens of at most 81 bytes).
+const maxChatLine = 1 << 20
+
 // DefaultChatContext is `mhalab chat`'s default --max-context.
 const DefaultChatContext = 2048
 
@@ -145,6 +168,10 @@ func RunChat(newBackend NewBackend, o ChatOptions, stdin io.Reader, stdout, stde
 	if o.MaxContext < 1 || o.MaxContext > m.Config.MaxPositionEmbeddings {
 		return fmt.Errorf("--max-context %d: want 1 … %d (the model's context)", o.MaxContext, m.Config.MaxPositionEmbeddings)
 	}
+	if ctxLen := m.Config.MaxPositionEmbeddings; o.MaxNewTokens >= ctxLen {
+		return fmt.Errorf("--max-new-tokens %d: the model's context is %d tokens, messages included (at most %d new tokens)",
+			o.MaxNewTokens, ctxLen, ctxLen-1)
+	}
 	if _, err := m.ChatTemplate(nil, true); err != nil {
 		return err
 	}
@@ -155,15 +182,21 @@ func RunChat(newBackend NewBackend, o ChatOptions, stdin io.Reader, stdout, stde
 	defer closeSession()
 	fmt.Fprintf(stderr, "mhalab chat: %s on %s; one line per message, Ctrl-D quits\n", m.Name, backendName)
 	in := bufio.NewScanner(stdin)
-	in.Buffer(make([]byte, 1<<16), 1<<20)
+	in.Buffer(make([]byte, 1<<16), maxChatLine)
 	first := true
-	for {
+	for lineNo := 1; ; lineNo++ {
 		fmt.Fprint(stdout, "> ")
 		if !in.Scan() {
 			fmt.Fprintln(stdout)
+			if errors.Is(in.Err(), bufio.ErrTooLong) {
+				return fmt.Errorf("stdin line %d: longer than 1 MiB: a message must fit the conversation's --max-context %d positions", lineNo, o.MaxContext)
+			}
 			return in.Err()
 		}
 		line := strings.TrimRight(in.Text(), "\r")
+		if err := textinput.CheckUTF8(fmt.Sprintf("stdin line %d", lineNo), line); err != nil {
+			return err
+		}
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
@@ -172,7 +205,18 @@ func RunChat(newBackend NewBackend, o ChatOptions, stdin io.Reader, stdout, stde
 			turn = "<|im_end|>\n" + strings.TrimPrefix(turn, "<|im_start|>system\n"+DefaultSystemPrompt+"<|im_end|>\n")
 		}
 		first = false
+		// A message that cannot fit even an empty conversation is refused, by its length in bytes
+		// first (before the tokenizer runs), then by its tokens; one that does not fit what is
+		// left of this one means the conversation is full.
+		holds := fmt.Sprintf("the conversation holds --max-context %d positions (the model's context: %d), an answer's first token included",
+			s.Cap(), m.Config.MaxPositionEmbeddings)
+		if least := m.Tokenizer.MinTokens(turn); least+1 > s.Cap() {
+			return fmt.Errorf("stdin line %d: the message is %d bytes, at least %d tokens: %s", lineNo, len(line), least, holds)
+		}
 		ids := m.Tokenizer.Encode(turn)
+		if len(ids)+1 > s.Cap() {
+			return fmt.Errorf("stdin line %d: the message is %d tokens with the chat template: %s", lineNo, len(ids), holds)
+		}
 		if s.Len()+len(ids)+1 > s.Cap() {
 			return fmt.Errorf("the conversation is full (%d of %d positions): start a new chat, or raise --max-context", s.Len(), s.Cap())
 		}

@@ -1,7 +1,9 @@
 package smollm2
 
 import (
+	"container/heap"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -21,13 +23,21 @@ import (
 //  4. adjacent symbols are merged by the merge list, lowest rank first, until none applies;
 //     each resulting symbol is a vocabulary entry.
 type Tokenizer struct {
-	vocab    []string       // id → token (byte-level characters, or a special token's text)
-	ids      map[string]int // token → id
-	ranks    map[string]int // "left right" → merge rank (a byte-level token never holds a plain space)
-	special  []string       // special tokens, longest first
-	isSpecal []bool         // id → special
-	cache    map[string][]int
-	EOS, BOS int // end- and beginning-of-sequence ids (tokenizer.ggml.eos_token_id, bos_token_id)
+	vocab   []string       // id → token (byte-level characters, or a special token's text)
+	ids     map[string]int // token → id
+	ranks   map[string]int // "left right" → merge rank (a byte-level token never holds a plain space)
+	special []string       // special tokens, longest first
+	// specialStart[b]: some special token starts with byte b.
+	specialStart [256]bool
+	// keepsByte[b]: b's byte-level character is in the vocabulary (Encode keeps it).
+	keepsByte [256]bool
+	// maxTokenBytes is the length in bytes of the longest token's text; dropsMerges is true
+	// when some merge result is not in the vocabulary (Encode then drops it: see MinTokens).
+	maxTokenBytes int
+	dropsMerges   bool
+	isSpecal      []bool // id → special
+	cache         map[string][]int
+	EOS, BOS      int // end- and beginning-of-sequence ids (tokenizer.ggml.eos_token_id, bos_token_id)
 }
 
 // GGUF token types (llama.cpp's llama_token_type).
@@ -82,6 +92,22 @@ func NewTokenizer(f *gguf.File) (*Tokenizer, error) {
 		}
 	}
 	sort.SliceStable(t.special, func(a, b int) bool { return len(t.special[a]) > len(t.special[b]) })
+	t.special = slices.DeleteFunc(t.special, func(s string) bool { return s == "" })
+	for _, sp := range t.special {
+		t.specialStart[sp[0]] = true
+	}
+	for b := range 256 {
+		t.keepsByte[b] = t.known(string(byteToRune[b]))
+	}
+	for id := range t.vocab {
+		t.maxTokenBytes = max(t.maxTokenBytes, len(t.tokenBytes(id)))
+	}
+	for m := range t.ranks {
+		if !t.known(strings.Replace(m, " ", "", 1)) {
+			t.dropsMerges = true
+			break
+		}
+	}
 	if t.EOS, err = f.Int("tokenizer.ggml.eos_token_id"); err != nil {
 		return nil, err
 	}
@@ -129,15 +155,20 @@ func (t *Tokenizer) Encode(text string) []int {
 }
 
 // nextSpecial finds the leftmost special token in s (the longest one at that position);
-// it returns len(s), "" when there is none.
+// it returns len(s), "" when there is none. It looks at each byte once (O(len(s)) plus the
+// candidates at bytes that start a special token).
 func (t *Tokenizer) nextSpecial(s string) (int, string) {
-	best, tok := len(s), ""
-	for _, sp := range t.special { // longest first: the first found at a position wins
-		if i := strings.Index(s[:min(len(s), best+len(sp))], sp); i >= 0 && i < best {
-			best, tok = i, sp
+	for i := 0; i < len(s); i++ {
+		if !t.specialStart[s[i]] {
+			continue
+		}
+		for _, sp := range t.special { // longest first
+			if strings.HasPrefix(s[i:], sp) {
+				return i, sp
+			}
 		}
 	}
-	return best, tok
+	return len(s), ""
 }
 
 // encodeWord applies the merges to one word (see Tokenizer).
@@ -154,19 +185,7 @@ func (t *Tokenizer) encodeWord(w string) []int {
 			syms = append(syms, c)
 		}
 	}
-	for len(syms) > 1 {
-		bestRank, at := -1, -1
-		for i := 0; i+1 < len(syms); i++ {
-			if r, ok := t.ranks[syms[i]+" "+syms[i+1]]; ok && (bestRank < 0 || r < bestRank) {
-				bestRank, at = r, i
-			}
-		}
-		if at < 0 {
-			break
-		}
-		syms[at] += syms[at+1]
-		syms = append(syms[:at+1], syms[at+2:]...)
-	}
+	syms = t.merge(syms)
 	ids := make([]int, 0, len(syms))
 	for _, s := range syms {
 		if id, ok := t.ids[s]; ok { // a merge result missing from the vocabulary is dropped, as in Hugging Face's BPE
@@ -177,6 +196,99 @@ func (t *Tokenizer) encodeWord(w string) []int {
 		t.cache[w] = ids
 	}
 	return ids
+}
+
+// merge applies the merges to the symbols of one word: the adjacent pair of lowest rank first,
+// the leftmost of equal ranks, until no pair has a rank. The symbols are a linked list and the
+// candidate pairs a heap ordered by (rank, position), each checked when it comes out (a pair
+// whose symbols have changed since is skipped): O(n log n) for a word of n bytes, where
+// rescanning the word after each merge took O(n²) (hours for a word of a few hundred kB).
+func (t *Tokenizer) merge(syms []string) []string {
+	n := len(syms)
+	if n < 2 {
+		return syms
+	}
+	next := make([]int, n) // next[i]: the symbol after i (n: none); a merged-away symbol is ""
+	prev := make([]int, n)
+	for i := range n {
+		next[i], prev[i] = i+1, i-1
+	}
+	h := &pairHeap{}
+	push := func(i int) {
+		if i < 0 || next[i] >= n {
+			return
+		}
+		j := next[i]
+		if r, ok := t.ranks[syms[i]+" "+syms[j]]; ok {
+			heap.Push(h, pair{rank: r, left: i, right: j, ls: syms[i], rs: syms[j]})
+		}
+	}
+	for i := 0; i+1 < n; i++ {
+		push(i)
+	}
+	for h.Len() > 0 {
+		p := heap.Pop(h).(pair)
+		if next[p.left] != p.right || syms[p.left] != p.ls || syms[p.right] != p.rs {
+			continue // stale: a symbol of the pair was merged with another since
+		}
+		syms[p.left] += syms[p.right]
+		syms[p.right] = ""
+		next[p.left] = next[p.right]
+		if next[p.left] < n {
+			prev[next[p.left]] = p.left
+		}
+		push(prev[p.left])
+		push(p.left)
+	}
+	out := syms[:0]
+	for i := 0; i < n; i = next[i] {
+		out = append(out, syms[i])
+	}
+	return out
+}
+
+// pair is a candidate merge of the adjacent symbols left and right (their texts then: ls, rs).
+type pair struct {
+	rank, left, right int
+	ls, rs            string
+}
+
+// pairHeap orders pairs by rank, then position (the leftmost of equal ranks first).
+type pairHeap []pair
+
+func (h pairHeap) Len() int { return len(h) }
+func (h pairHeap) Less(a, b int) bool {
+	return h[a].rank < h[b].rank || (h[a].rank == h[b].rank && h[a].left < h[b].left)
+}
+func (h pairHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *pairHeap) Push(x any)   { *h = append(*h, x.(pair)) }
+func (h *pairHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// MaxTokenBytes is the length in bytes of the longest token's text (81 for SmolLM2: a newline
+// and 80 spaces).
+func (t *Tokenizer) MaxTokenBytes() int { return t.maxTokenBytes }
+
+// MinTokens is a lower bound of len(Encode(text)) computed in one pass over the bytes, without
+// tokenizing: every token stands for at most MaxTokenBytes bytes of the text, and the bytes
+// Encode drops (characters missing from the vocabulary) are not counted. It lets a caller
+// refuse text that cannot fit a context before spending the tokenizer's time on it. It is 0
+// when the vocabulary lacks some merge result (Encode may then drop whole symbols).
+func (t *Tokenizer) MinTokens(text string) int {
+	if t.dropsMerges || t.maxTokenBytes == 0 {
+		return 0
+	}
+	kept := 0
+	for i := 0; i < len(text); i++ {
+		if t.keepsByte[text[i]] {
+			kept++
+		}
+	}
+	return (kept + t.maxTokenBytes - 1) / t.maxTokenBytes
 }
 
 // Decode returns the text of ids: byte-level tokens back to their bytes, special tokens as

@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/mhalab/mhalab/internal/atomicfile"
 )
 
 // Record is a Snapshot reduced to numbers that can be saved: the scores, and the attention maps
@@ -73,7 +75,7 @@ func SaveRecords(path string, records []Record) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, data, 0o644)
+	return atomicfile.WriteFile(path, data)
 }
 
 // LoadRecords reads records written by SaveRecords.
