@@ -38,6 +38,8 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/mhalab/mhalab/internal/atomicfile"
+
 	"github.com/mhalab/mhalab/lessons"
 )
 
@@ -133,7 +135,7 @@ func (env *runner) gradescopeZip(ctx context.Context, exercises []lessons.Exerci
 	if err := zw.Close(); err != nil {
 		return err
 	}
-	if err := writeReport(output, buf.Bytes()); err != nil {
+	if err := atomicfile.WriteFile(output, buf.Bytes()); err != nil {
 		return fmt.Errorf("gradescope: writing %s: %w", output, err)
 	}
 	fmt.Fprintf(env.stdout, "Autograder for exercises %s (scoring: %s) written to %s (%.1f MiB).\n", info.Numbers, scoringLine(scoring), output, float64(buf.Len())/(1<<20))

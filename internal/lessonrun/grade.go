@@ -16,6 +16,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/mhalab/mhalab/internal/atomicfile"
+
 	"github.com/mhalab/mhalab/lessons"
 	"github.com/mhalab/mhalab/lessons/solutions"
 )
@@ -513,7 +515,7 @@ func gradeCSV(path string, grades []*studentGrade, exercises []lessons.Exercise)
 	if err := cw.Error(); err != nil {
 		return err
 	}
-	if err := writeReport(path, b.Bytes()); err != nil {
+	if err := atomicfile.WriteFile(path, b.Bytes()); err != nil {
 		return fmt.Errorf("writing the CSV: %w", err)
 	}
 	return nil

@@ -24,6 +24,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mhalab/mhalab/internal/atomicfile"
+
 	"github.com/mhalab/mhalab/lessons"
 )
 
@@ -223,7 +225,7 @@ func writeGradescope(path string, g *studentGrade, scoring string, elapsed time.
 	if err != nil {
 		return err
 	}
-	if err := writeReport(path, append(data, '\n')); err != nil {
+	if err := atomicfile.WriteFile(path, append(data, '\n')); err != nil {
 		return fmt.Errorf("writing the Gradescope results: %w", err)
 	}
 	return nil

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/mhalab/mhalab/internal/atomicfile"
+
 	"github.com/mhalab/mhalab/lessons"
 )
 
@@ -55,7 +57,7 @@ func (env *runner) restore(names []string) ([]string, error) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return notes, err
 		}
-		if err := os.WriteFile(path, want, 0o644); err != nil {
+		if err := atomicfile.WriteFile(path, want); err != nil {
 			return notes, fmt.Errorf("restoring lessons/%s: %w", name, err)
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mhalab/mhalab/internal/atomicfile"
+
 	"github.com/mhalab/mhalab/lessons"
 )
 
@@ -32,13 +34,13 @@ type reportOutput struct {
 func checkReportOutputs(outputs []reportOutput, studentDirs []string) error {
 	var students []string
 	for _, d := range studentDirs {
-		if r, err := resolvePath(d); err == nil {
+		if r, err := atomicfile.Resolve(d); err == nil {
 			students = append(students, r)
 		}
 	}
 	seen := map[string]string{}
 	for _, o := range outputs {
-		target, err := resolvePath(o.path)
+		target, err := atomicfile.Resolve(o.path)
 		if err != nil {
 			return fmt.Errorf("grade: %s %s: %v", o.flag, o.path, err)
 		}
@@ -73,40 +75,6 @@ func checkReportOutputs(outputs []reportOutput, studentDirs []string) error {
 	return nil
 }
 
-// resolvePath returns the absolute path p stands for with every symbolic link resolved: of p
-// itself when it exists, else of its folder (which must exist).
-// A link to a file that does not exist yet stands for that file.
-func resolvePath(p string) (string, error) { return resolveDepth(p, 0) }
-
-func resolveDepth(p string, depth int) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	if st, err := os.Lstat(abs); err == nil {
-		r, err := filepath.EvalSymlinks(abs)
-		if err == nil {
-			return r, nil
-		}
-		if st.Mode()&os.ModeSymlink == 0 || depth > 40 {
-			return "", err
-		}
-		to, err := os.Readlink(abs)
-		if err != nil {
-			return "", err
-		}
-		if !filepath.IsAbs(to) {
-			to = filepath.Join(filepath.Dir(abs), to)
-		}
-		return resolveDepth(to, depth+1)
-	}
-	dir, err := filepath.EvalSymlinks(filepath.Dir(abs))
-	if err != nil {
-		return "", fmt.Errorf("its folder %s does not exist", filepath.Dir(p))
-	}
-	return filepath.Join(dir, filepath.Base(abs)), nil
-}
-
 // readHead reads at most n bytes of the file at path.
 func readHead(path string, n int64) ([]byte, error) {
 	f, err := os.Open(path)
@@ -134,39 +102,6 @@ func isGradeCSV(data []byte) bool {
 		}
 	}
 	return true
-}
-
-// writeReport writes data to path through a temporary file in the same folder and a rename,
-// so that the file is either the previous one or the whole new one. When path is a symbolic
-// link, the file it points at is replaced.
-func writeReport(path string, data []byte) error {
-	target, err := resolvePath(path)
-	if err != nil {
-		return fmt.Errorf("%s: %v", path, err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, target)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
 }
 
 // gradescopeOutput is grade's --gradescope: the results.json of the one submission graded.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mhalab/mhalab/internal/atomicfile"
+
 	"github.com/mhalab/mhalab/lessons"
 	"github.com/mhalab/mhalab/lessons/solutions"
 )
@@ -82,7 +84,7 @@ func (env *runner) reset(e lessons.Exercise, yes bool, in io.Reader) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(env.inLessons(stub), data, 0o644); err != nil {
+	if err := atomicfile.WriteFile(env.inLessons(stub), data); err != nil {
 		return err
 	}
 	notes, err := env.restore(e.Protected())
