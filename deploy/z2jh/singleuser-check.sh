@@ -21,7 +21,8 @@
 #              a second seeding leaves a student's edit alone
 #   listen     the server listens on 0.0.0.0:8888 within 180 s
 #   api        GET /user/ada/api answers 200 with the server's version
-#   hub-auth   GET /user/ada/tree redirects to the hub's login (the server is not open)
+#   hub-auth   GET /user/ada/lab (JupyterLab's page) redirects to the hub's login (the server is
+#              not open)
 #   uid        the server process runs as uid 1000, not root
 #   kernel     the GoNB kernel spec is found by the server's Jupyter (jupyter kernelspec list)
 #   notebook   $NOTEBOOK (default notebooks/01_qkv_projection.ipynb) runs in the student's copy,
@@ -102,11 +103,11 @@ else
 fi
 redirect="$(probe "
 import http.client
-c = http.client.HTTPConnection('127.0.0.1', 8888); c.request('GET', '${prefix}tree'); r = c.getresponse()
+c = http.client.HTTPConnection('127.0.0.1', 8888); c.request('GET', '${prefix}lab'); r = c.getresponse()
 print(r.status, r.getheader('Location'))" 2>&1 || true)"
 case "$redirect" in
 3*oauth2/authorize* | 3*/hub/login*) ok "hub-auth ($redirect)" ;;
-*) fail "hub-auth: GET ${prefix}tree gave: $redirect" ;;
+*) fail "hub-auth: GET ${prefix}lab gave: $redirect" ;;
 esac
 
 uids="$("$engine" exec "$name" sh -c 'for p in /proc/[0-9]*; do if tr "\0" " " <$p/cmdline 2>/dev/null | grep -q jupyterhub-singleuser; then awk "/^Uid:/ {print \$2}" $p/status; fi; done' | sort -u | tr '\n' ' ')"
