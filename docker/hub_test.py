@@ -228,11 +228,13 @@ def main():
 
         # 4. A GoNB kernel in the student's copy runs a cell that imports mhalab.
         if not args.no_kernel:
-            xsrf = b.cookie("_xsrf")
+            # The server's own _xsrf cookie (path /user/NAME/): JupyterHub 5 sets one for the hub's
+            # pages too (path /hub/), which the server rejects ("XSRF cookie does not match").
+            xsrf = b.cookie("_xsrf", f"/user/{user}/")
             headers = {"X-XSRFToken": xsrf} if xsrf else {}
             if not xsrf:
                 b.request("GET", f"/user/{user}/lab/tree/mhalab")
-                xsrf = b.cookie("_xsrf")
+                xsrf = b.cookie("_xsrf", f"/user/{user}/")
                 headers = {"X-XSRFToken": xsrf} if xsrf else {}
             # A session, as opening a notebook creates one: its kernel runs in the notebook's
             # folder, which GoNB calls GONB_DIR (a bare POST /api/kernels would run it in ~).
