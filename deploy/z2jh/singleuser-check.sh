@@ -39,6 +39,11 @@ set -euo pipefail
 image="${1:-localhost/mhalab:slim}"
 engine="${ENGINE:-$(command -v podman || command -v docker || true)}"
 [[ -n "$engine" ]] || { echo "singleuser-check: no podman or docker here" >&2; exit 2; }
+# Podman with the repository's settings (runc, ulimits under the host's limits), as docker/build.sh
+# and docker/verify.sh use it: without them podman fails here ("error setting rlimit type 7").
+if [[ "$(basename "$engine")" == podman ]]; then
+	export CONTAINERS_CONF="${CONTAINERS_CONF:-$(cd "$(dirname "$0")/../.." && pwd)/docker/containers.conf}"
+fi
 notebook="${NOTEBOOK:-notebooks/01_qkv_projection.ipynb}"
 user=ada
 prefix="/user/$user/"
