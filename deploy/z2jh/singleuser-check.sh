@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # deploy/z2jh/singleuser-check.sh [IMAGE] — start the student image the way KubeSpawner starts it
 # with deploy/z2jh/values.yaml, in docker or podman, and check it. Needs a container engine and
-# the image (make docker-slim); no cluster, no network (the container runs with --network none).
+# the image (make docker-slim); no cluster, no network (--network none; the server shares the
+# loopback of the stand-in hub below and nothing else).
 #
 #   deploy/z2jh/singleuser-check.sh localhost/mhalab:slim
 #   ENGINE=podman NOTEBOOK=notebooks/04_mha.ipynb deploy/z2jh/singleuser-check.sh localhost/mhalab:cuda
