@@ -562,7 +562,7 @@ func TestHubConfig(t *testing.T) {
 		{[]string{"JupyterHub", "hub_ip"}, "127.0.0.1"},
 		{[]string{"Authenticator", "allowed_users"}, []any{"ada", "grace"}},
 		{[]string{"Spawner", "pre_spawn_hook"}, "<function pre_spawn_hook>"},
-		{[]string{"Spawner", "default_url"}, "/tree/mhalab"},
+		{[]string{"Spawner", "default_url"}, "/lab/tree/mhalab"},
 		{[]string{"Spawner", "environment", "GOPROXY"}, "off"},
 		{[]string{"Spawner", "environment", "GOFLAGS"}, "-mod=mod"},
 		{[]string{"Spawner", "environment", "GOTOOLCHAIN"}, "local"},

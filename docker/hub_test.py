@@ -194,9 +194,11 @@ def main():
 
         # A page, as a browser opens it: the hub's OAuth redirects give the server's own cookie
         # (the API alone answers 403 without it).
+        # JupyterLab's page of the student's copy (the hub's default_url; jupyter_server and
+        # JupyterLab have no /tree of their own: that was Notebook 6's).
         def server_up():
-            status, url, body = b.request("GET", f"/user/{user}/tree", timeout=30)
-            return status == 200 and urllib.parse.urlparse(url).path.startswith(f"/user/{user}/tree"), f"{status} {url}"
+            status, url, body = b.request("GET", f"/user/{user}/lab/tree/mhalab", timeout=30)
+            return status == 200 and urllib.parse.urlparse(url).path.startswith(f"/user/{user}/lab"), f"{status} {url}"
 
         wait_for(f"{user}'s notebook server", server_up, args.timeout, interval=2)
         status, _, body = b.request("GET", f"/user/{user}/api/status")
@@ -226,11 +228,13 @@ def main():
 
         # 4. A GoNB kernel in the student's copy runs a cell that imports mhalab.
         if not args.no_kernel:
-            xsrf = b.cookie("_xsrf")
+            # The server's own _xsrf cookie (path /user/NAME/): JupyterHub 5 sets one for the hub's
+            # pages too (path /hub/), which the server rejects ("XSRF cookie does not match").
+            xsrf = b.cookie("_xsrf", f"/user/{user}/")
             headers = {"X-XSRFToken": xsrf} if xsrf else {}
             if not xsrf:
-                b.request("GET", f"/user/{user}/tree")
-                xsrf = b.cookie("_xsrf")
+                b.request("GET", f"/user/{user}/lab/tree/mhalab")
+                xsrf = b.cookie("_xsrf", f"/user/{user}/")
                 headers = {"X-XSRFToken": xsrf} if xsrf else {}
             # A session, as opening a notebook creates one: its kernel runs in the notebook's
             # folder, which GoNB calls GONB_DIR (a bare POST /api/kernels would run it in ~).

@@ -1,4 +1,4 @@
-# docker/jupyterhub_config.py — JupyterHub (Debian's jupyterhub 3.0) for a class: every student
+# docker/jupyterhub_config.py — JupyterHub (PyPI's 5.5, in the image's Jupyter venv) for a class: every student
 # logs in, gets a notebook server of their own with the GoNB kernel and a private copy of the
 # mhalab repository (notebooks/ and lessons/) in their home directory.
 #
@@ -123,13 +123,14 @@ else:
         c.JupyterHub.authenticator_class = "jupyterhub.auth.DummyAuthenticator"
         c.DummyAuthenticator.password = password
 
-# Each student's server: Jupyter Notebook, opened in their copy of the repository; GoNB finds
+# Each student's server: jupyterhub-singleuser (Jupyter Server with JupyterLab, from the image's
+# Jupyter venv), opened on JupyterLab in their copy of the repository; GoNB finds
 # Go and its tools on PATH. The Go module cache is shared read-only: GOFLAGS=-mod=mod with
 # GOPROXY=off and GOSUMDB=off makes `go` use only modules already in that cache (downloaded and
 # checksum-verified when the image was built), so nothing is fetched and nothing written there.
 # Each student has their own Go build cache (~/.cache/go-build): their first GoMLX cell compiles
 # GoMLX and go-xla (about half a minute on 2 cores).
-c.Spawner.default_url = "/tree/mhalab"
+c.Spawner.default_url = "/lab/tree/mhalab"
 SINGLEUSER = env("MHALAB_HUB_SINGLEUSER", shutil.which("jupyterhub-singleuser") or "jupyterhub-singleuser")
 c.Spawner.cmd = [SINGLEUSER]
 c.Spawner.start_timeout = 120
@@ -202,4 +203,4 @@ for what, path in [("go", os.path.join(go_root_bin, "go")), ("gonb", os.path.joi
                    ("jupyterhub-singleuser", SINGLEUSER)]:
     if not os.path.exists(path):
         fail(f"{what} not found at {path}: run scripts/setup.sh as the account that owns {SOURCE} "
-             "(Debian: apt-get install jupyterhub jupyter-notebook)")
+             "(its step jupyter installs JupyterHub; the image links jupyterhub-singleuser into /usr/local/bin)")

@@ -8,7 +8,7 @@ import (
 )
 
 // These tests start the real servers on 127.0.0.1: JupyterLab through start-notebook.sh
-// (notebook_security_test.py) and JupyterHub 6.1.1 from PyPI through start-hub.sh with throw-away
+// (notebook_security_test.py) and JupyterHub 5.5.4 from PyPI through start-hub.sh with throw-away
 // accounts (hub_security_test.py). A missing prerequisite skips them, and fails them under CI=true.
 
 // runSecurityScript runs a docker/*_security_test.py; its exit status 3 means a prerequisite is

@@ -9,7 +9,7 @@ line() { printf '%-34s %s\n' "$1" "$2"; }
 
 line debian "$(cat /etc/debian_version 2>/dev/null || echo absent)"
 [[ -r /etc/os-release ]] && line os "$(. /etc/os-release && echo "$PRETTY_NAME")"
-for p in gcc libc6-dev python3 python3-venv jupyter-notebook jupyter-nbconvert python3-nbclient jupyter-client jupyterhub tini; do
+for p in gcc libc6-dev python3 python3-venv node-configurable-http-proxy openssl tini; do
 	v="$(dpkg-query -W -f '${db:Status-Status} ${Version}' "$p" 2>/dev/null)"
 	[[ "$v" == installed\ * ]] && line "deb:$p" "${v#installed }" || line "deb:$p" absent
 done
@@ -29,7 +29,7 @@ for so in "${MHALAB_PLUGIN_DIR:-$HOME/.local/lib/go-xla}/pjrt_c_api_cpu_plugin.s
 done
 jpy="$(scripts/jupyter_python.sh)"
 if [[ -x "$jpy" ]]; then
-	line jupyter "$("$jpy" -c 'import jupyterlab, nbclient, nbconvert, jupyter_server; print(f"JupyterLab {jupyterlab.__version__}, jupyter_server {jupyter_server.__version__}, nbclient {nbclient.__version__}, nbconvert {nbconvert.__version__}")' 2>/dev/null || echo broken) $jpy"
+	line jupyter "$("$jpy" -c 'import jupyterlab, nbclient, nbconvert, jupyter_server, jupyterhub; print(f"JupyterLab {jupyterlab.__version__}, jupyter_server {jupyter_server.__version__}, nbclient {nbclient.__version__}, nbconvert {nbconvert.__version__}, JupyterHub {jupyterhub.__version__}")' 2>/dev/null || echo broken) $jpy"
 else
 	line jupyter "absent ($jpy)"
 fi

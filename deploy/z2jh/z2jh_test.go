@@ -81,6 +81,7 @@ type chartSchema struct {
 
 type traitFile struct {
 	KubeSpawner string                         `yaml:"kubespawner"`
+	JupyterHub  string                         `yaml:"jupyterhub"`
 	ProfileKeys []string                       `yaml:"profileKeys"`
 	Traits      map[string][]string            `yaml:"traits"`
 	Config      map[string]map[string][]string `yaml:"config"`
@@ -476,12 +477,30 @@ func TestMatchesImage(t *testing.T) {
 		t.Errorf("singleuser.uid is %v, the image's user %s has uid %d (docker/Dockerfile ARG NB_UID)", got, args["NB_USER"], uid)
 	}
 	// KubeSpawner runs singleuser.cmd as the container's args (the image's ENTRYPOINT stays); the
-	// image must have it on PATH: Debian's jupyterhub package ships /usr/bin/jupyterhub-singleuser.
+	// image must have it on PATH: docker/Dockerfile links the Jupyter venv's jupyterhub-singleuser
+	// (PyPI's JupyterHub, scripts/jupyter-requirements.txt) into /usr/local/bin.
 	if got := get(v, "singleuser.cmd"); got != "jupyterhub-singleuser" {
 		t.Errorf("singleuser.cmd is %v, want jupyterhub-singleuser", got)
 	}
-	if !regexp.MustCompile(`apt-get install[^\n]*(\\\n[^\n]*)*\bjupyterhub\b`).MatchString(text) {
-		t.Errorf("docker/Dockerfile no longer installs Debian's jupyterhub (jupyterhub-singleuser): singleuser.cmd has nothing to run")
+	if !regexp.MustCompile(`ln -sf [^\n]*/usr/local/bin/\$tool`).MatchString(text) || !strings.Contains(text, "jupyterhub-singleuser; do") {
+		t.Errorf("docker/Dockerfile no longer links jupyterhub-singleuser into /usr/local/bin: singleuser.cmd has nothing to run")
+	}
+	// JupyterHub supports a hub and single-user servers of the same major version only: the
+	// image's JupyterHub (its Jupyter requirements, pinned) against the chart's hub
+	// (kubespawner-traits.yaml's jupyterhub, the version of the chart's hub image).
+	hubVersion := loadTraits(t).JupyterHub
+	req, err := os.ReadFile(filepath.Join("..", "..", "scripts", "jupyter-requirements.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^jupyterhub==([0-9]+)\.([0-9.]+) `).FindSubmatch(req)
+	switch {
+	case hubVersion == "":
+		t.Errorf("kubespawner-traits.yaml names no jupyterhub version (the chart's hub)")
+	case m == nil:
+		t.Errorf("scripts/jupyter-requirements.txt pins no jupyterhub: the image has no jupyterhub-singleuser")
+	case string(m[1]) != strings.SplitN(hubVersion, ".", 2)[0]:
+		t.Errorf("the image's JupyterHub is %s.%s, the chart's hub %s: the major versions must match", m[1], m[2], hubVersion)
 	}
 	// The student's volume holds their copy of the repository, where the image keeps it and where
 	// the server starts (the image's WORKDIR: KubeSpawner sets no working directory).
