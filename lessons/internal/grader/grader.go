@@ -195,28 +195,37 @@ func newGraphExec(b backends.Backend, build func(g *Graph, in []*Node) []*Node, 
 
 // execLocal creates (once, through mk) and runs the graph; it catches the student's panics.
 func execLocal(what string, mk func() (*Exec, error), numOuts *int, in []*tensors.Tensor) ([]*tensors.Tensor, string) {
-	var (
-		outs []*tensors.Tensor
-		err  error
-	)
+	outs, fail := guarded(what, in, func(args []any) ([]*tensors.Tensor, error) {
+		exec, err := mk()
+		if err != nil {
+			return nil, err
+		}
+		return exec.Exec(args...)
+	})
+	if fail != "" {
+		return nil, fail
+	}
+	return outs[:*numOuts], ""
+}
+
+// guarded runs fn with the inputs as Exec's arguments and turns a panic of the student's code or
+// an error of GoMLX into the message a student reads.
+func guarded(what string, in []*tensors.Tensor, fn func(args []any) ([]*tensors.Tensor, error)) ([]*tensors.Tensor, string) {
 	args := make([]any, len(in))
 	for i, x := range in {
 		args[i] = x
 	}
-	panicked := catch(func() {
-		var exec *Exec
-		exec, err = mk()
-		if err == nil {
-			outs, err = exec.Exec(args...)
-		}
-	})
-	if panicked != nil {
+	var (
+		outs []*tensors.Tensor
+		err  error
+	)
+	if panicked := catch(func() { outs, err = fn(args) }); panicked != nil {
 		return nil, fmt.Sprintf("%s panicked: %v", what, panicked)
 	}
 	if err != nil {
 		return nil, fmt.Sprintf("%s failed while building or running the graph:\n%s", what, explain(err))
 	}
-	return outs[:*numOuts], ""
+	return outs, ""
 }
 
 // Compile is Run for a graph executed several times with different values (same shapes): it
@@ -286,27 +295,15 @@ func (l Lesson) RunCtx(t testing.TB, what string, ctx *context.Context, build fu
 		if err != nil {
 			return nil, "cannot create the backend: " + err.Error()
 		}
-		var outs []*tensors.Tensor
-		args := make([]any, len(in))
-		for i, x := range in {
-			args[i] = x
-		}
-		panicked := catch(func() {
-			var exec *context.Exec
-			exec, err = context.NewExec(b, ctx, func(ctx *context.Context, in []*Node) []*Node {
+		return guarded(what, in, func(args []any) ([]*tensors.Tensor, error) {
+			exec, err := context.NewExec(b, ctx, func(ctx *context.Context, in []*Node) []*Node {
 				return build(ctx, in[0].Graph(), in)
 			})
-			if err == nil {
-				outs, err = exec.Exec(args...)
+			if err != nil {
+				return nil, err
 			}
+			return exec.Exec(args...)
 		})
-		if panicked != nil {
-			return nil, fmt.Sprintf("%s panicked: %v", what, panicked)
-		}
-		if err != nil {
-			return nil, fmt.Sprintf("%s failed while building or running the graph:\n%s", what, explain(err))
-		}
-		return outs, ""
 	})
 }
 
