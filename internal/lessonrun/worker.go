@@ -58,23 +58,12 @@ func (env *runner) isolationLine() string {
 	if !iso.Confined() {
 		return "no sandbox available here (" + iso.String() + "): the students' programs would run with your rights"
 	}
-	mem := env.memory
-	if mem == 0 {
-		mem = sandbox.DefaultMemory
-	}
 	s := iso.String()
 	if i := strings.Index(s, "; limits:"); i >= 0 {
 		s = s[:i]
 	}
-	return fmt.Sprintf("sandbox: %s; limits per exercise: memory %s, CPU time %s, %d tasks, %d open files, no network, writes only in its own temporary folder",
-		s, bytesWords(mem), env.timeout, sandbox.DefaultProcs, sandbox.DefaultFiles)
-}
-
-func bytesWords(n int64) string {
-	if n%(1<<30) == 0 {
-		return fmt.Sprintf("%d GiB", n>>30)
-	}
-	return fmt.Sprintf("%d MiB", n>>20)
+	limits := sandbox.Policy{Memory: env.memory, CPU: env.timeout}.Limits()
+	return fmt.Sprintf("sandbox: %s; limits per exercise: %s, no network, writes only in its own temporary folder", s, limits)
 }
 
 // startWorker starts the worker. wait stops whatever is left of it and returns how it ended.

@@ -127,6 +127,26 @@ func within(path, dir string) bool {
 	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
 }
 
+// Limits says the policy's resource limits in words, zero fields at their defaults: "memory
+// 4 GiB, CPU 60 s, 256 tasks, 256 files".
+func (p Policy) Limits() string {
+	mem, cpu, procs, files := p.Memory, p.CPU, p.Procs, p.Files
+	if mem == 0 {
+		mem = DefaultMemory
+	}
+	if cpu == 0 {
+		cpu = DefaultCPU
+	}
+	if procs == 0 {
+		procs = DefaultProcs
+	}
+	if files == 0 {
+		files = DefaultFiles
+	}
+	seconds := Policy{CPU: cpu}.cpuSeconds() // RLIMIT_CPU counts whole seconds
+	return fmt.Sprintf("memory %s, CPU %s, %d tasks, %d files", bytesWords(mem), secondsWords(time.Duration(seconds)*time.Second), procs, files)
+}
+
 // bytesWords formats a byte count for people: "2 GiB", "256 MiB", "1.5 GiB", "4096 B".
 func bytesWords(n int64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}

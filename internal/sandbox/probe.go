@@ -169,9 +169,7 @@ func (i Isolation) String() string {
 	if !i.SeparateUID {
 		uid += " (the caller's)"
 	}
-	s := fmt.Sprintf("%s; %s; %s; limits: memory %s, CPU %s, %d tasks, %d files",
-		landlockWords(i.Landlock), i.mode().words(), uid,
-		bytesWords(DefaultMemory), secondsWords(DefaultCPU), DefaultProcs, DefaultFiles)
+	s := fmt.Sprintf("%s; %s; %s; limits: %s", landlockWords(i.Landlock), i.mode().words(), uid, Policy{}.Limits())
 	if !i.PIDNS {
 		s += "; whole-tree kill: process group only"
 	}
