@@ -41,15 +41,11 @@ func CheckSpec(spec string) error {
 	return fmt.Errorf("xla: unknown backend %q: valid backends are %q (or empty for the default)", spec, Specs)
 }
 
-// New creates the backend named by spec ("", "go", "xla:cpu" or "xla:cuda") and prints
-// to stderr, on one line, which backend it chose and why. See NewWithReason.
+// New creates the backend named by spec ("", "go", "xla:cpu" or "xla:cuda"). It prints
+// nothing: NewWithReason also says which backend it chose and why, for the caller to show.
 func New(spec string) (backends.Backend, error) {
-	b, reason, err := NewWithReason(spec)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(os.Stderr, "mhalab: backend %s\n", reason)
-	return b, nil
+	b, _, err := NewWithReason(spec)
+	return b, err
 }
 
 // NewWithReason creates the backend named by spec and says, in one line starting with the

@@ -6,8 +6,8 @@ import (
 	"github.com/mhalab/mhalab/xla"
 )
 
-// New returns the backend a spec names; it prints its reason to stderr
-// ("mhalab: backend go (requested)"). GoMLX calls the pure-Go backend "SimpleGo (go)".
+// New returns the backend a spec names (NewWithReason also says why that one). GoMLX calls the
+// pure-Go backend "SimpleGo (go)".
 func ExampleNew() {
 	backend, err := xla.New("go")
 	if err != nil {
