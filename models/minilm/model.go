@@ -47,6 +47,13 @@ func Load(dir string) (*Model, error) {
 	if err := CheckFiles(dir); err != nil {
 		return nil, err
 	}
+	return LoadFolder(dir)
+}
+
+// LoadFolder reads a BERT-family model from dir without checking the pinned files: config.json
+// (BERT's fields; GELU, absolute positions), tokenizer.json (WordPiece) and model.safetensors
+// with BERT's tensor names. A file that does not fit is one error naming it and why.
+func LoadFolder(dir string) (*Model, error) {
 	cfg, err := ReadConfig(filepath.Join(dir, FileConfig.Name))
 	if err != nil {
 		return nil, err
@@ -139,6 +146,13 @@ type Output struct {
 // masked in every layer, so each sentence gets what it gets alone. With details it also returns
 // the hidden states and attention weights.
 func (m *Model) Run(backend backends.Backend, encs []Encoding, details bool) (*Output, error) {
+	return m.RunPadded(backend, encs, 0, details)
+}
+
+// RunPadded is Run with the batch padded to at least padTo positions (at most the model's): a
+// caller that rounds padTo up to a few bucket sizes compiles one program per bucket instead of
+// one per sentence length. The outputs are [B, max(padTo, longest)] per layer.
+func (m *Model) RunPadded(backend backends.Backend, encs []Encoding, padTo int, details bool) (*Output, error) {
 	if backend == nil {
 		return nil, errors.New("minilm: Run: backend is nil")
 	}
@@ -152,6 +166,7 @@ func (m *Model) Run(backend backends.Backend, encs []Encoding, details bool) (*O
 		}
 		L = max(L, e.Len())
 	}
+	L = max(L, min(padTo, m.Config.MaxPositionEmbeddings))
 	ids := make([]int32, B*L)  // [B, L], [PAD] = pad_token_id
 	valid := make([]bool, B*L) // [B, L]
 	for b, e := range encs {
@@ -255,28 +270,36 @@ func (m *Model) Embed(backend backends.Backend, encs []Encoding, batchSize int) 
 // Attention returns the attention weights of every layer and head for one encoded sentence:
 // [layer][head][query][key], each row summing to 1.
 func (m *Model) Attention(backend backends.Backend, enc Encoding) ([][][][]float32, error) {
-	out, err := m.Run(backend, []Encoding{enc}, true)
+	att, _, err := m.AttentionPadded(backend, enc, 0)
+	return att, err
+}
+
+// AttentionPadded is Attention run padded to padTo positions (RunPadded); it also returns the
+// sentence's embedding [E]. The weights are cut back to the sentence's L tokens.
+func (m *Model) AttentionPadded(backend backends.Backend, enc Encoding, padTo int) ([][][][]float32, []float32, error) {
+	out, err := m.RunPadded(backend, []Encoding{enc}, padTo, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer out.Finalize()
 	h, L := m.Config.NumAttentionHeads, enc.Len()
+	P := max(L, min(padTo, m.Config.MaxPositionEmbeddings)) // the padded length
 	att := make([][][][]float32, len(out.Attentions))
 	for l, t := range out.Attentions {
-		flat, err := tensors.CopyFlatData[float32](t) // [1, h, L, L]
+		flat, err := tensors.CopyFlatData[float32](t) // [1, h, P, P]
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		att[l] = make([][][]float32, h)
 		for hd := range h {
 			att[l][hd] = make([][]float32, L)
 			for q := range L {
-				off := (hd*L + q) * L
-				att[l][hd][q] = flat[off : off+L]
+				off := (hd*P + q) * P
+				att[l][hd][q] = flat[off : off+L : off+L]
 			}
 		}
 	}
-	return att, nil
+	return att, out.Embeddings[0], nil
 }
 
 // Finalize frees the output's tensors.
