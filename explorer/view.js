@@ -81,6 +81,17 @@ const AttentionView = (() => {
     }
   }
 
+  // thumbnail draws w one pixel per weight (ImageData, fast for hundreds of heads); CSS scales it.
+  function thumbnail(canvas, w, L) {
+    canvas.width = L; canvas.height = L;
+    const ctx = canvas.getContext("2d"), img = ctx.createImageData(L, L);
+    for (let q = 0; q < L; q++) for (let k = 0; k < L; k++) {
+      const v = Math.round(255 * (1 - Math.min(1, w[q][k]))), o = 4 * (q * L + k);
+      img.data[o] = v; img.data[o + 1] = v; img.data[o + 2] = 255; img.data[o + 3] = 255;
+    }
+    ctx.putImageData(img, 0, 0);
+  }
+
   // heatmap draws w with the tokens as row and column labels (when the cells are large enough).
   function heatmap(canvas, tokens, w) {
     const L = tokens.length;
@@ -107,5 +118,5 @@ const AttentionView = (() => {
     }
   }
 
-  return { color, hover, headView, matrix, heatmap };
+  return { color, hover, headView, matrix, thumbnail, heatmap };
 })();
