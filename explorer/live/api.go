@@ -73,10 +73,10 @@ type Result struct {
 	Similarity *Similarity `json:"similarity,omitempty"`
 	// Generation (POST /api/step): the generated ids so far, whether the model stopped
 	// (end-of-sequence token or a full cache), and the KV cache.
-	Generated []int  `json:"generated,omitempty"`
-	Done      bool   `json:"done,omitempty"`
-	Cache     *Cache `json:"cache,omitempty"`
-	Bucket    int    `json:"bucket"` // the padded length the model ran on
+	Generated []int   `json:"generated,omitempty"`
+	Done      bool    `json:"done,omitempty"`
+	Cache     *Cache  `json:"cache,omitempty"`
+	Bucket    int     `json:"bucket"` // the padded length the model ran on
 	Millis    float64 `json:"millis"` // time on the server
 }
 
