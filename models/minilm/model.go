@@ -33,6 +33,7 @@ type Model struct {
 	weights map[string]*tensors.Tensor            // the checkpoint, on the host
 	ctxs    map[backends.Backend]*context.Context // the variables, one context per backend
 	execs   map[execKey]*context.Exec
+	probes  map[probeKey]*context.Exec // Probe's programs (probe.go)
 }
 
 type execKey struct {
@@ -146,49 +147,25 @@ type Output struct {
 // masked in every layer, so each sentence gets what it gets alone. With details it also returns
 // the hidden states and attention weights.
 func (m *Model) Run(backend backends.Backend, encs []Encoding, details bool) (*Output, error) {
-	return m.RunPadded(backend, encs, 0, details)
-}
-
-// RunPadded is Run with the batch padded to at least padTo positions (at most the model's): a
-// caller that rounds padTo up to a few bucket sizes compiles one program per bucket instead of
-// one per sentence length. The outputs are [B, max(padTo, longest)] per layer.
-func (m *Model) RunPadded(backend backends.Backend, encs []Encoding, padTo int, details bool) (*Output, error) {
 	if backend == nil {
 		return nil, errors.New("minilm: Run: backend is nil")
 	}
 	if len(encs) == 0 {
 		return nil, errors.New("minilm: Run: no sentences")
 	}
-	B, L := len(encs), 0
-	for i, e := range encs {
-		if e.Len() > m.Config.MaxPositionEmbeddings {
-			return nil, fmt.Errorf("minilm: sentence %d has %d tokens, above the model's %d positions", i+1, e.Len(), m.Config.MaxPositionEmbeddings)
-		}
-		L = max(L, e.Len())
-	}
-	L = max(L, min(padTo, m.Config.MaxPositionEmbeddings))
-	ids := make([]int32, B*L)  // [B, L], [PAD] = pad_token_id
-	valid := make([]bool, B*L) // [B, L]
-	for b, e := range encs {
-		for i := range L {
-			ids[b*L+i] = int32(m.Config.PadTokenID)
-		}
-		for i, id := range e.IDs {
-			if id < 0 || id >= m.Config.VocabSize {
-				return nil, fmt.Errorf("minilm: sentence %d: token id %d outside the vocabulary [0, %d)", b+1, id, m.Config.VocabSize)
-			}
-			ids[b*L+i] = int32(id)
-			valid[b*L+i] = true
-		}
+	ids, valid, err := m.pad(encs, 0) // [B, L] ×2
+	if err != nil {
+		return nil, err
 	}
 	exec, err := m.exec(backend, details)
 	if err != nil {
 		return nil, err
 	}
-	results, err := exec.Exec(tensors.FromFlatDataAndDimensions(ids, B, L), tensors.FromFlatDataAndDimensions(valid, B, L))
+	results, err := exec.Exec(ids, valid)
 	if err != nil {
 		return nil, fmt.Errorf("minilm: %w", err)
 	}
+	B := len(encs)
 	out := &Output{}
 	emb, err := tensors.CopyFlatData[float32](results[0]) // [B, E]
 	if err != nil {
@@ -207,6 +184,35 @@ func (m *Model) RunPadded(backend backends.Backend, encs []Encoding, padTo int, 
 	return out, nil
 }
 
+// pad makes the inputs of one batch: ids [B, L] int32 padded with [PAD] to the longest
+// encoding (or to padTo, at most the model's positions, when that is longer), and valid [B, L]
+// bool (false on padding).
+func (m *Model) pad(encs []Encoding, padTo int) (ids, valid *tensors.Tensor, err error) {
+	B, L := len(encs), 0
+	for i, e := range encs {
+		if e.Len() > m.Config.MaxPositionEmbeddings {
+			return nil, nil, fmt.Errorf("minilm: sentence %d has %d tokens, above the model's %d positions", i+1, e.Len(), m.Config.MaxPositionEmbeddings)
+		}
+		L = max(L, e.Len())
+	}
+	L = max(L, min(padTo, m.Config.MaxPositionEmbeddings))
+	id := make([]int32, B*L) // [B, L], [PAD] = pad_token_id
+	ok := make([]bool, B*L)  // [B, L]
+	for b, e := range encs {
+		for i := range L {
+			id[b*L+i] = int32(m.Config.PadTokenID)
+		}
+		for i, x := range e.IDs {
+			if x < 0 || x >= m.Config.VocabSize {
+				return nil, nil, fmt.Errorf("minilm: sentence %d: token id %d outside the vocabulary [0, %d)", b+1, x, m.Config.VocabSize)
+			}
+			id[b*L+i] = int32(x)
+			ok[b*L+i] = true
+		}
+	}
+	return tensors.FromFlatDataAndDimensions(id, B, L), tensors.FromFlatDataAndDimensions(ok, B, L), nil
+}
+
 // exec returns the compiled program for the backend: (ids [B, L] int32, valid [B, L] bool) →
 // embeddings [B, E] (then, with details, hidden states and attention weights). GoMLX compiles
 // one graph per (B, L).
@@ -222,7 +228,7 @@ func (m *Model) exec(backend backends.Backend, details bool) (*context.Exec, err
 	c := m.Config
 	e, err := context.NewExec(backend, ctx, func(ctx *context.Context, inputs []*Node) []*Node {
 		ids, valid := inputs[0], inputs[1]
-		hidden, weights := encode(ctx, c, ids, valid, details)
+		hidden, weights := encode(ctx, c, ids, valid, details, nil)
 		emb := NormalizeL2(MeanPooling(hidden[len(hidden)-1], valid)) // [B, E]
 		if !details {
 			return []*Node{emb}
@@ -270,36 +276,28 @@ func (m *Model) Embed(backend backends.Backend, encs []Encoding, batchSize int) 
 // Attention returns the attention weights of every layer and head for one encoded sentence:
 // [layer][head][query][key], each row summing to 1.
 func (m *Model) Attention(backend backends.Backend, enc Encoding) ([][][][]float32, error) {
-	att, _, err := m.AttentionPadded(backend, enc, 0)
-	return att, err
-}
-
-// AttentionPadded is Attention run padded to padTo positions (RunPadded); it also returns the
-// sentence's embedding [E]. The weights are cut back to the sentence's L tokens.
-func (m *Model) AttentionPadded(backend backends.Backend, enc Encoding, padTo int) ([][][][]float32, []float32, error) {
-	out, err := m.RunPadded(backend, []Encoding{enc}, padTo, true)
+	out, err := m.Run(backend, []Encoding{enc}, true)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer out.Finalize()
 	h, L := m.Config.NumAttentionHeads, enc.Len()
-	P := max(L, min(padTo, m.Config.MaxPositionEmbeddings)) // the padded length
 	att := make([][][][]float32, len(out.Attentions))
 	for l, t := range out.Attentions {
-		flat, err := tensors.CopyFlatData[float32](t) // [1, h, P, P]
+		flat, err := tensors.CopyFlatData[float32](t) // [1, h, L, L]
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		att[l] = make([][][]float32, h)
 		for hd := range h {
 			att[l][hd] = make([][]float32, L)
 			for q := range L {
-				off := (hd*P + q) * P
-				att[l][hd][q] = flat[off : off+L : off+L]
+				off := (hd*L + q) * L
+				att[l][hd][q] = flat[off : off+L]
 			}
 		}
 	}
-	return att, out.Embeddings[0], nil
+	return att, nil
 }
 
 // Finalize frees the output's tensors.
