@@ -89,9 +89,10 @@ type TokenProb struct {
 
 // Similarity compares the encoder's sentence embeddings (cosine, −1 … 1).
 type Similarity struct {
-	Cosine float64 `json:"cosine"` // Text vs Text2, with the ablated heads off
-	// Intact is Text vs Text2 with every head on, and SelfIntact the ablated Text vs the intact
-	// Text: only when heads are ablated.
+	// Cosine is Text vs Text2 with the ablated heads off (when Text2 is given).
+	Cosine *float64 `json:"cosine,omitempty"`
+	// With heads ablated: Intact is Text vs Text2 with every head on (when Text2 is given), and
+	// SelfIntact the ablated Text vs the intact Text.
 	Intact     *float64 `json:"intact,omitempty"`
 	SelfIntact *float64 `json:"selfIntact,omitempty"`
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mhalab/mhalab/explorer"
 	"github.com/mhalab/mhalab/internal/textinput"
+	"github.com/mhalab/mhalab/models/probe"
 	"github.com/mhalab/mhalab/models/smollm2"
 )
 
@@ -63,7 +64,7 @@ func (d *decoder) Info() Info {
 	}
 	return Info{Name: filepath.Base(d.m.Name), Kind: KindDecoder, Backend: d.reason, Layers: c.NumHiddenLayers,
 		Heads: c.NumAttentionHeads, KVHeads: c.NumKeyValueHeads, HeadDim: c.HeadDim, Context: c.MaxPositionEmbeddings,
-		MaxTokens: d.maxTokens, Groups: groups}
+		MaxTokens: d.maxTokens, Groups: groups, Ablation: true}
 }
 
 func (d *decoder) Close() {
@@ -120,41 +121,33 @@ func (d *decoder) labels(ids []int) []string {
 }
 
 // attention runs the model over ids padded to their bucket (the padding comes after every real
-// token, so a causal model's weights and logits for them do not change) and returns the logits
-// after the last real token [V] and the weights [layer][head][n][n].
-func (d *decoder) attention(ids []int) ([]float32, [][][][]float32, int, error) {
+// token, so a causal model's weights and logits for them do not change) with ab's heads off,
+// and returns the logits after the last real token [V] and the weights [layer][head][n][n].
+func (d *decoder) attention(ids []int, ab probe.Ablation) ([]float32, [][][][]float32, int, error) {
 	n := len(ids)
 	pad := bucket(n, d.maxTokens)
 	padded := append(append(make([]int, 0, pad), ids...), make([]int, pad-n)...) // id 0 after the text
-	logits, att, err := d.runner.Attention(padded)
+	out, err := d.runner.Probe([][]int{padded}, smollm2.ProbeOptions{Ablation: ab, Trace: true, Logits: true})
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	for l := range att {
-		for h := range att[l] {
-			rows := att[l][h][:n]
-			for q := range rows {
-				rows[q] = rows[q][:n:n]
-			}
-			att[l][h] = rows
-		}
-	}
-	return logits[n-1], att, pad, nil
+	return out.Logits.Row(0, n-1), traceWeights(out.Trace, 0, n), pad, nil
 }
 
-// result is the page's view of ids: tokens, attention, summaries and the distribution of the
-// token after them.
-func (d *decoder) result(ids []int, s smollm2.Sampling, bars int, logits []float32) (*Result, error) {
-	last, att, pad, err := d.attention(ids)
+// result is the page's view of ids with ab's heads off: tokens, attention, summaries and the
+// distribution of the token after them — from logits when given (the KV cache's), else from
+// this run's. It also returns the logits it used.
+func (d *decoder) result(ids []int, ab probe.Ablation, s smollm2.Sampling, bars int, logits []float32) (*Result, []float32, error) {
+	last, att, pad, err := d.attention(ids, ab)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if logits == nil {
 		logits = last
 	}
 	res := &Result{Tokens: d.labels(ids), IDs: ids, Attention: att, Bucket: pad}
 	if res.Summaries, err = summaries(att, res.Tokens, d.induction); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	shown := s
 	if s.Greedy { // greedy keeps one token: show the model's own distribution, softmax(logits)
@@ -170,14 +163,11 @@ func (d *decoder) result(ids []int, s smollm2.Sampling, bars int, logits []float
 	for i := range bars {
 		res.Next = append(res.Next, TokenProb{ID: kept[i], Token: labels[i], P: probs[i]})
 	}
-	return res, nil
+	return res, logits, nil
 }
 
 func (d *decoder) Analyze(r Request) (*Result, error) {
 	start := time.Now()
-	if len(r.Ablate) > 0 {
-		return nil, errAblation
-	}
 	s, err := sampling(r)
 	if err != nil {
 		return nil, err
@@ -189,7 +179,7 @@ func (d *decoder) Analyze(r Request) (*Result, error) {
 	if err := d.measureInduction(); err != nil {
 		return nil, err
 	}
-	res, err := d.result(ids, s, r.Bars, nil)
+	res, _, err := d.result(ids, ablation(r.Ablate), s, r.Bars, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -200,12 +190,10 @@ func (d *decoder) Analyze(r Request) (*Result, error) {
 // Step generates one token: with r.Reset, or when r.Text is not the current generation's
 // text, it first starts a new generation (the prompt fed to the KV cache in power-of-two
 // pieces). A change of the sampling controls takes effect from this token on (a new sampler,
-// seeded with r.Seed).
+// seeded with r.Seed). With heads switched off, the logits come from a run of the whole
+// sequence with those heads off (the cached path runs every head); the cache still grows.
 func (d *decoder) Step(r Request) (*Result, error) {
 	start := time.Now()
-	if len(r.Ablate) > 0 {
-		return nil, errAblation
-	}
 	s, err := sampling(r)
 	if err != nil {
 		return nil, err
@@ -213,6 +201,7 @@ func (d *decoder) Step(r Request) (*Result, error) {
 	if err := d.measureInduction(); err != nil {
 		return nil, err
 	}
+	ab := ablation(r.Ablate)
 	g := d.gen
 	if r.Reset || g == nil || g.text != r.Text {
 		if g, err = d.start(r.Text, s); err != nil {
@@ -223,7 +212,13 @@ func (d *decoder) Step(r Request) (*Result, error) {
 		g.sampling, g.sampler = s, smollm2.NewSampler(s)
 	}
 	if !g.done {
-		id := g.sampler.Next(g.logits)
+		next := g.logits
+		if len(ab.Heads) > 0 {
+			if next, _, _, err = d.attention(g.ids, ab); err != nil {
+				return nil, err
+			}
+		}
+		id := g.sampler.Next(next)
 		switch {
 		case id == d.m.Tokenizer.EOS:
 			g.done = true
@@ -241,7 +236,11 @@ func (d *decoder) Step(r Request) (*Result, error) {
 			}
 		}
 	}
-	res, err := d.result(g.ids, s, r.Bars, g.logits)
+	var cached []float32
+	if len(ab.Heads) == 0 {
+		cached = g.logits
+	}
+	res, _, err := d.result(g.ids, ab, s, r.Bars, cached)
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +306,7 @@ func (d *decoder) measureInduction() error {
 	}
 	period := min(inductionPeriod, d.maxTokens/2)
 	ids := explorer.InductionTokens(period, 1000, d.m.Config.VocabSize)
-	_, att, _, err := d.attention(ids)
+	_, att, _, err := d.attention(ids, probe.Ablation{})
 	if err != nil {
 		return err
 	}

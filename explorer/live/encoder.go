@@ -11,6 +11,7 @@ import (
 	"github.com/mhalab/mhalab/explorer"
 	"github.com/mhalab/mhalab/internal/textinput"
 	"github.com/mhalab/mhalab/models/minilm"
+	"github.com/mhalab/mhalab/models/probe"
 )
 
 // inductionPeriod is the length of the random sequence that is repeated to measure induction.
@@ -47,7 +48,7 @@ func (e *encoder) Info() Info {
 	}
 	return Info{Name: e.name, Kind: KindEncoder, Backend: e.reason, Layers: c.NumHiddenLayers, Heads: c.NumAttentionHeads,
 		KVHeads: c.NumAttentionHeads, HeadDim: c.HiddenSize / c.NumAttentionHeads, Context: c.MaxPositionEmbeddings,
-		MaxTokens: e.maxTokens, Groups: groups}
+		MaxTokens: e.maxTokens, Groups: groups, Ablation: true}
 }
 
 func (e *encoder) Close() { e.backend.Finalize() }
@@ -77,40 +78,61 @@ func (e *encoder) encode(what, text string) (minilm.Encoding, error) {
 
 func (e *encoder) Analyze(r Request) (*Result, error) {
 	start := time.Now()
-	if len(r.Ablate) > 0 {
-		return nil, errAblation
-	}
 	enc, err := e.encode("the text", r.Text)
 	if err != nil {
 		return nil, err
 	}
-	var enc2 minilm.Encoding
+	encs := []minilm.Encoding{enc}
 	if r.Text2 != "" {
-		if enc2, err = e.encode("the second sentence", r.Text2); err != nil {
+		enc2, err := e.encode("the second sentence", r.Text2)
+		if err != nil {
 			return nil, err
 		}
+		encs = append(encs, enc2)
 	}
 	if err := e.measureInduction(); err != nil {
 		return nil, err
 	}
-	pad := bucket(enc.Len(), e.maxTokens)
-	att, emb, err := e.m.AttentionPadded(e.backend, enc, pad)
+	ab := ablation(r.Ablate)
+	cut, pad, err := e.probe(encs, ab, true)
 	if err != nil {
 		return nil, err
 	}
+	att := traceWeights(cut.Trace, 0, enc.Len())
 	res := &Result{Tokens: enc.Tokens, IDs: enc.IDs, Attention: att, Bucket: pad}
 	if res.Summaries, err = summaries(att, enc.Tokens, e.induction); err != nil {
 		return nil, err
 	}
-	if r.Text2 != "" {
-		out, err := e.m.RunPadded(e.backend, []minilm.Encoding{enc2}, bucket(enc2.Len(), e.maxTokens), false)
+	sim := &Similarity{}
+	if len(encs) == 2 {
+		sim.Cosine = ptr(minilm.Cosine(cut.Embeddings[0], cut.Embeddings[1]))
+	}
+	if len(ab.Heads) > 0 {
+		plain, _, err := e.probe(encs, probe.Ablation{}, false)
 		if err != nil {
 			return nil, err
 		}
-		res.Similarity = &Similarity{Cosine: minilm.Cosine(emb, out.Embeddings[0])}
+		sim.SelfIntact = ptr(minilm.Cosine(cut.Embeddings[0], plain.Embeddings[0]))
+		if len(encs) == 2 {
+			sim.Intact = ptr(minilm.Cosine(plain.Embeddings[0], plain.Embeddings[1]))
+		}
+	}
+	if sim.Cosine != nil || sim.SelfIntact != nil {
+		res.Similarity = sim
 	}
 	res.Millis = ms(time.Since(start))
 	return res, nil
+}
+
+// probe runs the encoder on encs padded to the bucket of the longest, with ab's heads off.
+func (e *encoder) probe(encs []minilm.Encoding, ab probe.Ablation, trace bool) (*minilm.ProbeOutput, int, error) {
+	L := 0
+	for _, enc := range encs {
+		L = max(L, enc.Len())
+	}
+	pad := bucket(L, e.maxTokens)
+	out, err := e.m.Probe(e.backend, encs, minilm.ProbeOptions{Ablation: ab, Trace: trace, PadTo: pad})
+	return out, pad, err
 }
 
 func (e *encoder) Step(Request) (*Result, error) {
@@ -131,15 +153,43 @@ func (e *encoder) measureInduction() error {
 	period := min(inductionPeriod, (e.maxTokens-2)/2)
 	ids := append(append([]int{cls}, explorer.InductionTokens(period, 2000, e.m.Config.VocabSize)...), sep)
 	enc := minilm.Encoding{IDs: ids, Tokens: make([]string, len(ids))}
-	att, _, err := e.m.AttentionPadded(e.backend, enc, bucket(len(ids), e.maxTokens))
+	out, _, err := e.probe([]minilm.Encoding{enc}, probe.Ablation{}, true)
 	if err != nil {
 		return err
 	}
-	e.induction, err = explorer.InductionScores(att, 1, period)
+	e.induction, err = explorer.InductionScores(traceWeights(out.Trace, 0, len(ids)), 1, period)
 	return err
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// errAblation is returned while the models have no head ablation in this build.
-var errAblation = errors.New("switching heads off is not available in this build")
+func ptr(x float64) *float64 { return &x }
+
+// ablation is the zero-ablation of heads (probe.Zero: the head's output z_h := 0).
+func ablation(heads []Head) probe.Ablation {
+	if len(heads) == 0 {
+		return probe.Ablation{}
+	}
+	a := probe.Ablation{Mode: probe.Zero}
+	for _, h := range heads {
+		a.Heads = append(a.Heads, probe.Head{Layer: h.Layer, Head: h.Head})
+	}
+	return a
+}
+
+// traceWeights cuts sequence b's first n positions out of a trace's attention [B, H, P, P] per
+// layer: [layer][head][n][n].
+func traceWeights(tr probe.Trace, b, n int) [][][][]float32 {
+	att := make([][][][]float32, len(tr.Attention))
+	for l, a := range tr.Attention {
+		H := a.Shape[1]
+		att[l] = make([][][]float32, H)
+		for h := range H {
+			att[l][h] = make([][]float32, n)
+			for q := range n {
+				att[l][h][q] = a.Row(b, h, q)[:n:n]
+			}
+		}
+	}
+	return att
+}

@@ -155,10 +155,24 @@ func TestMiniLMMatchesAttentionCommand(t *testing.T) {
 	if worst > 2e-5 {
 		t.Errorf("max |explorer − attention --json| = %.2g, want ≤ 2e-5", worst)
 	}
-	if len(got.Summaries) != layers*heads || got.Similarity == nil || !(got.Similarity.Cosine > 0.3 && got.Similarity.Cosine < 1) {
-		t.Errorf("%d summaries, similarity %+v", len(got.Summaries), got.Similarity)
+	if len(got.Summaries) != layers*heads || got.Similarity == nil || got.Similarity.Cosine == nil ||
+		!(*got.Similarity.Cosine > 0.3 && *got.Similarity.Cosine < 1) || got.Similarity.Intact != nil {
+		t.Fatalf("%d summaries, similarity %+v", len(got.Summaries), got.Similarity)
 	}
-	t.Logf("max difference %.2g; cosine(%q, kitten) = %.4f; %.1f ms", worst, sentence, got.Similarity.Cosine, res.Millis)
+	t.Logf("max difference %.2g; cosine(%q, kitten) = %.4f; %.1f ms", worst, sentence, *got.Similarity.Cosine, res.Millis)
+
+	// Switching heads off changes the similarity; the intact one is the one above.
+	cut, err := m.Analyze(Request{Text: sentence, Text2: "A kitten rested on the rug.", Ablate: []Head{{0, 0}, {0, 1}, {1, 3}, {2, 5}, {5, 11}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cut.Similarity
+	if s == nil || s.Intact == nil || s.SelfIntact == nil || math.Abs(*s.Intact-*got.Similarity.Cosine) > 1e-5 ||
+		*s.Cosine == *s.Intact || !(*s.SelfIntact < 0.9999) {
+		t.Errorf("with 5 heads off: similarity %+v", s)
+	} else {
+		t.Logf("5 heads off: cosine %.4f (intact %.4f), the sentence vs itself intact %.4f", *s.Cosine, *s.Intact, *s.SelfIntact)
+	}
 }
 
 // TestBadText: over-long text (the message names the model's context), invalid UTF-8 (the
@@ -273,6 +287,29 @@ func TestSmolLM2StepsMatchGenerate(t *testing.T) {
 		t.Errorf("stepped %v, generate --json --greedy %v", res.Generated, want.IDs)
 	}
 	t.Logf("generated %v; last step %.0f ms", res.Generated, res.Millis)
+
+	// Switching heads off moves the next-token distribution.
+	var off []Head
+	for l := range 4 {
+		for h := range info.Heads {
+			off = append(off, Head{l, h})
+		}
+	}
+	cut, err := m.Analyze(Request{Text: prompt, Ablate: off})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cut.Next[0].ID == a.Next[0].ID && math.Abs(cut.Next[0].P-a.Next[0].P) < 1e-3 {
+		t.Errorf("layers 0-3 off: next %+v, intact %+v: no change", cut.Next[0], a.Next[0])
+	}
+	t.Logf("layers 0-3 off: next %q %.3f (intact %q %.3f)", cut.Next[0].Token, cut.Next[0].P, a.Next[0].Token, a.Next[0].P)
+	step, err := m.Step(Request{Text: prompt, Reset: true, Ablate: off})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(step.Generated) != 1 || step.Generated[0] != cut.Next[0].ID || step.Cache.Positions != len(step.IDs) {
+		t.Errorf("a step with layers 0-3 off generated %v (cache %+v), want the ablated argmax %d", step.Generated, step.Cache, cut.Next[0].ID)
+	}
 }
 
 func toJSON(v any) string { b, _ := json.Marshal(v); return string(b) }

@@ -63,11 +63,12 @@
   }
 
   function renderEncoder(res) {
-    const s = res.similarity, el = $("similarity");
-    if (!s) { el.textContent = "Type a second sentence to compare."; return; }
-    let t = `cosine similarity ${s.cosine.toFixed(4)}`;
-    if (s.intact != null) t += ` (every head on: ${s.intact.toFixed(4)}; this sentence with the heads off vs on: ${s.selfIntact.toFixed(4)})`;
-    el.textContent = t; el.dataset.cosine = s.cosine;
+    const s = res.similarity || {}, el = $("similarity"), parts = [];
+    if (s.cosine != null) parts.push(`cosine similarity of the two sentences ${s.cosine.toFixed(4)}`);
+    if (s.intact != null) parts.push(`with every head on ${s.intact.toFixed(4)}`);
+    if (s.selfIntact != null) parts.push(`this sentence with the heads off vs on: ${s.selfIntact.toFixed(4)}`);
+    el.textContent = parts.length ? parts.join("; ") : "Type a second sentence to compare.";
+    el.dataset.cosine = s.cosine != null ? s.cosine : "";
   }
 
   function renderDecoder(res) {
