@@ -12,7 +12,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/mhalab/mhalab/internal/backendtest"
-	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/dotgrad"
 )
 
 func TestMain(m *testing.M) { backendtest.Main(m, "notebooks/induction") }
@@ -143,7 +143,7 @@ func TestUpdateCommittedWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mhalib.InstallDotGeneralGradient()
+	dotgrad.Install()
 	r, err := NewRun(backend, Repeat)
 	if err != nil {
 		t.Fatal(err)
@@ -365,7 +365,7 @@ func TestInductionHeadsForm(t *testing.T) {
 		}
 		t.Skipf("xla:cpu unavailable: %v", err)
 	}
-	mhalib.InstallDotGeneralGradient()
+	dotgrad.Install()
 	t.Logf("Induction, seed %d, %d steps on xla:cpu", Induction.Seed, inductionSteps)
 	r, err := NewRun(backend, Induction)
 	if err != nil {
@@ -411,7 +411,7 @@ func TestUpdateInduction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mhalib.InstallDotGeneralGradient()
+	dotgrad.Install()
 	r, err := NewRun(backend, Induction)
 	if err != nil {
 		t.Fatal(err)
