@@ -160,7 +160,15 @@ docker-verify:
 #       compile errors and a planted mhalib error (in a temporary copy of the tree)
 #   make lab-check [LAB_SCREENSHOT=build/lab/01_qkv_projection.png]   start make lab on a free port,
 #       list and open a notebook over HTTP, run it in the server's GoNB kernel, screenshot it (Chromium)
-#   make notebooks-ci          what CI runs: the notebooks on go and on xla:cpu, the self-test, lab-check
+#   make notebooks-ci          what CI runs: the notebooks on go and on xla:cpu, the self-test, lab-check;
+#       under CI (CI=true, 1 or yes) first make notebooks-goimports-trap
+#   make notebooks-goimports-trap   put GoMLX v0.28.2 in the Go module cache and rebuild goimports'
+#       index of it, so that a notebook using a package it does not import fails (GoNB's goimports
+#       would add v0.28's github.com/gomlx/gomlx/core/tensors, and the cell's go get fails) —
+#       as it does on a laptop that once fetched a newer GoMLX. goimports reads the index that gopls
+#       writes in $${XDG_CACHE_HOME:-~/.cache}/goimports and walks the module cache where there is
+#       none; x/tools' gomodindex (the goimports version of scripts/pins.env) updates a stale one.
+#       notebooks_test.go's TestNotebooksImportWhatTheyUse checks the same without running anything.
 NOTEBOOKS_BACKEND ?= go
 NOTEBOOKS_JOBS ?=
 NOTEBOOKS_SETUP := go,cc,gomod,minilm,smollm2,jupyter,gonb
@@ -168,7 +176,7 @@ comma := ,
 
 LAB_SCREENSHOT ?= build/lab/01_qkv_projection.png
 
-.PHONY: lab lab-check notebooks notebooks-selftest notebooks-ci
+.PHONY: lab lab-check notebooks notebooks-selftest notebooks-ci notebooks-goimports-trap
 
 lab:
 	scripts/lab.sh
@@ -184,7 +192,17 @@ notebooks-selftest:
 	scripts/setup.sh --only $(NOTEBOOKS_SETUP)
 	scripts/notebooks_selftest.sh
 
+# CI_ON is non-empty when CI says "true", "1" or "yes" (the values internal/testenv accepts).
+CI_ON := $(filter true 1 yes,$(CI))
+GOIMPORTS_TRAP_MODULE := github.com/gomlx/gomlx@v0.28.2
+
+notebooks-goimports-trap:
+	cd / && $(GO) mod download $(GOIMPORTS_TRAP_MODULE)
+	. scripts/pins.env && cd / && \
+		$(GO) run golang.org/x/tools/internal/modindex/gomodindex@$$GOIMPORTS_VERSION update
+
 notebooks-ci:
+	$(if $(CI_ON),$(MAKE) notebooks-goimports-trap)
 	$(MAKE) notebooks NOTEBOOKS_BACKEND=go
 	$(MAKE) notebooks NOTEBOOKS_BACKEND=xla:cpu
 	$(MAKE) notebooks-selftest
