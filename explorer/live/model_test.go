@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -15,7 +16,7 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 
-	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/internal/testenv"
 	"github.com/mhalab/mhalab/internal/modelcmd"
 	"github.com/mhalab/mhalab/models/minilm"
 	"github.com/mhalab/mhalab/models/smollm2"
@@ -37,10 +38,7 @@ func need(t *testing.T, name string, err error) {
 	if err == nil {
 		return
 	}
-	if backendtest.InCI() {
-		t.Fatalf("CI needs %s (scripts/setup.sh): %v", name, err)
-	}
-	t.Skipf("%s not installed (scripts/setup.sh): %v", name, err)
+	testenv.RequireOrSkip(t, fmt.Sprintf("%s not installed (scripts/setup.sh --only %s): %v", name, name, err))
 }
 
 var (
