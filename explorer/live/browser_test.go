@@ -147,7 +147,11 @@ func (b *browser) settle(shown int) int {
 func (b *browser) shown() int { var n int; b.js(`+document.body.dataset.shown`, &n); return n }
 
 // do runs a script that changes the page (a control's value and its event).
-func (b *browser) do(script string) { b.t.Helper(); var x any; b.js("(() => {"+script+"; return 0})()", &x) }
+func (b *browser) do(script string) {
+	b.t.Helper()
+	var x any
+	b.js("(() => {"+script+"; return 0})()", &x)
+}
 
 // typeText types text into a textarea with real key events (after clearing it).
 func (b *browser) typeText(sel, text string) {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 
-	"github.com/mhalab/mhalab/internal/testenv"
 	"github.com/mhalab/mhalab/internal/modelcmd"
+	"github.com/mhalab/mhalab/internal/testenv"
 	"github.com/mhalab/mhalab/models/minilm"
 	"github.com/mhalab/mhalab/models/smollm2"
 	"github.com/mhalab/mhalab/xla"
