@@ -19,7 +19,7 @@ import (
 var Groups = []string{"seed003", "long", "llm"}
 
 // Suites lists the suites in the order Run runs them.
-var Suites = []string{"mha", "torch", "decode", "minilm", "smollm2", "modern", "memory", "checkpoint"}
+var Suites = []string{"mha", "torch", "decode", "minilm", "smollm2", "explore", "modern", "memory", "checkpoint"}
 
 // Config is what one Run measures and where it writes. The zero value of a field means its
 // default, as documented on the field.
@@ -315,6 +315,10 @@ func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 	if suites["smollm2"] {
 		bar.start("SmolLM2-135M-Instruct generation and KV cache")
 		rep.SmolLM2 = benchSmolLM2(cfg, findPython(firstOf(cfg.Pythons)), order, live)
+	}
+	if suites["explore"] {
+		bar.start("the live explorer: updates and generated tokens")
+		rep.Explore = benchExplore(cfg, order)
 	}
 	if suites["modern"] {
 		rep.Modern = benchModern(cfg, findPython(firstOf(cfg.Pythons)), order, live, bar)
