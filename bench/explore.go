@@ -134,7 +134,6 @@ func jsonSize(res *live.Result) (int, error) {
 	return len(b), err
 }
 
-
 func exploreFailed(r exploreResult, err error) exploreResult {
 	if strings.Contains(err.Error(), "setup.sh") {
 		r.Note = "not installed: " + err.Error()
