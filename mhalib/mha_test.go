@@ -15,9 +15,9 @@ import (
 
 	"github.com/mhalab/mhalab/internal/backendtest"
 	"github.com/mhalab/mhalab/mhalib"
-	"github.com/mhalab/mhalab/mhalib/train"
 	"github.com/mhalab/mhalab/mhalib/inspect"
 	"github.com/mhalab/mhalab/mhalib/mhatest"
+	"github.com/mhalab/mhalab/mhalib/train"
 )
 
 // mhaCase is one configuration of MultiHeadAttention compared against mhatest.MHA.
