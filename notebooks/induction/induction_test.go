@@ -2,6 +2,7 @@ package induction
 
 import (
 	"flag"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/internal/testenv"
 	"github.com/mhalab/mhalab/mhalib/dotgrad"
 )
 
@@ -360,10 +362,7 @@ const inductionSteps = 400
 func TestInductionHeadsForm(t *testing.T) {
 	backend, err := backendtest.Get("xla:cpu")
 	if err != nil {
-		if backendtest.InCI() {
-			t.Fatalf("CI requires xla:cpu: %v", err)
-		}
-		t.Skipf("xla:cpu unavailable: %v", err)
+		testenv.RequireOrSkip(t, fmt.Sprintf("xla:cpu unavailable: %v", err))
 	}
 	dotgrad.Install()
 	t.Logf("Induction, seed %d, %d steps on xla:cpu", Induction.Seed, inductionSteps)
