@@ -23,7 +23,7 @@ var Fixtures = []string{"repeat", "induction"}
 
 // WriteFixtures trains the run named (one of Fixtures) from its seed on backend and writes its
 // committed files into dir. It checks what the notebooks rely on first: Repeat copies (accuracy
-// ≥ 0.99), Induction has both heads (scores ≥ 0.5). Call mhalib.InstallDotGeneralGradient first.
+// ≥ 0.99), Induction has both heads (scores ≥ 0.5). Call dotgrad.Install first.
 func WriteFixtures(backend backends.Backend, dir, name string) (summary string, err error) {
 	switch name {
 	case "repeat":

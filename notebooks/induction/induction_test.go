@@ -15,7 +15,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/mhalab/mhalab/internal/backendtest"
 	"github.com/mhalab/mhalab/internal/testenv"
-	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/dotgrad"
 )
 
 func TestMain(m *testing.M) { backendtest.Main(m, "notebooks/induction") }
@@ -332,7 +332,7 @@ func TestInductionHeadsForm(t *testing.T) {
 	if err != nil {
 		testenv.RequireOrSkip(t, fmt.Sprintf("xla:cpu unavailable: %v", err))
 	}
-	mhalib.InstallDotGeneralGradient()
+	dotgrad.Install()
 	t.Logf("Induction, seed %d, %d steps on xla:cpu", Induction.Seed, inductionSteps)
 	r, err := NewRun(backend, Induction)
 	if err != nil {
@@ -377,7 +377,7 @@ func TestFixturesAreFresh(t *testing.T) {
 	if err != nil {
 		testenv.RequireOrSkip(t, fmt.Sprintf("xla:cpu unavailable: %v", err))
 	}
-	mhalib.InstallDotGeneralGradient()
+	dotgrad.Install()
 	dir := t.TempDir()
 	for _, name := range Fixtures {
 		summary, err := WriteFixtures(backend, dir, name)
