@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -70,15 +71,10 @@ func exploreMiniLM(spec string, runs int) exploreResult {
 	}
 	defer m.Close()
 	for i := range runs + 1 {
-		start := time.Now()
-		res, err := m.Analyze(live.Request{Text: explore32(i)})
-		if err == nil {
-			_, err = jsonSize(res)
-		}
+		res, ms, err := timed(m.Analyze, live.Request{Text: explore32(i)})
 		if err != nil {
 			return exploreFailed(r, err)
 		}
-		ms := msSince(start)
 		if i == 0 {
 			r.FirstMS, r.Tokens, r.Bucket = ms, len(res.Tokens), res.Bucket
 			continue
@@ -106,15 +102,10 @@ func exploreSmolLM2(spec string, steps int) exploreResult {
 		r.FirstMS += msSince(start)
 	}
 	for i := range steps + 1 {
-		start := time.Now()
-		res, err := m.Step(live.Request{Text: prompt, Reset: i == 0})
-		if err == nil {
-			_, err = jsonSize(res)
-		}
+		res, ms, err := timed(m.Step, live.Request{Text: prompt, Reset: i == 0})
 		if err != nil {
 			return exploreFailed(r, err)
 		}
-		ms := msSince(start)
 		r.Generated, r.Bucket = res.Generated, res.Bucket
 		if i == 0 {
 			r.FirstMS += ms // the prompt's feed compiles the cache's programs
@@ -129,9 +120,15 @@ func exploreSmolLM2(spec string, steps int) exploreResult {
 	return exploreDone(r)
 }
 
-func jsonSize(res *live.Result) (int, error) {
-	b, err := res.Attention.MarshalJSON()
-	return len(b), err
+// timed runs f(req) and encodes its answer as the server does; it returns the answer and the
+// milliseconds both took.
+func timed(f func(live.Request) (*live.Result, error), req live.Request) (*live.Result, float64, error) {
+	start := time.Now()
+	res, err := f(req)
+	if err == nil {
+		_, err = json.Marshal(res)
+	}
+	return res, msSince(start), err
 }
 
 func exploreFailed(r exploreResult, err error) exploreResult {
@@ -159,12 +156,11 @@ func printExplore(w io.Writer, rows []exploreResult) {
 	fmt.Fprintln(w, "| model | backend | what | tokens (bucket) | first (compiles) | median | max | limit | met | load (1, 5, 15 min) |")
 	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|:---:|---|")
 	for _, r := range rows {
-		switch {
-		case r.Note != "":
-			fmt.Fprintf(w, "| %s | %s | %s | %s |||||||\n", r.Model, r.Backend, r.What, r.Note)
-			continue
-		case r.Error != "":
-			fmt.Fprintf(w, "| %s | %s | %s | error: %s |||||||\n", r.Model, r.Backend, r.What, r.Error)
+		if msg := r.Note + r.Error; msg != "" {
+			if r.Error != "" {
+				msg = "error: " + r.Error
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s |||||||\n", r.Model, r.Backend, r.What, msg)
 			continue
 		}
 		met := "✗"
