@@ -26,10 +26,10 @@ const (
 // autoFormulation resolves Auto for validated dimensions d, lk keys (with the add_bias_kv /
 // add_zero_attn rows) and whether the weights are asked for.
 func (b *MHABuilder) autoFormulation(d mhaDims, lk int, withWeights bool) Formulation {
-	if withWeights || !d.even || b.dropout > 0 || b.strategySet {
+	if withWeights || !d.even || b.cfg.dropout.rate > 0 || b.strategySet {
 		return HeadParallel
 	}
-	return AutoFormulation(d.lq, lk, b.causal != NoCausal)
+	return AutoFormulation(d.lq, lk, b.cfg.causal != NoCausal)
 }
 
 // AutoFormulation returns what the Auto formulation computes Done with for lq queries and lk

@@ -62,7 +62,7 @@ func badInputCases() []errorCase {
 			if fn != nil {
 				fn(b)
 			}
-			out, _ := b.Done()
+			out, _ := b.DoneWithWeights()
 			return out
 		}
 	}
@@ -102,7 +102,7 @@ func badInputCases() []errorCase {
 		{name: "value dtype", q: x, k: kv, v: zeros(f32, 2, 4, 8), build: mhaWith(2, nil), want: []string{"value", "(Float32)[2 4 8]", "dtype"}},
 		{name: "fused with kdim != E", q: x, k: zeros(f64, 2, 4, 5), v: kv,
 			build: mhaWith(2, func(b *mhalib.MHABuilder) { b.SeparateProjections(false) }), want: []string{"SeparateProjections", "[2 4 5]", "kdim"}},
-		{name: "dropout rate", q: x, k: kv, v: kv, build: mhaWith(2, func(b *mhalib.MHABuilder) { b.Dropout(1.5) }), want: []string{"Dropout", "1.5"}},
+		{name: "dropout rate", q: x, k: kv, v: kv, build: mhaWith(2, func(b *mhalib.MHABuilder) { b.Dropout(context.New(), 1.5) }), want: []string{"Dropout", "1.5"}},
 		{name: "sdpa rank", q: x, k: kv, v: kv, build: sdpa(nil), want: []string{"q", "[2 3 8]", "rank 4"}},
 		{name: "sdpa dk", q: zeros(f64, 2, 2, 3, 4), k: zeros(f64, 2, 2, 5, 3), v: zeros(f64, 2, 2, 5, 3), build: sdpa(nil),
 			want: []string{"k", "[2 2 5 3]", "[2 2 3 4]", "dk=4"}},
@@ -110,7 +110,7 @@ func badInputCases() []errorCase {
 			want: []string{"k", "[2 2 0 4]", "Lk = 0"}},
 		{name: "sdpa mask shape", q: zeros(f64, 2, 2, 3, 4), k: zeros(f64, 2, 2, 5, 4), v: zeros(f64, 2, 2, 5, 4),
 			build: sdpa(func(b *mhalib.SDPABuilder) {
-				b.Mask(mhalib.MaskAttendWhereTrue(boolConst(b.Graph(), 2, 2, 3, 4)))
+				b.AttnMask(mhalib.MaskAttendWhereTrue(boolConst(b.Graph(), 2, 2, 3, 4)))
 			}), want: []string{"mask", "[2 2 3 4]", "Lk=5"}},
 		{name: "block input rank", q: zeros(f64, 3, 8), k: kv, v: kv,
 			build: func(ctx *context.Context, q, k, v *Node) *Node {

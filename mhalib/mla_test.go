@@ -67,7 +67,7 @@ func TestMultiHeadLatentAttention(t *testing.T) {
 						want, _ := mhatest.MLA(p, x, causal)
 						dt := dtypes.Float64
 						exec := context.MustNewExec(backend, mlaContext(p, dt), func(ctx *context.Context, x, cot *Node) []*Node {
-							y := mhalib.MultiHeadLatentAttention(ctx, x, mlaConfigOf(p)).Causal(causal).Absorbed(absorbed).Done()
+							y := mhalib.MultiHeadLatentAttention(ctx, x, mlaConfigOf(p)).Causal(map[bool]mhalib.Causal{false: mhalib.NoCausal, true: mhalib.CausalTopLeft}[causal]).Absorbed(absorbed).Done()
 							return []*Node{y, Gradient(ReduceAllSum(Mul(y, cot)), x)[0]}
 						})
 						res, err := exec.Exec(toTensor(x, dt), toTensor(cot, dt))

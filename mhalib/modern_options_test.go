@@ -136,7 +136,7 @@ func TestModernOptions(t *testing.T) {
 						} else {
 							b := mhalib.ScaledDotProductAttention(qn, kn, vn)
 							applyModern(b, &c, qn.Graph(), bias, sn)
-							out, _ = b.Done()
+							out, _ = b.DoneWithWeights()
 						}
 						loss := ReduceAllSum(Mul(out, cn))
 						return append([]*Node{out}, Gradient(loss, qn, kn, vn, sn)...)
@@ -166,7 +166,7 @@ type modernBuilder[B any] interface {
 	Sinks(*Node) B
 	Causal(mhalib.Causal) B
 	Scale(float64) B
-	Mask(mhalib.Mask) B
+	AttnMask(mhalib.Mask) B
 }
 
 func applyModern[B any](b modernBuilder[B], c *modernCase, g *Graph, bias *mhatest.Tensor, sinks *Node) {
@@ -190,7 +190,7 @@ func applyModern[B any](b modernBuilder[B], c *modernCase, g *Graph, bias *mhate
 		b.Scale(c.scale)
 	}
 	if bias != nil {
-		b.Mask(mhalib.MaskAdditive(Const(g, toTensor(bias, dtypes.Float64))))
+		b.AttnMask(mhalib.MaskAdditive(Const(g, toTensor(bias, dtypes.Float64))))
 	}
 }
 
@@ -238,7 +238,7 @@ func TestModernOptionErrors(t *testing.T) {
 				if c.opt != nil {
 					c.opt(sb, q.Graph())
 				}
-				out, _ := sb.Done()
+				out, _ := sb.DoneWithWeights()
 				return out
 			}).Exec(zeros(f64, 1, c.qh, 3, 4), zeros(f64, 1, c.kh, 5, 4), zeros(f64, 1, c.vh, 5, 4))
 			var ae *mhalib.ArgumentError
@@ -256,7 +256,7 @@ func TestGQANoRepeatedKV(t *testing.T) {
 	q := Parameter(g, "q", shapesOf(2, 8, 5, 16)) // [B, Hq=8, Lq, dk]
 	k := Parameter(g, "k", shapesOf(2, 2, 7, 16)) // [B, Hkv=2, Lk=7, dk]
 	v := Parameter(g, "v", shapesOf(2, 2, 7, 16))
-	out, _ := mhalib.ScaledDotProductAttention(q, k, v).EnableGQA(true).Done()
+	out, _ := mhalib.ScaledDotProductAttention(q, k, v).EnableGQA(true).DoneWithWeights()
 	fout := mhalib.FlashAttention(q, k, v).EnableGQA(true).BlockSizes(2, 3).Done()
 	_, _ = out, fout
 	for _, n := range g.Nodes() {
