@@ -192,7 +192,10 @@ func Forward(backend backends.Backend, weights map[string]*tensors.Tensor, fi *I
 		}
 		var out, w *Node
 		if o.NeedWeights {
-			out, w = b.DoneWithWeights(o.AverageAttnWeights) // [B, Lq, E], [B, Lq, Lk'] or [B, h, Lq, Lk']
+			out, w = b.DoneWithWeights() // [B, Lq, E], [B, h, Lq, Lk']
+			if o.AverageAttnWeights {
+				w = ReduceMean(w, 1) // [B, Lq, Lk']
+			}
 		} else {
 			out = b.Done()
 		}

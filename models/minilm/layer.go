@@ -35,7 +35,7 @@ func encoderLayer(ctx *context.Context, c Config, x, valid *Node, withWeights bo
 		KeyPaddingMask(mhalib.MaskAttendWhereTrue(valid))
 	var a *Node
 	if withWeights {
-		a, weights = mha.DoneWithWeights(false) // [B, L, E], [B, h, L, L]
+		a, weights = mha.DoneWithWeights() // [B, L, E], [B, h, L, L]
 	} else {
 		a = mha.Done() // [B, L, E]
 	}
