@@ -436,4 +436,3 @@ func allEqual(xs []float64) bool {
 	}
 	return true
 }
-
