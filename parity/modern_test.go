@@ -143,7 +143,7 @@ func toDType(x *tensors.Tensor, dt dtypes.DType) *tensors.Tensor {
 func modernAttention(t *testing.T, backend backends.Backend, ts map[string]*tensors.Tensor, cfg map[string]any, dt dtypes.DType) map[string]*tensors.Tensor {
 	t.Helper()
 	in := map[string]*tensors.Tensor{}
-	for _, n := range sdpacmd.InputNames {
+	for _, n := range sdpacmd.InputNames() {
 		if x := ts[n]; x != nil {
 			in[n] = toDType(x, dt)
 		}

@@ -56,8 +56,8 @@ type Options struct {
 	Sinks                   *tensors.Tensor // [Hq] sink logits (gpt-oss), or nil
 }
 
-// InputNames are the tensors an inputs file may hold.
-var InputNames = []string{"query", "key", "value", "attn_mask"}
+// InputNames returns the tensors an inputs file may hold.
+func InputNames() []string { return []string{"query", "key", "value", "attn_mask"} }
 
 // ErrBadInput is wrapped by every error about the inputs or options.
 var ErrBadInput = errors.New("sdpa: bad input")
@@ -76,7 +76,7 @@ func Check(in map[string]*tensors.Tensor, o Options) error {
 	var unknown []string
 	for name := range in {
 		known := false
-		for _, n := range InputNames {
+		for _, n := range InputNames() {
 			known = known || n == name
 		}
 		if !known {

@@ -48,15 +48,15 @@ func Load(dir string) (*Model, error) {
 	if err := CheckFiles(dir); err != nil {
 		return nil, err
 	}
-	cfg, err := ReadConfig(filepath.Join(dir, FileConfig.Name))
+	cfg, err := ReadConfig(filepath.Join(dir, FileConfig().Name))
 	if err != nil {
 		return nil, err
 	}
-	tk, err := LoadTokenizer(filepath.Join(dir, FileTokenizer.Name))
+	tk, err := LoadTokenizer(filepath.Join(dir, FileTokenizer().Name))
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, FileWeights.Name)
+	path := filepath.Join(dir, FileWeights().Name)
 	f, err := torchio.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("minilm: %w", err)
@@ -86,7 +86,7 @@ func (m *Model) Context(backend backends.Backend) (*context.Context, error) {
 		copies[name] = c
 	}
 	ctx := context.New()
-	if err := loadWeights(ctx, m.Config, copies, filepath.Join(m.Dir, FileWeights.Name)); err != nil {
+	if err := loadWeights(ctx, m.Config, copies, filepath.Join(m.Dir, FileWeights().Name)); err != nil {
 		return nil, err
 	}
 	m.ctxs[backend] = ctx
