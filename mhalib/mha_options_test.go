@@ -16,73 +16,27 @@ import (
 )
 
 // mhaOptionsCase is MultiHeadAttention with the options it shares with ScaledDotProductAttention
-// and FlashAttention (AttentionOptions): window, ALiBi, soft-cap, sinks, with the masks.
+// and FlashAttention (AttentionOptions): window, ALiBi, soft-cap, sinks, with the masks. Of the
+// modernCase, B, Hq, Lq, Lk and the options are used; additive is an attn_mask [B, h, Lq, Lk]
+// that blocks query row 1 entirely.
 type mhaOptionsCase struct {
-	name           string
-	Lq, Lk         int
-	sizes          []int // uneven heads; nil: 2 heads of 4 (E = 8)
-	causal         mhalib.Causal
-	window         *mhalib.Window
-	alibi, sinks   bool
-	softCap, scale float64
-	additive       bool // an additive attn_mask [B, h, Lq, Lk] that blocks query row 1 entirely
+	modernCase
+	sizes []int // uneven heads; nil: 2 heads of 4 (E = 8)
 }
 
 func mhaOptionsCases() []mhaOptionsCase {
 	w := func(l, r int, a mhalib.Alignment) *mhalib.Window { return &mhalib.Window{Left: l, Right: r, Align: a} }
+	type m = modernCase
 	return []mhaOptionsCase{
-		{name: "window/causal", Lq: 7, Lk: 7, window: w(2, 0, mhalib.AlignTopLeft), causal: mhalib.CausalTopLeft},
-		{name: "window/bottom-right/Lq<Lk", Lq: 3, Lk: 8, window: w(2, 1, mhalib.AlignBottomRight)},
-		{name: "alibi/causal", Lq: 5, Lk: 5, alibi: true, causal: mhalib.CausalTopLeft},
-		{name: "softcap/scale", Lq: 4, Lk: 6, softCap: 0.7, scale: 2},
-		{name: "sinks", Lq: 4, Lk: 5, sinks: true},
-		{name: "everything", Lq: 6, Lk: 9, window: w(3, 1, mhalib.AlignBottomRight), causal: mhalib.CausalBottomRight,
-			alibi: true, softCap: 2, sinks: true, additive: true},
-		{name: "everything/uneven heads", Lq: 5, Lk: 7, sizes: []int{4, 3, 1}, window: w(2, -1, mhalib.AlignTopLeft),
-			alibi: true, softCap: 1.5, sinks: true, additive: true},
-	}
-}
-
-// spec is the reference's view of the case, for h heads.
-func (c *mhaOptionsCase) spec(h int, bias *mhatest.Tensor, sinks []float64) mhatest.AttentionSpec {
-	s := mhatest.AttentionSpec{Scale: c.scale, SoftCap: c.softCap, Bias: bias, Causal: causalRef(c.causal), Sinks: sinks}
-	if c.window != nil {
-		s.Window = &mhatest.Window{Left: c.window.Left, Right: c.window.Right, BottomRight: c.window.Align == mhalib.AlignBottomRight}
-	}
-	if c.alibi {
-		s.ALiBi = mhatest.ALiBiSlopes(h)
-	}
-	return s
-}
-
-// apply sets the case's options on any attention builder.
-func (c *mhaOptionsCase) apply(b interface {
-	Causal(mhalib.Causal) *mhalib.MHABuilder
-	Window(int, int, mhalib.Alignment) *mhalib.MHABuilder
-	ALiBi([]float64) *mhalib.MHABuilder
-	SoftCap(float64) *mhalib.MHABuilder
-	Sinks(*Node) *mhalib.MHABuilder
-	Scale(float64) *mhalib.MHABuilder
-	AttnMask(mhalib.Mask) *mhalib.MHABuilder
-}, h int, bias, sinks *Node) {
-	b.Causal(c.causal)
-	if c.window != nil {
-		b.Window(c.window.Left, c.window.Right, c.window.Align)
-	}
-	if c.alibi {
-		b.ALiBi(mhalib.ALiBiSlopes(h))
-	}
-	if c.softCap != 0 {
-		b.SoftCap(c.softCap)
-	}
-	if c.sinks {
-		b.Sinks(sinks)
-	}
-	if c.scale != 0 {
-		b.Scale(c.scale)
-	}
-	if c.additive {
-		b.AttnMask(mhalib.MaskAdditive(bias))
+		{modernCase: m{name: "window/causal", Lq: 7, Lk: 7, window: w(2, 0, mhalib.AlignTopLeft), causal: mhalib.CausalTopLeft}},
+		{modernCase: m{name: "window/bottom-right/Lq<Lk", Lq: 3, Lk: 8, window: w(2, 1, mhalib.AlignBottomRight)}},
+		{modernCase: m{name: "alibi/causal", Lq: 5, Lk: 5, alibi: true, causal: mhalib.CausalTopLeft}},
+		{modernCase: m{name: "softcap/scale", Lq: 4, Lk: 6, softCap: 0.7, scale: 2}},
+		{modernCase: m{name: "sinks", Lq: 4, Lk: 5, sinks: true}},
+		{modernCase: m{name: "everything", Lq: 6, Lk: 9, window: w(3, 1, mhalib.AlignBottomRight), causal: mhalib.CausalBottomRight,
+			alibi: true, softCap: 2, sinks: true, additive: true}},
+		{modernCase: m{name: "everything/uneven heads", Lq: 5, Lk: 7, window: w(2, -1, mhalib.AlignTopLeft),
+			alibi: true, softCap: 1.5, sinks: true, additive: true}, sizes: []int{4, 3, 1}},
 	}
 }
 
@@ -151,6 +105,7 @@ func TestMHAAttentionOptions(t *testing.T) {
 				if c.sizes != nil {
 					h = len(c.sizes)
 				}
+				c.B, c.Hq = B, h
 				rng := rand.New(rand.NewPCG(seedOf(c.name), 17))
 				p := randParams(rng, E, h, E, E, c.sizes, true, false, false)
 				query := mhatest.Rand(rng, -1, 1, B, c.Lq, E)
@@ -174,7 +129,7 @@ func TestMHAAttentionOptions(t *testing.T) {
 					if c.sinks {
 						s = sinks.Data
 					}
-					return mhaOptionsRef(p, query, kv, c.spec(h, b, s))
+					return mhaOptionsRef(p, query, kv, c.spec(b, s))
 				}
 				want := ref()
 				loss := func() float64 { return mhatest.Loss(ref(), cot) }
@@ -198,7 +153,11 @@ func TestMHAAttentionOptions(t *testing.T) {
 						if c.sizes != nil {
 							b.HeadSizes(c.sizes...)
 						}
-						c.apply(b, h, bn, sn)
+						mask := mhalib.Mask{}
+						if c.additive {
+							mask = mhalib.MaskAdditive(bn)
+						}
+						applyModern(b, &c.modernCase, mask, sn)
 						out := b.Done() // [B, Lq, E]
 						return append([]*Node{out}, Gradient(ReduceAllSum(Mul(out, cn)), x, sn)...)
 					})

@@ -130,12 +130,12 @@ func TestModernOptions(t *testing.T) {
 						qn, kn, vn, cn, sn := in[0], in[1], in[2], in[3], in[4]
 						var out *Node
 						if flash {
-							b := mhalib.FlashAttention(qn, kn, vn).BlockSizes(c.blockQ, c.blockK)
-							applyModern(b, &c, qn.Graph(), bias, sn)
+							b := mhalib.FlashAttention(qn, kn, vn).BlockSizes(c.blockQ, c.blockK).EnableGQA(c.Hkv != c.Hq)
+							applyModern(b, &c, additiveConst(qn.Graph(), bias), sn)
 							out = b.Done()
 						} else {
-							b := mhalib.ScaledDotProductAttention(qn, kn, vn)
-							applyModern(b, &c, qn.Graph(), bias, sn)
+							b := mhalib.ScaledDotProductAttention(qn, kn, vn).EnableGQA(c.Hkv != c.Hq)
+							applyModern(b, &c, additiveConst(qn.Graph(), bias), sn)
 							out, _ = b.DoneWithWeights()
 						}
 						loss := ReduceAllSum(Mul(out, cn))
@@ -157,9 +157,8 @@ func TestModernOptions(t *testing.T) {
 	})
 }
 
-// modernBuilder is what SDPABuilder and FlashBuilder have in common for these tests.
-type modernBuilder[B any] interface {
-	EnableGQA(bool) B
+// sharedOptions are the options of every attention builder (AttentionOptions) these tests set.
+type sharedOptions[B any] interface {
 	Window(left, right int, a mhalib.Alignment) B
 	ALiBi([]float64) B
 	SoftCap(float64) B
@@ -169,11 +168,24 @@ type modernBuilder[B any] interface {
 	AttnMask(mhalib.Mask) B
 }
 
-func applyModern[B any](b modernBuilder[B], c *modernCase, g *Graph, bias *mhatest.Tensor, sinks *Node) {
-	b.Causal(c.causal)
-	if c.Hkv != c.Hq {
-		b.EnableGQA(true)
+// modernBuilder is what SDPABuilder and FlashBuilder have in common for these tests.
+type modernBuilder[B any] interface {
+	sharedOptions[B]
+	EnableGQA(bool) B
+}
+
+// additiveConst is bias [B, Hq, Lq, Lk] as an additive mask, or no mask for nil.
+func additiveConst(g *Graph, bias *mhatest.Tensor) mhalib.Mask {
+	if bias == nil {
+		return mhalib.Mask{}
 	}
+	return mhalib.MaskAdditive(Const(g, toTensor(bias, dtypes.Float64)))
+}
+
+// applyModern sets the options of case c on any attention builder (c.Hq heads; mask may be
+// the zero Mask).
+func applyModern[B any](b sharedOptions[B], c *modernCase, mask mhalib.Mask, sinks *Node) {
+	b.Causal(c.causal)
 	if c.window != nil {
 		b.Window(c.window.Left, c.window.Right, c.window.Align)
 	}
@@ -189,8 +201,8 @@ func applyModern[B any](b modernBuilder[B], c *modernCase, g *Graph, bias *mhate
 	if c.scale != 0 {
 		b.Scale(c.scale)
 	}
-	if bias != nil {
-		b.AttnMask(mhalib.MaskAdditive(Const(g, toTensor(bias, dtypes.Float64))))
+	if !mask.IsZero() {
+		b.AttnMask(mask)
 	}
 }
 
