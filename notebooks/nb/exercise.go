@@ -1,0 +1,149 @@
+package nb
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
+
+// Exercises where the reader writes code. A notebook ships three cells for each:
+//
+//  1. the exercise: a function whose body is `panic(nb.WriteMe)` (it compiles, so the notebook
+//     runs as committed);
+//  2. the check: nb.Try runs the reader's function and compares its result with mhalib's. It
+//     prints "✓ …", "✗ …" (the expected and the received shape, or the first element that
+//     differs) or, while the stub is still there, "… not solved yet — <hint>". It never stops
+//     the notebook;
+//  3. the folded solution (source hidden): the same function written out, checked with
+//     nb.Solved, which stops the notebook when it does not match — so CI proves the solution
+//     right, and scripts/notebooks.py proves the stub is caught (it fails a run where an
+//     exercise's check cell does not print "not solved yet").
+
+// WriteMe is what an exercise's stub panics with: "write me".
+var WriteMe = errors.New("write me: replace the panic(nb.WriteMe) line with your code")
+
+// Diff compares got with want, element by element within tol (absolute plus relative: |got −
+// want| ≤ tol + tol·|want|), and says how they differ in the words of the lessons' grader:
+// "got nothing (nil), expected shape [2 3]", "expected shape [2 3], got [3 2]", or "the values
+// differ" with the first differing index, both values and how many differ. It returns "" when
+// they match. NaN matches nothing; equal infinities match.
+func Diff(got, want *tensors.Tensor, tol float64) string {
+	if got == nil {
+		return fmt.Sprintf("got nothing (nil), expected shape %v", want.Shape().Dimensions)
+	}
+	return DiffFloats(Floats(got), got.Shape().Dimensions, Floats(want), want.Shape().Dimensions, tol)
+}
+
+// DiffFloats is Diff for row-major values with their dimensions.
+func DiffFloats(got []float64, gotDims []int, want []float64, wantDims []int, tol float64) string {
+	if !slices.Equal(gotDims, wantDims) {
+		return fmt.Sprintf("expected shape %v, got %v", wantDims, gotDims)
+	}
+	first, count := -1, 0
+	for i := range want {
+		if !near(got[i], want[i], tol) {
+			if first < 0 {
+				first = i
+			}
+			count++
+		}
+	}
+	if first < 0 {
+		return ""
+	}
+	g, w := got[first], want[first]
+	detail := fmt.Sprintf("|difference| %.3g > tolerance %.0e", math.Abs(g-w), tol)
+	if math.IsNaN(g) || math.IsInf(g, 0) || math.IsInf(w, 0) {
+		detail = "not a finite match"
+	}
+	return fmt.Sprintf("the values differ\n  first difference at index %v: expected %.6g, got %.6g (%s)\n  %d of %d elements differ",
+		flatIndex(wantDims, first), w, g, detail, count, len(want))
+}
+
+func near(got, want, tol float64) bool {
+	if got == want { // also equal infinities
+		return true
+	}
+	if math.IsNaN(got) || math.IsNaN(want) || math.IsInf(got, 0) || math.IsInf(want, 0) {
+		return false
+	}
+	return math.Abs(got-want) <= tol+tol*math.Abs(want)
+}
+
+// flatIndex turns a row-major position into a multi-index of dims.
+func flatIndex(dims []int, flat int) []int {
+	idx := make([]int, len(dims))
+	for axis := len(dims) - 1; axis >= 0; axis-- {
+		if dims[axis] > 0 {
+			idx[axis] = flat % dims[axis]
+			flat /= dims[axis]
+		}
+	}
+	return idx
+}
+
+// attempt runs yours, turning a panic into an error (GoMLX returns the graph-building panics of
+// the reader's function as errors of Exec, which yours passes on by panicking through Must).
+func attempt(yours func() *tensors.Tensor) (got *tensors.Tensor, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				err = e
+			} else {
+				err = fmt.Errorf("%v", r)
+			}
+		}
+	}()
+	return yours(), nil
+}
+
+// notWritten reports whether err is (or wraps, or quotes) WriteMe: the stub is still there.
+func notWritten(err error) bool {
+	return errors.Is(err, WriteMe) || strings.Contains(err.Error(), WriteMe.Error())
+}
+
+// Try checks a reader's answer to an exercise: it runs yours and compares its result with want
+// (Diff, within tol). It prints "✓ what: …" when they match, "… not solved yet — hint" while
+// yours still panics with WriteMe, and otherwise "✗ what: " and what differs (or the error). It
+// never stops the notebook, and returns whether the answer matched.
+func Try(what, hint string, yours func() *tensors.Tensor, want *tensors.Tensor, tol float64) bool {
+	msg, ok := try(what, yours, want, tol)
+	switch {
+	case ok:
+		fmt.Println("✓ " + msg)
+	case msg == "":
+		fmt.Println("… not solved yet — " + hint)
+	default:
+		fmt.Println("✗ " + msg)
+	}
+	return ok
+}
+
+// Solved is Try for an exercise's folded solution: it prints "✓ …" when yours matches want and
+// otherwise panics with what differs (which stops the notebook: the solution is wrong).
+func Solved(what string, yours func() *tensors.Tensor, want *tensors.Tensor, tol float64) {
+	msg, ok := try(what, yours, want, tol)
+	if msg == "" {
+		msg = what + ": the solution still panics with nb.WriteMe"
+	}
+	Check(ok, "%s", msg)
+}
+
+// try returns the message and whether yours matched; the message is "" while yours is a stub.
+func try(what string, yours func() *tensors.Tensor, want *tensors.Tensor, tol float64) (string, bool) {
+	got, err := attempt(yours)
+	switch {
+	case err != nil && notWritten(err):
+		return "", false
+	case err != nil:
+		return fmt.Sprintf("%s: your code stopped with an error: %v", what, err), false
+	}
+	if d := Diff(got, want, tol); d != "" {
+		return what + ": " + d, false
+	}
+	return fmt.Sprintf("%s: matches, shape %v (tolerance %g)", what, want.Shape().Dimensions, tol), true
+}
