@@ -147,3 +147,20 @@ func try(what string, yours func() *tensors.Tensor, want *tensors.Tensor, tol fl
 	}
 	return fmt.Sprintf("%s: matches, shape %v (tolerance %g)", what, want.Shape().Dimensions, tol), true
 }
+
+// FromRows returns the Float32 tensor [len(m), len(m[0])] holding the rows of m.
+func FromRows(m [][]float64) *tensors.Tensor {
+	if len(m) == 0 {
+		return tensors.FromFlatDataAndDimensions([]float32{}, 0, 0)
+	}
+	data := make([]float32, 0, len(m)*len(m[0]))
+	for i, row := range m {
+		if len(row) != len(m[0]) {
+			panic(fmt.Errorf("nb.FromRows: row %d has %d elements, row 0 has %d", i, len(row), len(m[0])))
+		}
+		for _, v := range row {
+			data = append(data, float32(v))
+		}
+	}
+	return tensors.FromFlatDataAndDimensions(data, len(m), len(m[0]))
+}
