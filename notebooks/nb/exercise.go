@@ -164,3 +164,14 @@ func FromRows(m [][]float64) *tensors.Tensor {
 	}
 	return tensors.FromFlatDataAndDimensions(data, len(m), len(m[0]))
 }
+
+// RowSums returns the sum of each row of m.
+func RowSums(m [][]float64) []float64 {
+	sums := make([]float64, len(m))
+	for i, row := range m {
+		for _, v := range row {
+			sums[i] += v
+		}
+	}
+	return sums
+}
