@@ -3,11 +3,10 @@ package nb
 import (
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/mhalab/mhalab/mhalib/mhatest"
 )
 
 // Exercises where the reader writes code. A notebook ships three cells for each:
@@ -27,63 +26,15 @@ import (
 var WriteMe = errors.New("write me: replace the panic(nb.WriteMe) line with your code")
 
 // Diff compares got with want, element by element within tol (absolute plus relative: |got −
-// want| ≤ tol + tol·|want|), and says how they differ in the words of the lessons' grader:
-// "got nothing (nil), expected shape [2 3]", "expected shape [2 3], got [3 2]", or "the values
-// differ" with the first differing index, both values and how many differ. It returns "" when
-// they match. NaN matches nothing; equal infinities match.
+// want| ≤ tol + tol·|want|), and says how they differ in the words of the lessons' grader
+// (mhatest.Diff, which both use): "got nothing (nil), expected shape [2 3]", "expected shape
+// [2 3], got [3 2]", or "the values differ" with the first differing index, both values and how
+// many differ. It returns "" when they match. NaN matches nothing; equal infinities match.
 func Diff(got, want *tensors.Tensor, tol float64) string {
 	if got == nil {
-		return fmt.Sprintf("got nothing (nil), expected shape %v", want.Shape().Dimensions)
+		return mhatest.Diff(nil, ToRef(want), tol)
 	}
-	return DiffFloats(Floats(got), got.Shape().Dimensions, Floats(want), want.Shape().Dimensions, tol)
-}
-
-// DiffFloats is Diff for row-major values with their dimensions.
-func DiffFloats(got []float64, gotDims []int, want []float64, wantDims []int, tol float64) string {
-	if !slices.Equal(gotDims, wantDims) {
-		return fmt.Sprintf("expected shape %v, got %v", wantDims, gotDims)
-	}
-	first, count := -1, 0
-	for i := range want {
-		if !near(got[i], want[i], tol) {
-			if first < 0 {
-				first = i
-			}
-			count++
-		}
-	}
-	if first < 0 {
-		return ""
-	}
-	g, w := got[first], want[first]
-	detail := fmt.Sprintf("|difference| %.3g > tolerance %.0e", math.Abs(g-w), tol)
-	if math.IsNaN(g) || math.IsInf(g, 0) || math.IsInf(w, 0) {
-		detail = "not a finite match"
-	}
-	return fmt.Sprintf("the values differ\n  first difference at index %v: expected %.6g, got %.6g (%s)\n  %d of %d elements differ",
-		flatIndex(wantDims, first), w, g, detail, count, len(want))
-}
-
-func near(got, want, tol float64) bool {
-	if got == want { // also equal infinities
-		return true
-	}
-	if math.IsNaN(got) || math.IsNaN(want) || math.IsInf(got, 0) || math.IsInf(want, 0) {
-		return false
-	}
-	return math.Abs(got-want) <= tol+tol*math.Abs(want)
-}
-
-// flatIndex turns a row-major position into a multi-index of dims.
-func flatIndex(dims []int, flat int) []int {
-	idx := make([]int, len(dims))
-	for axis := len(dims) - 1; axis >= 0; axis-- {
-		if dims[axis] > 0 {
-			idx[axis] = flat % dims[axis]
-			flat /= dims[axis]
-		}
-	}
-	return idx
+	return mhatest.Diff(ToRef(got), ToRef(want), tol)
 }
 
 // attempt runs yours, turning a panic into an error (GoMLX returns the graph-building panics of
