@@ -446,6 +446,13 @@ func BlockGrid(title, rowLabel, colLabel string, rows, cols, cellW, cellH int, t
 			}
 		}
 	}
+	// Indices of the rows and columns (every one: a grid is read by its indices).
+	for i := range rows {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" font-size="9">%d</text>`, left-4, top+i*cellH+cellH/2+3, i)
+	}
+	for j := range cols {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-size="9">%d</text>`, left+j*cellW+cellW/2, top-4, j)
+	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-style="italic">%s →</text>`, left+cols*cellW/2, top+rows*cellH+16, esc(colLabel))
 	cx, cy := 12, top+rows*cellH/2
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-style="italic" transform="rotate(-90 %d %d)">%s →</text>`, cx, cy, cx, cy, esc(rowLabel))

@@ -102,3 +102,13 @@ func TestHeatmapLabelsEveryToken(t *testing.T) {
 		t.Error("index labels are thinned out")
 	}
 }
+
+// A block grid shows the index of every row and column.
+func TestBlockGridHasIndices(t *testing.T) {
+	svg := BlockGrid("grid", "row", "col", 3, 12, 20, 20, func(i, j int) Tile { return Tile{} }, nil)
+	for _, idx := range []string{">0<", ">2<", ">11<"} {
+		if !strings.Contains(svg, idx) {
+			t.Errorf("the grid has no index label %s", idx)
+		}
+	}
+}
