@@ -3,28 +3,26 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/internal/testenv"
 	"github.com/mhalab/mhalab/models/smollm2"
 )
 
 func needSmolLM2(t *testing.T) {
 	t.Helper()
 	if _, err := smollm2.CheckDefault(); err != nil {
-		if backendtest.InCI() {
-			t.Fatalf("CI needs the model (scripts/setup.sh --only smollm2): %v", err)
-		}
-		t.Skipf("SmolLM2-135M-Instruct not installed (run scripts/setup.sh --only smollm2): %v", err)
+		testenv.RequireOrSkip(t, fmt.Sprintf("SmolLM2-135M-Instruct not installed (run scripts/setup.sh --only smollm2): %v", err))
 	}
 }
 
 // TestBenchSmolLM2Quick: the suite runs on the pure-Go backend, reports prefill and decode
 // rates, and measures the KV cache from its tensors: 9 key/value heads hold exactly 3× the bytes
-// of 3, equal to mhalib.KVCacheBytes, with the same logits (the 9-head model is the same model).
+// of 3, equal to kvcatalog.Bytes, with the same logits (the 9-head model is the same model).
 // A Python that does not exist becomes a note, not a failure.
 func TestBenchSmolLM2Quick(t *testing.T) {
 	needSmolLM2(t)

@@ -24,12 +24,13 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 
-	_ "github.com/mhalab/mhalab/fastgo" // fast pure-Go matmul for the "go" backend (MHALAB_FASTGO=0: off)
+	"github.com/mhalab/mhalab/fastgo" // fast pure-Go matmul for the "go" backend (MHALAB_FASTGO=0: off)
 	"github.com/mhalab/mhalab/internal/sandbox"
-	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/dotgrad"
 )
 
 // commands is the table of mhalab's commands, in the order help lists them.
@@ -79,6 +80,12 @@ var commands = []command{
 		run:     runAttention,
 	},
 	{
+		name:    "explore",
+		args:    "[--model DIR|FILE|minilm|smollm2] [--port N] [--backend B] [--max-tokens N]",
+		summary: "the live attention explorer: a web page on 127.0.0.1 (URL with a token) showing every head's attention as you type, the next-token distribution, generation step by step with the KV cache",
+		run:     runExplore,
+	},
+	{
 		name: "generate",
 		args: "[--backend B] [--max-new-tokens N] [--greedy | --temperature T --top-k K --top-p P --seed S] [--chat] [--json] [--model FILE] PROMPT",
 		summary: "continue PROMPT with SmolLM2-135M-Instruct, streamed (--json: one object {prompt_ids, ids, text}); " +
@@ -107,7 +114,10 @@ var commands = []command{
 }
 
 func main() {
-	sandbox.Main()                     // in a sandbox's trampoline: apply the policy and exec the student's program (never returns)
-	mhalib.InstallDotGeneralGradient() // DotGeneral's gradient as matrix products (mhalib/dotgrad.go)
+	sandbox.Main()    // in a sandbox's trampoline: apply the policy and exec the student's program (never returns)
+	dotgrad.Install() // DotGeneral's gradient as matrix products (mhalib/dotgrad)
+	if err := fastgo.InstallError(); err != nil {
+		fmt.Fprintln(os.Stderr, "mhalab:", err) // once per run: built with another GoMLX, the go backend is slower
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
