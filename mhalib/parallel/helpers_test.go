@@ -7,9 +7,11 @@ import (
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/mhalab/mhalab/internal/testenv"
+	"github.com/mhalab/mhalab/mhalib/parallel"
 	"github.com/mhalab/mhalab/xla"
 )
 
@@ -94,4 +96,19 @@ func randTensor(rng *rand.Rand, dims ...int) *tensors.Tensor {
 		data[i] = float32(2*rng.Float64() - 1)
 	}
 	return tensors.FromFlatDataAndDimensions(data, dims...)
+}
+
+// execOnce runs fn once on one device of backend.
+func execOnce(t *testing.T, backend backends.Backend, fn func([]*Node) []*Node, inputs ...*tensors.Tensor) []*tensors.Tensor {
+	t.Helper()
+	r, err := parallel.NewRunner(backend, 1, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Finalize()
+	out, err := r.Run([][]*tensors.Tensor{inputs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out[0]
 }
