@@ -23,6 +23,7 @@ type Runner struct {
 	backend backends.Backend
 	exec    *Exec
 	n       int
+	release func() // frees what the runner copied (NewContextRunner's variables)
 }
 
 // NewRunner compiles fn (lazily, at the first Run) for n devices of backend. It returns an
@@ -108,7 +109,12 @@ func (r *Runner) Run(inputs [][]*tensors.Tensor) (outputs [][]*tensors.Tensor, e
 }
 
 // Finalize frees the compiled programs.
-func (r *Runner) Finalize() { r.exec.Finalize() }
+func (r *Runner) Finalize() {
+	r.exec.Finalize()
+	if r.release != nil {
+		r.release()
+	}
+}
 
 // Shard cuts t into n equal parts along axis (host side), for the devices' inputs. It returns
 // an error when n does not divide that axis.
