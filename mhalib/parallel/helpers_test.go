@@ -2,6 +2,7 @@ package parallel_test
 
 import (
 	"math"
+	"os"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -42,6 +43,14 @@ func cpuDevices(t *testing.T) backends.Backend {
 		testenv.RequireOrSkip(t, "xla:cpu with several devices: "+backendErr.Error())
 	}
 	return shared
+}
+
+// hloDumpErr is what xla.EnableHLODump returned in TestMain, before the first XLA backend.
+var hloDumpErr error
+
+func TestMain(m *testing.M) {
+	hloDumpErr = xla.EnableHLODump()
+	os.Exit(m.Run())
 }
 
 // u is float32's unit roundoff.
