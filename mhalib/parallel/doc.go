@@ -7,8 +7,10 @@
 //     make its heads and the matching columns of Wo. It computes its heads' attention and a
 //     partial output heads_d·Wo_dᵀ [B, L, E]; one all-reduce (sum) adds the partials.
 //     HeadParallel.
+//
 //   - The batch (data parallelism): every device holds all weights and B/N sequences; the
 //     gradients of the weights are averaged with one all-reduce. DataParallelGradients.
+//
 //   - The sequence of keys (ring attention's merge, without the ring): device d holds Lk/N keys
 //     and values, computes its partial output o_d and the log-sum-exp of its logits lse_d, and
 //     the shards merge exactly — the same rule flash attention's online softmax applies block

@@ -2,8 +2,8 @@ package parallel_test
 
 import (
 	"math"
-	"os"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"testing"
 

@@ -31,10 +31,10 @@ func ShardAttention(q, k, v *Node, scale float64, causal bool, offset *Node) (ou
 			panic(&mhalib.ArgumentError{Arg: "offset", Msg: "causal ShardAttention needs the shard's first key position"})
 		}
 		g := q.Graph()
-		qPos := Iota(g, shapesOf(dtypes.Int32, lq, 1), 0)                           // [Lq, 1]
+		qPos := Iota(g, shapesOf(dtypes.Int32, lq, 1), 0)                                          // [Lq, 1]
 		kPos := Add(Iota(g, shapesOf(dtypes.Int32, 1, lk), 1), ConvertDType(offset, dtypes.Int32)) // [1, Lk_d]
-		blocked := Reshape(GreaterThan(kPos, qPos), 1, 1, lq, lk)                    // [1, 1, Lq, Lk_d]
-		blocked = BroadcastToDims(blocked, logits.Shape().Dimensions...)             // [B, h, Lq, Lk_d]
+		blocked := Reshape(GreaterThan(kPos, qPos), 1, 1, lq, lk)                                  // [1, 1, Lq, Lk_d]
+		blocked = BroadcastToDims(blocked, logits.Shape().Dimensions...)                           // [B, h, Lq, Lk_d]
 		logits = Where(blocked, Infinity(g, dtype, -1), logits)
 	}
 	m := StopGradient(ReduceAndKeep(logits, ReduceMax, -1)) // [B, h, Lq, 1], −inf for a blocked row
