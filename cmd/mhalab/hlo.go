@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -23,7 +24,7 @@ func runHLO(c command, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.Heads, "heads", 4, "number of heads h (must divide E)")
 	fs.BoolVar(&cfg.Separate, "separate", false, "separate q/k/v projection weights instead of the fused in_proj_weight")
 	fs.BoolVar(&cfg.Causal, "causal", false, "causal mask (key j ≤ query i)")
-	devices := fs.Int("devices", 1, "compile head-parallel attention for N devices (xla:cpu makes N virtual devices) and show its collectives; N must divide --heads")
+	devices := fs.Int("devices", 1, "compile head-parallel attention for N devices (xla:cpu makes N virtual devices) and show one device's HLO (--stage optimized unless given) and its collectives; N must divide --heads")
 	maxMemory := addMaxMemoryFlag(fs, "the input and the weights (the graph is compiled, not run)")
 	if err := parseFlags(fs, c, args, stdout); err != nil {
 		return err
@@ -44,6 +45,11 @@ func runHLO(c command, args []string, stdout, stderr io.Writer) error {
 	}
 	if *devices < 1 || *devices > xla.MaxDevices {
 		return usagef("--devices %d: want 1 to %d", *devices, xla.MaxDevices)
+	}
+	stageSet := false
+	fs.Visit(func(f *flag.Flag) { stageSet = stageSet || f.Name == "stage" })
+	if *devices > 1 && !stageSet {
+		*stage = mhacmd.Optimized // the partitioned program is XLA's, after its SPMD passes
 	}
 	if *devices > 1 && *stage == mhacmd.StableHLO {
 		return usagef("--devices %d shows XLA's HLO of one device's program: use --stage hlo or --stage optimized", *devices)
