@@ -28,6 +28,7 @@ type benchReport struct {
 	SmolLM2    smollm2Report   `json:"smollm2,omitzero"`
 	Explore    []exploreResult `json:"explore,omitempty"`
 	Modern     *modernReport   `json:"modern,omitempty"`
+	Devices    []devicesResult `json:"devices,omitempty"`
 	Memory     []memResult     `json:"memory,omitempty"`
 	Checkpoint []memResult     `json:"checkpoint,omitempty"`
 	Goals      []goalResult    `json:"goals,omitempty"`
@@ -263,6 +264,9 @@ func printReport(w io.Writer, rep *benchReport) {
 	}
 	if len(rep.Explore) > 0 {
 		printExplore(w, rep.Explore)
+	}
+	if len(rep.Devices) > 0 {
+		printDevices(w, rep.Devices, rep.Machine.CPUs)
 	}
 	if rep.Modern != nil {
 		printModern(w, rep.Modern)
