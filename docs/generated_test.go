@@ -116,9 +116,9 @@ func lessonTable() (string, error) {
 		title, _ := headingAndSentence(string(data))
 		_, title, _ = strings.Cut(title, "— ") // "Lesson 5 — Scaled dot-product…"
 		name := filepath.Base(d)
-		items = append(items, fmt.Sprintf("%s. [%s](lessons/%s/README.md)", strings.TrimLeft(name[:2], "0"), title, name))
+		items = append(items, fmt.Sprintf("[%s %s](lessons/%s/README.md)", strings.TrimLeft(name[:2], "0"), title, name))
 	}
-	return wrap(strings.Join(items, " · "), 100), nil
+	return wrap(items, " · ", 100), nil
 }
 
 // TestGeneratedRegions checks each generated region against its generator; -update rewrites
@@ -172,20 +172,23 @@ func TestGeneratedRegions(t *testing.T) {
 	}
 }
 
-// wrap breaks text into lines of at most width bytes where it can, at spaces.
-func wrap(text string, width int) string {
+// wrap joins items with sep into lines of at most width bytes where it can, breaking only
+// between items (a link is never cut in two).
+func wrap(items []string, sep string, width int) string {
 	var b strings.Builder
 	n := 0
-	for i, w := range strings.Fields(text) {
-		if i > 0 && n+1+len(w) > width {
-			b.WriteString("\n")
-			n = 0
-		} else if i > 0 {
-			b.WriteString(" ")
-			n++
+	for i, item := range items {
+		if i > 0 {
+			if n+len(sep)+len(item) > width {
+				b.WriteString(strings.TrimRight(sep, " ") + "\n")
+				n = 0
+			} else {
+				b.WriteString(sep)
+				n += len(sep)
+			}
 		}
-		b.WriteString(w)
-		n += len(w)
+		b.WriteString(item)
+		n += len(item)
 	}
 	return b.String() + "\n"
 }
