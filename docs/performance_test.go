@@ -29,9 +29,15 @@ func performanceReports() (string, error) {
 			return "", err
 		}
 		b.WriteString("\n")
+		header := true // the lines before the first table heading: one fact each, as a list
 		for line := range strings.Lines(normalizeOutput(out.String(), abs)) {
+			if strings.HasPrefix(line, "## ") {
+				header = false
+			}
 			if strings.HasPrefix(line, "#") {
 				line = "#" + line
+			} else if header && strings.TrimSpace(line) != "" {
+				line = "- " + line
 			}
 			if strings.HasPrefix(line, "JSON: ") {
 				continue // the path the run wrote; the file is linked below instead
