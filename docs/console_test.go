@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/internal/testenv"
 )
 
 // mhalabDir returns a folder holding a freshly built mhalab, built once per test binary.
@@ -158,10 +158,10 @@ func TestConsoleBlocks(t *testing.T) {
 				continue
 			}
 			if opts.needs != "" && !modelPresent(opts.needs) {
-				if backendtest.InCI() {
+				if testenv.InCI() {
 					t.Errorf("%s: model %s is not set up (scripts/setup.sh --only %s)", b.where(), opts.needs, opts.needs)
 				} else {
-					t.Logf("%s: skipped: model %s is not set up (scripts/setup.sh --only %s)", b.where(), opts.needs, opts.needs)
+					t.Logf("%s: not run: model %s is not set up (scripts/setup.sh --only %s)", b.where(), opts.needs, opts.needs)
 				}
 				continue
 			}

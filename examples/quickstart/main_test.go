@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/internal/testenv"
 )
 
 // TestQuickstart runs the README's quick start (this package's main.go, which
@@ -14,7 +15,7 @@ func TestQuickstart(t *testing.T) {
 	t.Chdir("../..") // main.go reads parity/testdata from the repository's root
 	names, missing := backendtest.Available()
 	for name, err := range missing {
-		if backendtest.InCI() {
+		if testenv.InCI() {
 			t.Errorf("backend %s: %v", name, err)
 		} else {
 			t.Logf("backend %s skipped: %v", name, err)
