@@ -50,4 +50,3 @@ func performanceReports() (string, error) {
 }
 
 func init() { generators["performance"] = performanceReports }
-
