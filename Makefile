@@ -167,7 +167,7 @@ docker-cuda:
 docker-verify:
 	docker/verify.sh
 
-# ---- Notebooks (README, section Notebooks) ---------------------------------------------------
+# ---- Notebooks (docs/students.md, section Notebooks) -----------------------------------------
 #   make lab [LAB_BACKEND=go|xla:cpu] [LAB_PORT=8888]  JupyterLab on localhost with the notebooks (GoNB);
 #       Jupyter comes from PyPI into a venv of ~/.cache/mhalab (scripts/setup.sh, step jupyter; no root)
 #   make notebooks [NOTEBOOKS_BACKEND=go|xla:cpu] [NOTEBOOKS_JOBS=N]   run every notebook headless;

@@ -47,8 +47,8 @@ def course(notebooks_dir):
     return [
         (None, [("README.md", "index.md"), ("docs/students.md", "students.md")]),
         ("Notebooks", [(f"notebooks/{n}", f"notebooks/{n}") for n in notebooks]),
-        ("Lessons", [("lessons/README.md", "lessons/index.md")] +
-         [(f"lessons/{d}/README.md", f"lessons/{d}.md") for d in lessons]),
+        ("Lessons", [("lessons/README.md", "lessons/how-lessons-work.md")] +
+         [(f"lessons/{d}/README.md", f"lessons/lesson-{d}.md") for d in lessons]),
         ("Reference", [("docs/teachers.md", "teachers.md"), ("docs/go.md", "go.md"),
                        ("docs/performance.md", "performance.md"),
                        ("cmd/mhalab/BAD_INPUTS.md", "bad-inputs.md"), ("docs/docs.md", "docs.md")]),
@@ -376,7 +376,7 @@ main { flex: 1; min-width: 0; max-width: 60rem; padding: 1.5rem 2.5rem 4rem; }
 h1, h2, h3 { line-height: 1.25; }
 a { color: var(--accent); }
 code { background: var(--code); padding: 0.05rem 0.25rem; border-radius: 3px; font-size: 0.9em; }
-pre { background: var(--code); padding: 0.7rem 0.9rem; overflow-x: auto; border-radius: 4px; font-size: 0.85rem; line-height: 1.4; }
+pre { tab-size: 4; background: var(--code); padding: 0.7rem 0.9rem; overflow-x: auto; border-radius: 4px; font-size: 0.85rem; line-height: 1.4; }
 pre code { background: none; padding: 0; }
 .cell { margin: 1rem 0; }
 .cell pre.cell-code { border-left: 3px solid var(--accent); }

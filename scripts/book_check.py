@@ -5,7 +5,7 @@ fails on what a reader would see broken.
   python3 scripts/book_check.py [--html build/book/html] [--chromium PATH] [--screenshots DIR]
 
 For every page: it loads; every request it makes is a file of the book (no request to another
-host, none failed); every image has loaded (naturalWidth > 0); every formula is rendered (each
+host, none failed); every image has loaded (naturalWidth > 0) and every picture a notebook drew (SVG) has a size; every formula is rendered (each
 <math> has a size; no formula KaTeX could not render); every link inside the book points at a page
 and an anchor that exist. Then the search box finds a word, and three pages are screenshot
 (DIR, default HTML/../screenshots). Prints one line per page and a summary; exits 1 on a
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "explorer"))
 from browser_check import Browser  # noqa: E402
 
-SCREENSHOTS = ("index.html", "sdpa-masks.html", "sdpa.html")  # home, a notebook with formulas and pictures, a lesson
+SCREENSHOTS = ("index.html", "modern-attention.html", "lesson-05-sdpa.html")  # home, a notebook with formulas and pictures, a lesson
 
 PAGE_STATE = """(() => {
   const imgs = [...document.images];
@@ -37,6 +37,8 @@ PAGE_STATE = """(() => {
     images: imgs.length,
     brokenImages: imgs.filter(i => !i.complete || i.naturalWidth === 0).map(i => i.getAttribute('src').slice(0, 80)),
     formulas: maths.length,
+    pictures: document.querySelectorAll('.output svg').length,
+    emptyPictures: [...document.querySelectorAll('.output svg')].filter(v => { const r = v.getBoundingClientRect(); return r.width === 0 || r.height === 0; }).length,
     emptyFormulas: maths.filter(m => { const r = m.getBoundingClientRect(); return r.width === 0 || r.height === 0; }).length,
     mathErrors: document.querySelectorAll('.math-error').length,
     links: [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href')),
@@ -67,7 +69,7 @@ def main():
     shots.mkdir(parents=True, exist_ok=True)
     anchors = {p.name: anchors_of(p) for p in pages}
     failures = []
-    totals = {"pages": 0, "requests": 0, "images": 0, "formulas": 0, "links": 0}
+    totals = {"pages": 0, "requests": 0, "images": 0, "pictures": 0, "formulas": 0, "links": 0}
     t0 = time.monotonic()
     b = Browser(args.chromium)
     try:
@@ -106,6 +108,8 @@ def main():
                 problems.append(f"{len(failed)} failed request(s): {', '.join(failed[:3])}")
             if state["brokenImages"]:
                 problems.append(f"{len(state['brokenImages'])} image(s) not shown: {', '.join(state['brokenImages'][:3])}")
+            if state["emptyPictures"]:
+                problems.append(f"{state['emptyPictures']} of {state['pictures']} output picture(s) (SVG) without a size")
             if state["emptyFormulas"] or state["mathErrors"]:
                 problems.append(f"{state['emptyFormulas']} formula(s) without a size, {state['mathErrors']} not rendered by KaTeX")
             bad_links = []
@@ -125,13 +129,17 @@ def main():
             totals["pages"] += 1
             totals["requests"] += len(requests)
             totals["images"] += state["images"]
+            totals["pictures"] += state["pictures"]
             totals["formulas"] += state["formulas"]
             totals["links"] += len(state["links"])
-            line = f"{page.name}: {len(requests)} requests, {state['images']} images, {state['formulas']} formulas, {len(state['links'])} links"
+            line = (f"{page.name}: {len(requests)} requests, {state['images']} images, {state['pictures']} output pictures, "
+                    f"{state['formulas']} formulas, {len(state['links'])} links")
             print(("FAIL: " + line + ": " + "; ".join(problems)) if problems else ("ok:   " + line), flush=True)
             if problems:
                 failures.append(page.name)
-            if page.name in SCREENSHOTS:
+            if page.name in SCREENSHOTS:  # a notebook: from its first picture on
+                js("(() => { const v = document.querySelector('.output svg'); if (v) v.closest('.cell').scrollIntoView(); })()")
+                time.sleep(0.1)
                 shot = b.send("Page.captureScreenshot", session=s, format="png")
                 (shots / (page.stem + ".png")).write_bytes(base64.b64decode(shot["data"]))
 
@@ -149,8 +157,8 @@ def main():
             failures.append("search")
     finally:
         b.close()
-    print(f"book-check: {totals['pages']} pages, {totals['requests']} requests (all files of the book), "
-          f"{totals['images']} images, {totals['formulas']} formulas, {totals['links']} links checked in "
+    print(f"book-check: {totals['pages']} pages, {totals['requests']} requests, "
+          f"{totals['images']} images, {totals['pictures']} output pictures, {totals['formulas']} formulas, {totals['links']} links checked in "
           f"{time.monotonic() - t0:.0f} s; screenshots in {shots}: {', '.join(SCREENSHOTS)}")
     if failures:
         sys.exit(f"book-check: {len(failures)} failed: {', '.join(failures)}")

@@ -615,7 +615,7 @@ step_torch() {
 }
 # ---- end of step torch ------------------------------------------------------------------
 
-# ---- steps jupyter, gonb (notebooks: README, section Notebooks) ------------------------
+# ---- steps jupyter, gonb (notebooks: docs/students.md) ---------------------------------
 # Jupyter comes from PyPI into a venv of the cache ($MHALAB_JUPYTER_VENV, default
 # $CACHE_DIR/jupyter-venv), as the user who runs the setup: JupyterLab for make lab, nbclient
 # and nbconvert for make notebooks and make lab-check, all run by that venv's python
