@@ -266,13 +266,15 @@ docs:
 # ---- The course as a web site (docs/teachers.md) ---------------------------------------------
 #   make book          build/book/html: the executed notebooks (build/notebooks/xla-cpu, from make
 #                      notebooks NOTEBOOKS_BACKEND=xla:cpu: nothing is executed again), the lessons'
-#                      READMEs and docs/, built with Jupyter Book 2 (scripts/book.py); a plain folder
+#                      READMEs and docs/, built with Jupyter Book 2 (scripts/book.py); a plain folder.
+#                      BOOK_NOTEBOOKS=build/notebooks/go takes the pure-Go run's outputs instead
 #   make book-check    every page in headless Chromium: no failed or external request, images and
 #                      formulas rendered, links resolve, search works; screenshots in build/book/screenshots
 BOOK_PYTHON ?= $${MHALAB_BOOK_VENV:-$${XDG_CACHE_HOME:-$$HOME/.cache}/mhalab/book-venv}/bin/python
+BOOK_NOTEBOOKS ?= build/notebooks/xla-cpu
 .PHONY: book book-check
 book:
 	scripts/setup.sh --only book
-	$(BOOK_PYTHON) scripts/book.py
+	$(BOOK_PYTHON) scripts/book.py --notebooks $(BOOK_NOTEBOOKS)
 book-check:
 	python3 scripts/book_check.py
