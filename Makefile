@@ -226,6 +226,14 @@ notebooks-ci:
 	$(MAKE) notebooks-selftest
 	$(MAKE) lab-check LAB_SCREENSHOT=
 
+# ---- Committed training runs (notebooks/induction) --------------------------------------------
+#   make induction-fixtures   retrain the runs notebooks 07 and 10 read (notebooks/induction/testdata)
+#       from their seeds on xla:cpu (~1 min); TestFixturesAreFresh checks the files equal a fresh run
+.PHONY: induction-fixtures
+induction-fixtures:
+	scripts/setup.sh --only go,cc,gomod,xla-cpu
+	$(GO) run ./notebooks/induction/fixtures
+
 # ---- Real models (models/, scripts/minilm.sh) ------------------------------------------------
 #   make minilm-fixtures   rewrite models/minilm/testdata with Hugging Face tokenizers and transformers
 #   make parity-minilm     the same references regenerated live into build/parity-minilm, and the
@@ -261,7 +269,7 @@ z2jh-singleuser:
 .PHONY: docs
 docs:
 	$(GO) test -count=1 ./docs -update
-	$(GO) test -count=1 ./cmd/mhalab -run TestBadInputs -update
+	$(GO) generate ./cmd/mhalab
 
 # ---- The course as a web site (docs/teachers.md) ---------------------------------------------
 #   make book          build/book/html: the executed notebooks (build/notebooks/xla-cpu, from make

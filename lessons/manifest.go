@@ -46,7 +46,7 @@ var Manifest = map[string]string{
 	"10_statedict/hint.md":                                   "239fa227f1162fdf58bb463b4e497b948a8425b8",
 	"10_statedict/statedict.go":                              "1c6a56c974c0e96ac4da57b383815965098d41fc",
 	"10_statedict/statedict_test.go":                         "7db7e65051800d93f8de59e19ac638e08ea3e53c",
-	"11_gqa/README.md":                                       "d748d087701898275082b28d360c4acc57ae2931",
+	"11_gqa/README.md":                                       "0c09ce95e68c728c96cce1e61ab706dc7b397622",
 	"11_gqa/gqa.go":                                          "11b5bfaadc8f362978b54a0cc69cd7df73cfc890",
 	"11_gqa/gqa_test.go":                                     "69731b89f456ab1dccc6fa779b494ff865bce69c",
 	"11_gqa/hint.md":                                         "5a7824f35f83be582c49001556d827b71cf85c88",
