@@ -268,7 +268,7 @@ z2jh-singleuser:
 #                      docs/performance.md from docs/bench/*.json, and cmd/mhalab/BAD_INPUTS.md
 .PHONY: docs
 docs:
-	$(GO) test -count=1 ./docs -update
+	$(GO) generate ./docs
 	$(GO) generate ./cmd/mhalab
 
 # ---- The course as a web site (docs/teachers.md) ---------------------------------------------

@@ -5,7 +5,7 @@
 //     <!-- code: PATH FUNC --> (one function, its doc comment included) and must equal it, so
 //     every Go snippet is compiled and tested where it lives (an Example or a main package).
 //   - A ```console block holds commands ("$ mhalab …") and their output. The test runs them and
-//     compares; `make docs` (go test ./docs -update) writes the output. Its marker says how much
+//     compares; `make docs` (go generate ./docs) writes the output. Its marker says how much
 //     of the output is stable: <!-- console --> (all of it), <!-- console: numbers vary -->
 //     (timings: every number is masked), <!-- console: machine --> (only the exit status is
 //     checked); "needs minilm" or "needs smollm2" skips it where the model is not set up
@@ -15,3 +15,5 @@
 //   - docs/performance.md is generated from the bench reports in docs/bench/*.json.
 //   - README.md states no number followed by × or ms outside generated blocks.
 package docs
+
+//go:generate go run ./internal/gen

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mhalab/mhalab/docs/internal/docgen"
 )
 
 // maxReadmeLines keeps the README one screen per question: what, how to start, show me.
@@ -17,7 +19,7 @@ var measuredRE = regexp.MustCompile(`\d(\.\d+)?\s?(×([^0-9]|$)|x\b|ms\b)`)
 // handTyped returns the lines of a Markdown text outside console blocks and generated regions
 // that state a number followed by × or ms.
 func handTyped(text string) []string {
-	text = regionRE.ReplaceAllString(text, "")
+	text = docgen.RegionRE.ReplaceAllString(text, "")
 	var bad []string
 	inConsole, inFence := false, false
 	for line := range strings.Lines(text) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mhalab/mhalab/docs/internal/docgen"
 )
 
 // externalCommands are the programs a ```sh block may call besides make, mhalab, go and the
@@ -48,7 +50,7 @@ func helpOf(sub string) (string, error) {
 	if h, ok := helpCache[sub]; ok {
 		return h, nil
 	}
-	dir, err := mhalabDir()
+	dir, err := docgen.MhalabDir(root)
 	if err != nil {
 		return "", err
 	}
@@ -141,17 +143,17 @@ func TestShellBlocks(t *testing.T) {
 	}
 	for _, blocks := range allBlocks(t) {
 		for _, b := range blocks {
-			if b.lang != "sh" {
+			if b.Lang != "sh" {
 				continue
 			}
-			for _, line := range joinContinuations(b.body) {
+			for _, line := range joinContinuations(b.Body) {
 				line = strings.TrimSpace(commentRE.ReplaceAllString(line, ""))
 				if line == "" || strings.HasPrefix(line, "#") {
 					continue
 				}
 				for part := range strings.SplitSeq(line, "&&") {
 					if err := checkShellLine(strings.TrimSpace(part), targets); err != nil {
-						t.Errorf("%s: %v", b.where(), err)
+						t.Errorf("%s: %v", b.Where(), err)
 					}
 				}
 			}
