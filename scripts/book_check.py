@@ -67,6 +67,8 @@ def main():
         sys.exit(f"book-check: no pages in {html_dir}: run make book first")
     shots = args.screenshots or html_dir.parent / "screenshots"
     shots.mkdir(parents=True, exist_ok=True)
+    for old in shots.glob("*.png"):
+        old.unlink()
     anchors = {p.name: anchors_of(p) for p in pages}
     failures = []
     totals = {"pages": 0, "requests": 0, "images": 0, "pictures": 0, "formulas": 0, "links": 0}
