@@ -61,7 +61,7 @@ var Manifest = map[string]string{
 	"internal/grader/backend_xla.go":                         "9df0e391a859129059cb9a9db8904e2aa84a9edf",
 	"internal/grader/call.go":                                "2d86a627130443f477b51006b8aa942ac9e8b45a",
 	"internal/grader/fixtures.go":                            "6fd46e247ba3027f09f29a0f222d02f39c5095cb",
-	"internal/grader/grader.go":                              "7dcf64f846cd1570fb953f392029661a0fc30cb4",
+	"internal/grader/grader.go":                              "dfb5b4700fcbd27b71855f5e3a6224cfd2f88aea",
 	"internal/grader/remote.go":                              "bf25e359c89196bb33cb45792dc40bbb749d8bf6",
 	"testdata/linear.safetensors":                            "7e2ec01f610b4c30bdf54c8f44b16d2655b8998a",
 	"testdata/mha_causal_bool.safetensors":                   "1c6ef12098284b2d89d480e9795abf5d0a9cb5dd",
