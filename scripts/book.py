@@ -4,7 +4,7 @@
   python3 scripts/book.py [--notebooks build/notebooks/xla-cpu] [--out build/book]
 
 1. Stages the course in OUT/src, in course order: the README as the home page, docs/students.md,
-   the executed notebooks (the copies `make notebooks NOTEBOOKS_BACKEND=xla:cpu` wrote: nothing is
+   notebooks/README.md and the executed notebooks (the copies `make notebooks NOTEBOOKS_BACKEND=xla:cpu` wrote: nothing is
    executed again), lessons/README.md and each lesson's README, the other pages of docs/ and
    cmd/mhalab/BAD_INPUTS.md. Links between staged files are rewritten to the staged paths; a link
    to a file of the repository that is not in the book becomes its path in plain text (the site
@@ -46,7 +46,8 @@ def course(notebooks_dir):
     lessons = sorted(p.parent.name for p in (ROOT / "lessons").glob("[0-9][0-9]_*/README.md"))
     return [
         (None, [("README.md", "index.md"), ("docs/students.md", "students.md")]),
-        ("Notebooks", [(f"notebooks/{n}", f"notebooks/{n}") for n in notebooks]),
+        ("Notebooks", [("notebooks/README.md", "notebooks/about-the-notebooks.md")] +
+         [(f"notebooks/{n}", f"notebooks/{n}") for n in notebooks]),
         ("Lessons", [("lessons/README.md", "lessons/how-lessons-work.md")] +
          [(f"lessons/{d}/README.md", f"lessons/lesson-{d}.md") for d in lessons]),
         ("Reference", [("docs/teachers.md", "teachers.md"), ("docs/go.md", "go.md"),
