@@ -122,7 +122,7 @@ func lessonTable(root string) (string, error) {
 		name := filepath.Base(d)
 		items = append(items, fmt.Sprintf("[%s %s](lessons/%s/README.md)", strings.TrimLeft(name[:2], "0"), title, name))
 	}
-	return wrap(items, " · ", 100), nil
+	return wrap(items, " · ", 160), nil
 }
 
 // wrap joins items with sep into lines of at most width bytes where it can, breaking only
