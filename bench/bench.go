@@ -79,7 +79,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	for _, b := range cfg.Backends {
 		if b == "" {
-			return cfg, fmt.Errorf("bench: empty backend name (valid: %s)", strings.Join(xla.Specs, ", "))
+			return cfg, fmt.Errorf("bench: empty backend name (valid: %s)", strings.Join(xla.Specs(), ", "))
 		}
 		if b == GoWithoutFastGo {
 			continue
