@@ -155,6 +155,7 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 
 // run is Run, also returning the report.
 func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
+	command := cfg.commandLine()
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -170,7 +171,7 @@ func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 	for _, s := range cfg.Suites {
 		suites[s] = true
 	}
-	rep := &benchReport{Started: time.Now().Format(time.RFC3339), Quick: cfg.Quick}
+	rep := &benchReport{Started: time.Now().Format(time.RFC3339), Command: command, Quick: cfg.Quick}
 	rep.Machine = machineInfo{CPUs: runtime.NumCPU(), CPUModel: cpuModel(), XLAFlags: os.Getenv("XLA_FLAGS"), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(),
 		LoadBefore: loadAverage(), MemTotal: memTotal(), Threads: cfg.Threads, FastGo: fastgo.Status()}
 

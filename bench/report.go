@@ -17,6 +17,7 @@ import (
 // benchReport is everything one run measured; it is also the JSON file's content.
 type benchReport struct {
 	Started    string          `json:"started"`
+	Command    string          `json:"command,omitempty"` // the mhalab bench command line (Config.commandLine)
 	Quick      bool            `json:"quick"`
 	Machine    machineInfo     `json:"machine"`
 	Backends   []backendEntry  `json:"backends"`
@@ -163,6 +164,9 @@ type goalResult struct {
 
 func printReport(w io.Writer, rep *benchReport) {
 	fmt.Fprintf(w, "# mhalab bench%s — %s\n\n", map[bool]string{true: " --quick", false: ""}[rep.Quick], rep.Started)
+	if rep.Command != "" {
+		fmt.Fprintf(w, "Command: `%s`\n", rep.Command)
+	}
 	fmt.Fprintf(w, "Machine: %d CPUs (%s; GOMAXPROCS %d), %s, memory %s, load average (1, 5, 15 min) before %s, after %s.\n",
 		rep.Machine.CPUs, rep.Machine.CPUModel, rep.Machine.GOMAXPROCS, rep.Machine.GoVersion, rep.Machine.MemTotal, rep.Machine.LoadBefore, rep.Machine.LoadAfter)
 	if rep.Machine.XLAFlags != "" {
