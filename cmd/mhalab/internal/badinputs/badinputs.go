@@ -100,7 +100,7 @@ var Cases = []Case{
 	{[]string{"chat", "--temperature", "1", "--top-p", "0"}, 1, "--top-p 0: want a number in (0, 1]"},
 	{[]string{"chat", "--temperature", "0"}, 1, "--temperature 0: want T > 0"},
 	{[]string{"lessons", "grade", "/no/such/dir", "--root", "../.."}, 1, "/no/such/dir does not exist"},
-	{[]string{"lessons", "hint", "14", "--root", "../.."}, 2, `no exercise "14"`},
+	{[]string{"lessons", "hint", "99", "--root", "../.."}, 2, `no exercise "99"`},
 	{[]string{"lessons", "grade", "--root", "../..", "-o", LessonsStudent + "/01_linear/linear.go", LessonsStudent}, 1, "is inside the student folder " + LessonsStudent},
 	{[]string{"lessons", "grade", "--root", "../..", "-o", GarbageFile, LessonsStudent}, 1, "-o " + GarbageFile + " exists and is not a CSV of mhalab lessons grade: refusing to overwrite it"},
 	{[]string{"lessons", "grade", "--root", "../..", "--gradescope", "results.json", LessonsStudent, LessonsStudent}, 2, "--gradescope grades one submission: give exactly one folder (got 2)"},
