@@ -402,7 +402,7 @@ var (
 
 // TestUpdateInduction (with -update=induction) trains Induction for InductionSteps steps on
 // xla:cpu, recording every 25 steps, and rewrites the committed weights and records that
-// notebook 10 plots.
+// notebook 11 plots.
 func TestUpdateInduction(t *testing.T) {
 	if *update != "induction" {
 		t.Skip("run with -update=induction to retrain and rewrite " + inductionWeights)

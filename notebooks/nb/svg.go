@@ -59,6 +59,10 @@ type HeatmapOptions struct {
 	ColLabel string   // label of the column axis (e.g. "key j")
 	Rows     []string // optional labels of the rows
 	Cols     []string // optional labels of the columns
+	// EveryLabel labels every row and column, never every 2nd or 4th: column labels are
+	// written vertically, the margins grow to the longest label, and the font shrinks to the
+	// cell when cells are under 9 px. Default false (labels thinned out to 18 px apart).
+	EveryLabel bool
 }
 
 // Heatmap draws matrix m (rows × cols) as coloured cells with a title. −inf cells (masked
@@ -96,6 +100,11 @@ func Heatmap(title string, m [][]float64, opt HeatmapOptions) string {
 	}
 	signed := lo < 0 && hi > 0
 	left, top := 34, 34
+	font := 9
+	if opt.EveryLabel {
+		font = max(5, min(9, cell))
+		left, top = 6+labelWidth(opt.Rows, rows, font), 24+labelWidth(opt.Cols, cols, font)
+	}
 	if opt.RowLabel != "" {
 		left += 14
 	}
@@ -133,7 +142,7 @@ func Heatmap(title string, m [][]float64, opt HeatmapOptions) string {
 	step := 1
 	for _, k := range []int{1, 2, 4, 5, 8, 10, 16, 20, 25, 50, 100} {
 		step = k
-		if k*cell >= 18 {
+		if k*cell >= 18 || opt.EveryLabel {
 			break
 		}
 	}
@@ -142,12 +151,17 @@ func Heatmap(title string, m [][]float64, opt HeatmapOptions) string {
 		if i < len(opt.Rows) {
 			label = opt.Rows[i]
 		}
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" font-size="9">%s</text>`, left-3, top+i*cell+cell/2+3, esc(label))
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" font-size="%d">%s</text>`, left-3, top+i*cell+cell/2+font/3, font, esc(label))
 	}
 	for j := 0; j < cols; j += step {
 		label := fmt.Sprint(j)
 		if j < len(opt.Cols) {
 			label = opt.Cols[j]
+		}
+		if opt.EveryLabel { // vertical, reading upwards, ending just above its column
+			x, y := left+j*cell+cell/2+font/3, top-4
+			fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="%d" transform="rotate(-90 %d %d)">%s</text>`, x, y, font, x, y, esc(label))
+			continue
 		}
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-size="9">%s</text>`, left+j*cell+cell/2, top-4, esc(label))
 	}
@@ -171,6 +185,20 @@ func Heatmap(title string, m [][]float64, opt HeatmapOptions) string {
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// labelWidth estimates the pixels of the longest of n labels (labels[i], or the index i when
+// there are fewer labels) in a font of size font.
+func labelWidth(labels []string, n, font int) int {
+	longest := 0
+	for i := range n {
+		label := fmt.Sprint(i)
+		if i < len(labels) {
+			label = labels[i]
+		}
+		longest = max(longest, len([]rune(label)))
+	}
+	return longest*font*6/10 + 4
 }
 
 // titleWidth estimates the width in pixels of a bold 11 px title.

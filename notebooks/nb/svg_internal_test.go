@@ -77,3 +77,24 @@ func TestNiceTicks(t *testing.T) {
 		t.Errorf("niceTicks(0.13, 0.52) = %v", got)
 	}
 }
+
+// TestHeatmapEveryLabel: with EveryLabel each of 40 rows and columns (6 px cells, which thin
+// the labels out to every 4th by default) gets its label.
+func TestHeatmapEveryLabel(t *testing.T) {
+	m := make([][]float64, 40)
+	labels := make([]string, 40)
+	for i := range m {
+		m[i] = make([]float64, 40)
+		labels[i] = fmt.Sprintf("tok%02d", i)
+	}
+	for _, every := range []bool{false, true} {
+		svg := Heatmap("h", m, HeatmapOptions{Cell: 6, Rows: labels, Cols: labels, EveryLabel: every})
+		n := 0
+		for _, l := range labels {
+			n += strings.Count(svg, ">"+l+"<")
+		}
+		if want := map[bool]int{false: 20, true: 80}[every]; n != want {
+			t.Errorf("EveryLabel %v: %d labels drawn, want %d", every, n, want)
+		}
+	}
+}
