@@ -5,6 +5,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/mhalab/mhalab/fastgo"
 	"github.com/mhalab/mhalab/xla"
 )
 
@@ -19,6 +20,7 @@ func runBackends(c command, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "\ndefault (no --backend): %s\n", reason)
+	fmt.Fprintf(stdout, "go backend's kernels: %s\n", fastgo.Status())
 	return nil
 }
 
