@@ -80,6 +80,12 @@ var commands = []command{
 		run:     runAttention,
 	},
 	{
+		name:    "explore",
+		args:    "[--model DIR|FILE|minilm|smollm2] [--port N] [--backend B] [--max-tokens N]",
+		summary: "the live attention explorer: a web page on 127.0.0.1 (URL with a token) showing every head's attention as you type, the next-token distribution, generation step by step with the KV cache",
+		run:     runExplore,
+	},
+	{
 		name: "generate",
 		args: "[--backend B] [--max-new-tokens N] [--greedy | --temperature T --top-k K --top-p P --seed S] [--chat] [--json] [--model FILE] PROMPT",
 		summary: "continue PROMPT with SmolLM2-135M-Instruct, streamed (--json: one object {prompt_ids, ids, text}); " +

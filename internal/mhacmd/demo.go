@@ -13,6 +13,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/mhalab/mhalab/bench"
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/inspect"
 )
 
 // DemoConfig is what Demo runs: self-attention on x [Batch, Seq, DModel] with Heads heads,
@@ -63,7 +64,7 @@ func Demo(w io.Writer, backend backends.Backend, reason string, cfg DemoConfig) 
 	first := time.Since(start)
 	output, weights := outputs[0], outputs[1]
 	fmt.Fprintf(w, "output:   %s, attention weights %s\n", output.Shape(), weights.Shape())
-	if err := mhalib.CheckRowsSumToOne(weights, RowTolerance); err != nil {
+	if err := inspect.CheckRowsSumToOne(weights, RowTolerance); err != nil {
 		return fmt.Errorf("attention rows do not sum to 1: %w", err)
 	}
 	fmt.Fprintf(w, "check:    all %d attention rows sum to 1 (tolerance %g)\n", weights.Shape().Size()/cfg.Seq, RowTolerance)
