@@ -61,4 +61,3 @@ func TestHeadScores(t *testing.T) {
 		t.Errorf("RepeatedTokens = %v: want 2 sequences of 5 tokens repeated", rep)
 	}
 }
-
