@@ -19,7 +19,7 @@ import (
 var Groups = []string{"seed003", "long", "llm"}
 
 // Suites lists the suites in the order Run runs them.
-var Suites = []string{"mha", "torch", "decode", "minilm", "smollm2", "modern", "memory", "checkpoint"}
+var Suites = []string{"mha", "torch", "decode", "minilm", "smollm2", "modern", "memory", "checkpoint", "devices"}
 
 // Config is what one Run measures and where it writes. The zero value of a field means its
 // default, as documented on the field.
@@ -54,6 +54,10 @@ type Config struct {
 	Budget time.Duration
 	// MemTimeout is the time limit of each memory measurement process; 0: 20 minutes.
 	MemTimeout time.Duration
+	// Devices is the largest device count the devices suite uses on an XLA backend (1, 2, 4, …
+	// up to it): for xla:cpu, the backend is created with that many virtual devices; 0: the
+	// backend's own count (4 for xla:cpu).
+	Devices int
 	// Progress draws a progress bar on the stderr writer of Run (for a terminal).
 	Progress bool
 	// ChildCommand is the command line that runs one memory measurement: Run appends the
@@ -75,7 +79,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	for _, b := range cfg.Backends {
 		if b == "" {
-			return cfg, fmt.Errorf("bench: empty backend name (valid: %s)", strings.Join(xla.Specs, ", "))
+			return cfg, fmt.Errorf("bench: empty backend name (valid: %s)", strings.Join(xla.Specs(), ", "))
 		}
 		if b == GoWithoutFastGo {
 			continue
@@ -181,7 +185,7 @@ func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 	}
 	live := map[string]backends.Backend{}
 	for _, spec := range specs {
-		b, reason, err := newBackend(spec)
+		b, reason, err := newBackendDevices(spec, cfg.Devices)
 		entry := backendEntry{Spec: spec, Reason: reason}
 		if err != nil {
 			entry.Error = err.Error()
@@ -246,6 +250,9 @@ func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 	}
 	if suites["modern"] {
 		bar.total += 1 + 2*len(order)
+	}
+	if suites["devices"] {
+		bar.total += len(order) * 3 * len(deviceCounts(max(cfg.Devices, 4)))
 	}
 	bar.total += len(memCfgs)
 
@@ -318,6 +325,9 @@ func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 	}
 	if suites["modern"] {
 		rep.Modern = benchModern(cfg, findPython(firstOf(cfg.Pythons)), order, live, bar)
+	}
+	if suites["devices"] {
+		rep.Devices = benchDevices(order, live, cfg.Devices, cfg.Quick, cfg.Budget, bar)
 	}
 	for _, mc := range memCfgs {
 		bar.start(mc.label())

@@ -16,20 +16,21 @@ import (
 
 // benchReport is everything one run measured; it is also the JSON file's content.
 type benchReport struct {
-	Started    string         `json:"started"`
-	Quick      bool           `json:"quick"`
-	Machine    machineInfo    `json:"machine"`
-	Backends   []backendEntry `json:"backends"`
-	Torch      []torchInfo    `json:"torch,omitempty"`
-	TorchNotes []string       `json:"torch_notes,omitempty"`
-	MHA        []mhaResult    `json:"mha,omitempty"`
-	Decode     []decodeResult `json:"decode,omitempty"`
-	MiniLM     []minilmResult `json:"minilm,omitempty"`
-	SmolLM2    smollm2Report  `json:"smollm2,omitzero"`
-	Modern     *modernReport  `json:"modern,omitempty"`
-	Memory     []memResult    `json:"memory,omitempty"`
-	Checkpoint []memResult    `json:"checkpoint,omitempty"`
-	Goals      []goalResult   `json:"goals,omitempty"`
+	Started    string          `json:"started"`
+	Quick      bool            `json:"quick"`
+	Machine    machineInfo     `json:"machine"`
+	Backends   []backendEntry  `json:"backends"`
+	Torch      []torchInfo     `json:"torch,omitempty"`
+	TorchNotes []string        `json:"torch_notes,omitempty"`
+	MHA        []mhaResult     `json:"mha,omitempty"`
+	Decode     []decodeResult  `json:"decode,omitempty"`
+	MiniLM     []minilmResult  `json:"minilm,omitempty"`
+	SmolLM2    smollm2Report   `json:"smollm2,omitzero"`
+	Modern     *modernReport   `json:"modern,omitempty"`
+	Devices    []devicesResult `json:"devices,omitempty"`
+	Memory     []memResult     `json:"memory,omitempty"`
+	Checkpoint []memResult     `json:"checkpoint,omitempty"`
+	Goals      []goalResult    `json:"goals,omitempty"`
 }
 
 type machineInfo struct {
@@ -259,6 +260,9 @@ func printReport(w io.Writer, rep *benchReport) {
 	}
 	if len(rep.SmolLM2.Gen) > 0 {
 		printSmolLM2(w, rep.SmolLM2)
+	}
+	if len(rep.Devices) > 0 {
+		printDevices(w, rep.Devices, rep.Machine.CPUs)
 	}
 	if rep.Modern != nil {
 		printModern(w, rep.Modern)

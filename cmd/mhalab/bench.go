@@ -31,6 +31,7 @@ func runBench(c command, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.Threads, "threads", runtime.NumCPU(), "PyTorch threads (Go and XLA use every core; keep equal to the core count for a fair comparison)")
 	fs.DurationVar(&cfg.Budget, "budget", 0, "time budget per case and backend for the timed runs (default 30s, --quick 3s); at least 3 runs")
 	fs.DurationVar(&cfg.MemTimeout, "mem-timeout", 20*time.Minute, "time limit of each memory measurement process")
+	fs.IntVar(&cfg.Devices, "devices", 0, "devices suite: largest device count (1, 2, 4, … up to it); xla:cpu makes that many virtual devices (default: the backend's count, 4 for xla:cpu)")
 	noProgress := fs.Bool("no-progress", false, "no progress bar (it is shown only when stderr is a terminal)")
 	child := fs.String("child", "", "internal: run one memory measurement described by this JSON and print its result")
 	if err := parseFlags(fs, c, args, stdout); err != nil {
@@ -66,6 +67,9 @@ func runBench(c command, args []string, stdout, stderr io.Writer) error {
 	}
 	if cfg.Threads < 1 {
 		return fmt.Errorf("--threads %d: want at least 1", cfg.Threads)
+	}
+	if cfg.Devices < 0 || cfg.Devices > xla.MaxDevices {
+		return usagef("--devices %d: want 1 to %d (0: the backend's own count)", cfg.Devices, xla.MaxDevices)
 	}
 	if cfg.Budget < 0 || cfg.MemTimeout <= 0 {
 		return fmt.Errorf("--budget %s --mem-timeout %s: want positive durations", cfg.Budget, cfg.MemTimeout)

@@ -100,7 +100,7 @@ func modelFiles(dir string) []fileArg {
 		dir = d
 	}
 	var files []fileArg
-	for _, p := range []modelfiles.Pinned{minilm.FileConfig, minilm.FileTokenizer, minilm.FileWeights} {
+	for _, p := range []modelfiles.Pinned{minilm.FileConfig(), minilm.FileTokenizer(), minilm.FileWeights()} {
 		files = append(files, fileArg{"--model's " + p.Name, filepath.Join(dir, p.Name)})
 	}
 	return files

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -23,6 +24,7 @@ func runHLO(c command, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.Heads, "heads", 4, "number of heads h (must divide E)")
 	fs.BoolVar(&cfg.Separate, "separate", false, "separate q/k/v projection weights instead of the fused in_proj_weight")
 	fs.BoolVar(&cfg.Causal, "causal", false, "causal mask (key j ≤ query i)")
+	devices := fs.Int("devices", 1, "compile head-parallel attention for N devices (xla:cpu makes N virtual devices) and show one device's HLO (--stage optimized unless given) and its collectives; N must divide --heads")
 	maxMemory := addMaxMemoryFlag(fs, "the input and the weights (the graph is compiled, not run)")
 	if err := parseFlags(fs, c, args, stdout); err != nil {
 		return err
@@ -41,12 +43,35 @@ func runHLO(c command, args []string, stdout, stderr io.Writer) error {
 	if err := checkHLO(cfg, uint64(*maxMemory)); err != nil {
 		return err
 	}
+	if *devices < 1 || *devices > xla.MaxDevices {
+		return usagef("--devices %d: want 1 to %d", *devices, xla.MaxDevices)
+	}
+	stageSet := false
+	fs.Visit(func(f *flag.Flag) { stageSet = stageSet || f.Name == "stage" })
+	if *devices > 1 && !stageSet {
+		*stage = mhacmd.Optimized // the partitioned program is XLA's, after its SPMD passes
+	}
+	if *devices > 1 && *stage == mhacmd.StableHLO {
+		return usagef("--devices %d shows XLA's HLO of one device's program: use --stage hlo or --stage optimized", *devices)
+	}
+	if *devices > 1 && cfg.Heads%*devices != 0 {
+		return usagef("--devices %d does not divide --heads %d: each device holds whole heads", *devices, cfg.Heads)
+	}
 	if *stage != mhacmd.StableHLO {
 		// XLA reads $XLA_FLAGS once, when the process creates its first XLA client: before
 		// the backend below.
 		if err := xla.EnableHLODump(); err != nil {
 			return err
 		}
+	}
+	if *devices > 1 {
+		backend, reason, err := xla.NewWithDevices(*spec, *devices)
+		if err != nil {
+			return err
+		}
+		defer backend.Finalize()
+		fmt.Fprintf(stderr, "mhalab hlo: backend %s\n", reason)
+		return mhacmd.HLODevices(stdout, stderr, backend, cfg, *devices, *stage, *stats)
 	}
 	backend, reason, err := xla.NewWithReason(*spec)
 	if err != nil {

@@ -41,7 +41,7 @@ func Demo(w io.Writer, backend backends.Backend, reason string, cfg DemoConfig) 
 	}
 	exec, err := context.NewExec(backend, ctx, func(ctx *context.Context, x *graph.Node) (output, weights *graph.Node) {
 		// x: [B, L, E] → output [B, L, E], weights [B, h, L, L]
-		return mhalib.MultiHeadAttention(ctx, x, x, x, cfg.Heads).DoneWithWeights(false)
+		return mhalib.MultiHeadAttention(ctx, x, x, x, cfg.Heads).DoneWithWeights()
 	})
 	if err != nil {
 		return err

@@ -70,7 +70,7 @@ func TestAutoShardingSequenceEqualsAttention(t *testing.T) {
 			t.Run(fmt.Sprintf("causal=%v/%d-devices", causal, n), func(t *testing.T) {
 				r, err := parallel.NewAutoRunner(backend, n, func(in []*Node) []*Node {
 					q, k, v := in[0], in[1], in[2]
-					o, _ := mhalib.ScaledDotProductAttention(q, k, v).Causal(mhalibCausal(causal)).Done()
+					o := mhalib.ScaledDotProductAttention(q, k, v).Causal(mhalibCausal(causal)).Done()
 					return append([]*Node{o}, Gradient(ReduceAllSum(Mul(o, in[3])), q, k, v)...)
 				}, []parallel.Cut{rep, seq, seq, rep}, []parallel.Cut{rep, rep, seq, seq})
 				if err != nil {

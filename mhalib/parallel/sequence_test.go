@@ -38,7 +38,7 @@ func referenceSDPA(t *testing.T, backend backends.Backend, d seqData, causal boo
 	t.Helper()
 	return execOnce(t, backend, func(in []*Node) []*Node {
 		q, k, v := in[0], in[1], in[2]
-		o, _ := mhalib.ScaledDotProductAttention(q, k, v).Causal(mhalibCausal(causal)).Done()
+		o := mhalib.ScaledDotProductAttention(q, k, v).Causal(mhalibCausal(causal)).Done()
 		return append([]*Node{o}, Gradient(ReduceAllSum(Mul(o, in[3])), q, k, v)...)
 	}, d.q, d.k, d.v, d.dOut)
 }
