@@ -19,7 +19,7 @@ import (
 var Groups = []string{"seed003", "long", "llm"}
 
 // Suites lists the suites in the order Run runs them.
-var Suites = []string{"mha", "torch", "decode", "minilm", "smollm2", "modern", "memory", "checkpoint", "devices"}
+var Suites = []string{"mha", "torch", "decode", "minilm", "smollm2", "explore", "modern", "memory", "checkpoint", "devices"}
 
 // Config is what one Run measures and where it writes. The zero value of a field means its
 // default, as documented on the field.
@@ -155,6 +155,7 @@ func Run(stdout, stderr io.Writer, cfg Config) error {
 
 // run is Run, also returning the report.
 func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
+	command := cfg.commandLine()
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -170,7 +171,7 @@ func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 	for _, s := range cfg.Suites {
 		suites[s] = true
 	}
-	rep := &benchReport{Started: time.Now().Format(time.RFC3339), Quick: cfg.Quick}
+	rep := &benchReport{Started: time.Now().Format(time.RFC3339), Command: command, Quick: cfg.Quick}
 	rep.Machine = machineInfo{CPUs: runtime.NumCPU(), CPUModel: cpuModel(), XLAFlags: os.Getenv("XLA_FLAGS"), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(),
 		LoadBefore: loadAverage(), MemTotal: memTotal(), Threads: cfg.Threads, FastGo: fastgo.Status()}
 
@@ -322,6 +323,10 @@ func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 	if suites["smollm2"] {
 		bar.start("SmolLM2-135M-Instruct generation and KV cache")
 		rep.SmolLM2 = benchSmolLM2(cfg, findPython(firstOf(cfg.Pythons)), order, live)
+	}
+	if suites["explore"] {
+		bar.start("the live explorer: updates and generated tokens")
+		rep.Explore = benchExplore(cfg, order)
 	}
 	if suites["modern"] {
 		rep.Modern = benchModern(cfg, findPython(firstOf(cfg.Pythons)), order, live, bar)

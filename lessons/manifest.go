@@ -58,7 +58,7 @@ var Manifest = map[string]string{
 	"13_window/hint.md":                                      "c6a866b3f63975bf1125d8470747dc1b6ff84ec1",
 	"13_window/window.go":                                    "b250f48a23608939719d3676d197186a6e7ec8fd",
 	"13_window/window_test.go":                               "c592e730a2db2b317fd8cd4a60ed23c5271b7463",
-	"14_merge/README.md":                                     "4fc4576a74fe54cd12a517b7b71e9f57fa86d8a9",
+	"14_merge/README.md":                                     "486949056321c8d5d8dc0640b3c9d6191af4081a",
 	"14_merge/hint.md":                                       "a0cfa3ec5616978e88d8012058d160071090082d",
 	"14_merge/merge.go":                                      "a188e82d895d96998ab97d574796d2a5f6b39db8",
 	"14_merge/merge_test.go":                                 "0f907becef9affea0a93c9805807b05a6019eab1",
