@@ -61,7 +61,7 @@ var Manifest = map[string]string{
 	"14_merge/README.md":                                     "4fc4576a74fe54cd12a517b7b71e9f57fa86d8a9",
 	"14_merge/hint.md":                                       "a0cfa3ec5616978e88d8012058d160071090082d",
 	"14_merge/merge.go":                                      "a188e82d895d96998ab97d574796d2a5f6b39db8",
-	"14_merge/merge_test.go":                                 "1fcae2202355c1ba246577282547f0cccafd6e19",
+	"14_merge/merge_test.go":                                 "0f907becef9affea0a93c9805807b05a6019eab1",
 	"internal/grader/backend_xla.go":                         "9df0e391a859129059cb9a9db8904e2aa84a9edf",
 	"internal/grader/call.go":                                "2d86a627130443f477b51006b8aa942ac9e8b45a",
 	"internal/grader/fixtures.go":                            "4bccc6d61a16a303ffcaaca7e0b8b669fe847be1",

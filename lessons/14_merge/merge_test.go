@@ -17,37 +17,26 @@ import (
 
 var lesson = grader.Lesson{Number: 14, Dir: "14_merge"}
 
-// keys returns x[:, :, from:to, :] (a copy): one shard of the keys or values [B, h, L, d].
-func keys(x *mhatest.Tensor, from, to int) *mhatest.Tensor {
-	B, h, d := x.Shape[0], x.Shape[1], x.Shape[3]
-	out := mhatest.New(B, h, to-from, d)
-	for b := range B {
-		for n := range h {
-			for j := from; j < to; j++ {
-				for e := range d {
-					out.Set(x.At(b, n, j, e), b, n, j-from, e)
-				}
-			}
+// part returns x cut to [from, to) along axis (2: keys or values [B, h, L, d]; 3: a bias's
+// columns [B, h, Lq, Lk]), a copy.
+func part(x *mhatest.Tensor, axis, from, to int) *mhatest.Tensor {
+	shape := append([]int(nil), x.Shape...)
+	shape[axis] = to - from
+	out := mhatest.New(shape...)
+	idx := make([]int, len(shape))
+	for flat := range out.Data {
+		rest := flat
+		for a := len(shape) - 1; a >= 0; a-- {
+			idx[a], rest = rest%shape[a], rest/shape[a]
 		}
+		idx[axis] += from
+		out.Data[flat] = x.At(idx...)
 	}
 	return out
 }
 
-// columns returns x[:, :, :, from:to] (a copy): one shard's columns of a bias [B, h, Lq, Lk].
-func columns(x *mhatest.Tensor, from, to int) *mhatest.Tensor {
-	B, h, lq := x.Shape[0], x.Shape[1], x.Shape[2]
-	out := mhatest.New(B, h, lq, to-from)
-	for b := range B {
-		for n := range h {
-			for i := range lq {
-				for j := from; j < to; j++ {
-					out.Set(x.At(b, n, i, j), b, n, i, j-from)
-				}
-			}
-		}
-	}
-	return out
-}
+func keys(x *mhatest.Tensor, from, to int) *mhatest.Tensor    { return part(x, 2, from, to) }
+func columns(x *mhatest.Tensor, from, to int) *mhatest.Tensor { return part(x, 3, from, to) }
 
 // shard is the float64 attention of q over keys [from, to) of k and v, with an optional bias
 // [B, h, Lq, to−from]: its output and log-sum-exp.
