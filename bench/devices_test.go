@@ -31,7 +31,7 @@ func TestBenchDevicesQuick(t *testing.T) {
 			t.Errorf("bad result %+v", r)
 		}
 	}
-	if out := stdout.String(); !strings.Contains(out, "virtual") || !strings.Contains(out, "not a speed-up") {
+	if out := stdout.String(); !strings.Contains(out, "virtual") || !strings.Contains(out, "not what as many real") {
 		t.Errorf("the table does not say the CPU devices are virtual:\n%s", out)
 	}
 }
