@@ -354,6 +354,17 @@ func TestSmolLM2InChromium(t *testing.T) {
 	if page.Positions != 5+len(want) || page.BytesPerLayer != int64(page.Positions*2*3*64*4) {
 		t.Errorf("cache: %d positions, %d bytes per layer; want %d positions of 2×3×64 float32", page.Positions, page.BytesPerLayer, 5+len(want))
 	}
+	// Moving the temperature during the generation keeps showing it (its tokens and cache).
+	b.do(`const t = document.getElementById("temperature"); t.value = "0.5"; t.dispatchEvent(new Event("input"))`)
+	n = b.settle(n)
+	var after struct {
+		IDs  string
+		Bars int
+	}
+	b.js(`({ids: document.getElementById("generated").dataset.ids, bars: document.querySelectorAll("#bars .bar").length})`, &after)
+	if after.IDs != page.IDs || after.Bars == 0 {
+		t.Errorf("temperature 0.5 during the generation: ids %s (was %s), %d bars", after.IDs, page.IDs, after.Bars)
+	}
 	// Switch head 0.0 off and step once more: the page answers without an error.
 	b.do(`document.getElementById("ablate").click()`)
 	n = b.settle(n)

@@ -287,6 +287,15 @@ func TestSmolLM2StepsMatchGenerate(t *testing.T) {
 	}
 	t.Logf("generated %v; last step %.0f ms", res.Generated, res.Millis)
 
+	// Analysing the generation with other controls keeps its tokens and its cache.
+	again, err := m.Analyze(Request{Text: prompt, Generation: true, Temperature: 0.8, TopK: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if toJSON(again.IDs) != toJSON(res.IDs) || again.Cache == nil || again.Cache.Positions != res.Cache.Positions || again.Kept != 5 {
+		t.Errorf("analysing the generation: ids %v (want %v), cache %+v, %d kept (want 5)", again.IDs, res.IDs, again.Cache, again.Kept)
+	}
+
 	// Switching heads off moves the next-token distribution.
 	var off []Head
 	for l := range 4 {
