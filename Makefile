@@ -52,13 +52,15 @@ clean:
 
 # ---- PyTorch parity (parity/README.md) -------------------------------------------------------
 #   make parity [PARITY_RANDOM=60] [PARITY_SEED=S]
+#   make parity-random         the same from a new seed, $(date +%s) (printed: replay with PARITY_SEED=S)
 # Regenerates every reference with the pinned PyTorch (scripts/setup.sh, step torch) into
-# build/parity, plus PARITY_RANDOM random configurations from seed PARITY_SEED (printed; replay a
-# failing one with its seed: python parity/gen.py --out DIR --cases none --random 1 --seed S), then
+# build/parity, plus PARITY_RANDOM random configurations from seed PARITY_SEED (default 20261129,
+# fixed, so that make test is the same run every time; printed; replay a failing one with its
+# seed: python parity/gen.py --out DIR --cases none --random 1 --seed S), then
 # compares mhalib with them on every backend (TestParity, TestForwardParity with MHALAB_PARITY_DIR)
 # and runs the mhalab binary's forward subcommand on a sample (parity/check_forward.py).
 # `make parity-fixtures` rewrites the committed fixtures (parity/testdata, torchio/testdata).
-#   make parity-soak [PARITY_RANDOM=20000] [PARITY_SEED=S] [PARITY_SOAK_POOL=200] [PARITY_SOAK_CHUNK=2000] [PARITY_SOAK_DIR=build/parity-soak]
+#   make parity-soak [PARITY_RANDOM=20000] [PARITY_SEED=S, default a new one, $(date +%s)] [PARITY_SOAK_POOL=200] [PARITY_SOAK_CHUNK=2000] [PARITY_SOAK_DIR=build/parity-soak]
 # The soak (parity/soak.py): PARITY_RANDOM random configurations on go and xla:cpu, in chunks,
 # each chunk's structures drawn from a pool of PARITY_SOAK_POOL (compiled once per backend; 0 =
 # every configuration fully random); failing chunks kept in build/parity-soak/failed-*, the
@@ -67,16 +69,25 @@ PARITY_DIR ?= build/parity
 PARITY_SOAK_DIR ?= build/parity-soak
 PARITY_RANDOM ?= 60
 PARITY_MODERN_RANDOM ?= 20
-PARITY_SEED ?= $(shell date +%s)
+# A seed given on the command line or in the environment is used by every target; without one,
+# make parity (and make test) use the fixed 20261129, make parity-random and make parity-soak a new
+# one each run.
+ifeq ($(origin PARITY_SEED),undefined)
+PARITY_SEED := 20261129
+PARITY_NEW_SEED = $$(date +%s)
+else
+PARITY_NEW_SEED = $(PARITY_SEED)
+endif
 PARITY_PYTHON ?= $${MHALAB_TORCH_VENV:-$${XDG_CACHE_HOME:-$$HOME/.cache}/mhalab/torch-venv}/bin/python
 PARITY_FORWARD_FIXTURES := mha_self,mha_everything,mha_uint8_masks,mha_is_causal_noweights,mha_is_causal_cross_kpm,mha_weights_per_head,mha_nobias,mha_kdim_vdim
 
 PARITY_SOAK_POOL ?= 200
 PARITY_SOAK_CHUNK ?= 2000
 
-.PHONY: parity parity-fixtures parity-soak
+.PHONY: parity parity-random parity-fixtures parity-soak
 
 parity: setup
+	@echo "==> make parity: random configurations from seed $(PARITY_SEED) (make parity PARITY_SEED=$(PARITY_SEED) replays them; make parity-random draws a new seed)"
 	rm -rf $(PARITY_DIR) && mkdir -p $(PARITY_DIR)
 	$(PARITY_PYTHON) parity/gen.py --out $(PARITY_DIR) --forward-files --random $(PARITY_RANDOM) --seed $(PARITY_SEED)
 	MHALAB_PARITY_DIR=$(abspath $(PARITY_DIR)) MHALAB_PARITY_REPORT=$(abspath $(PARITY_DIR))/report.txt \
@@ -88,11 +99,14 @@ parity: setup
 	$(PARITY_PYTHON) parity/modern_gen.py --out $(PARITY_DIR)/modern --fixtures --random $(PARITY_MODERN_RANDOM) --seed $(PARITY_SEED)
 	MHALAB_MODERN_PARITY_DIR=$(abspath $(PARITY_DIR))/modern $(GO) test -count=1 -timeout 30m -run 'TestModernParity$$' ./parity/
 
+parity-random:
+	seed=$(PARITY_NEW_SEED) && $(MAKE) --no-print-directory parity PARITY_SEED=$$seed
+
 parity-soak: setup
 	rm -rf $(PARITY_SOAK_DIR) && mkdir -p $(PARITY_SOAK_DIR)
 	$(GO) test -c -o $(PARITY_SOAK_DIR)/parity.test ./parity/
 	$(PARITY_PYTHON) parity/soak.py --bin $(PARITY_SOAK_DIR)/parity.test --out $(PARITY_SOAK_DIR) \
-		--random $(PARITY_RANDOM) --seed $(PARITY_SEED) --pool $(PARITY_SOAK_POOL) --chunk $(PARITY_SOAK_CHUNK)
+		--random $(PARITY_RANDOM) --seed $(PARITY_NEW_SEED) --pool $(PARITY_SOAK_POOL) --chunk $(PARITY_SOAK_CHUNK)
 
 parity-fixtures:
 	scripts/setup.sh --only torch
@@ -160,7 +174,15 @@ docker-verify:
 #       compile errors and a planted mhalib error (in a temporary copy of the tree)
 #   make lab-check [LAB_SCREENSHOT=build/lab/01_qkv_projection.png]   start make lab on a free port,
 #       list and open a notebook over HTTP, run it in the server's GoNB kernel, screenshot it (Chromium)
-#   make notebooks-ci          what CI runs: the notebooks on go and on xla:cpu, the self-test, lab-check
+#   make notebooks-ci          what CI runs: the notebooks on go and on xla:cpu, the self-test, lab-check;
+#       under CI (CI=true, 1 or yes) first make notebooks-goimports-trap
+#   make notebooks-goimports-trap   put GoMLX v0.28.2 in the Go module cache and rebuild goimports'
+#       index of it, so that a notebook using a package it does not import fails (GoNB's goimports
+#       would add v0.28's github.com/gomlx/gomlx/core/tensors, and the cell's go get fails) —
+#       as it does on a laptop that once fetched a newer GoMLX. goimports reads the index that gopls
+#       writes in $${XDG_CACHE_HOME:-~/.cache}/goimports and walks the module cache where there is
+#       none; x/tools' gomodindex (the goimports version of scripts/pins.env) updates a stale one.
+#       notebooks_test.go's TestNotebooksImportWhatTheyUse checks the same without running anything.
 NOTEBOOKS_BACKEND ?= go
 NOTEBOOKS_JOBS ?=
 NOTEBOOKS_SETUP := go,cc,gomod,minilm,smollm2,jupyter,gonb
@@ -168,7 +190,7 @@ comma := ,
 
 LAB_SCREENSHOT ?= build/lab/01_qkv_projection.png
 
-.PHONY: lab lab-check notebooks notebooks-selftest notebooks-ci
+.PHONY: lab lab-check notebooks notebooks-selftest notebooks-ci notebooks-goimports-trap
 
 lab:
 	scripts/lab.sh
@@ -184,7 +206,17 @@ notebooks-selftest:
 	scripts/setup.sh --only $(NOTEBOOKS_SETUP)
 	scripts/notebooks_selftest.sh
 
+# CI_ON is non-empty when CI says "true", "1" or "yes" (the values internal/testenv accepts).
+CI_ON := $(filter true 1 yes,$(CI))
+GOIMPORTS_TRAP_MODULE := github.com/gomlx/gomlx@v0.28.2
+
+notebooks-goimports-trap:
+	cd / && $(GO) mod download $(GOIMPORTS_TRAP_MODULE)
+	. scripts/pins.env && cd / && \
+		$(GO) run golang.org/x/tools/internal/modindex/gomodindex@$$GOIMPORTS_VERSION update
+
 notebooks-ci:
+	$(if $(CI_ON),$(MAKE) notebooks-goimports-trap)
 	$(MAKE) notebooks NOTEBOOKS_BACKEND=go
 	$(MAKE) notebooks NOTEBOOKS_BACKEND=xla:cpu
 	$(MAKE) notebooks-selftest

@@ -3,10 +3,11 @@ package bench
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/internal/testenv"
 	"github.com/mhalab/mhalab/models/minilm"
 )
 
@@ -17,10 +18,7 @@ func needMiniLM(t *testing.T) string {
 		err = minilm.CheckFiles(dir)
 	}
 	if err != nil {
-		if backendtest.InCI() {
-			t.Fatalf("CI needs the model (scripts/setup.sh --only minilm): %v", err)
-		}
-		t.Skipf("all-MiniLM-L6-v2 not installed (run scripts/setup.sh --only minilm): %v", err)
+		testenv.RequireOrSkip(t, fmt.Sprintf("all-MiniLM-L6-v2 not installed (run scripts/setup.sh --only minilm): %v", err))
 	}
 	return dir
 }

@@ -4,22 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/internal/testenv"
 	"github.com/mhalab/mhalab/models/smollm2"
 )
 
 func needSmolLM2(t *testing.T) {
 	t.Helper()
 	if _, err := smollm2.CheckDefault(); err != nil {
-		if backendtest.InCI() {
-			t.Fatalf("CI needs the model (scripts/setup.sh --only smollm2): %v", err)
-		}
-		t.Skipf("SmolLM2-135M-Instruct not installed (run scripts/setup.sh --only smollm2): %v", err)
+		testenv.RequireOrSkip(t, fmt.Sprintf("SmolLM2-135M-Instruct not installed (run scripts/setup.sh --only smollm2): %v", err))
 	}
 }
 

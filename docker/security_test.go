@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/mhalab/mhalab/internal/testenv"
 )
 
 // These tests start the real servers on 127.0.0.1: JupyterLab through start-notebook.sh
@@ -42,13 +44,10 @@ func runSecurityScript(t *testing.T, script string, args ...string) {
 	}
 }
 
-// prerequisite skips, or fails under CI=true.
+// prerequisite skips, or fails under CI.
 func prerequisite(t *testing.T, why string) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true and a prerequisite is missing: %s", why)
-	}
-	t.Skip(why)
+	testenv.RequireOrSkip(t, "a prerequisite is missing: "+why)
 }
 
 // TestNotebookGuardLive: every spelling that would turn the token or the XSRF check off — options

@@ -9,7 +9,11 @@
 // mhalib does not import it (mhalib depends on GoMLX and the standard library only); the command
 // (cmd/mhalab), the notebooks (notebooks/nb) and the lessons' grader opt in, one import each.
 // MHALAB_FASTGO=0 in the environment switches it off (GoMLX's own kernel runs); SetEnabled does
-// the same at run time, Status says what runs.
+// the same at run time, Status says what runs. It installs anything only when the program is
+// built with github.com/gomlx/gomlx GoMLXVersion (v0.26.0), read from the program's build
+// information (runtime/debug.ReadBuildInfo); with another version it installs nothing,
+// InstallError and Status say why (this package never prints: `mhalab backends` and
+// notebooks/nb show it), and MHALAB_FASTGO=force installs it anyway.
 //
 // # What it does
 //
@@ -34,9 +38,10 @@
 //     Results equal GoMLX's bit for bit, except Exp in float32 (within 2 ulp; GoMLX rounds
 //     float64's exp) — tests compare every op with GoMLX's kernel. Ops lists them, OpCalls counts.
 //   - Gradients: GoMLX v0.26 differentiates DotGeneral as a broadcast multiply and a reduce-sum
-//     (a [batch, m, n, k] intermediate). For graphs on the pure-Go backend this package swaps the
-//     entry of graph.VJPRegistration (exported, documented as changeable) for one that writes
-//     each gradient as one DotGeneral and a transpose (vjp.go); other backends keep GoMLX's.
+//     (a [batch, m, n, k] intermediate). Importing this package calls mhalib/dotgrad's Install,
+//     which registers the gradient as two DotGenerals for every graph built afterwards (on every
+//     backend; not with MHALAB_FASTGO=0). dotgrad is the one owner of that entry of GoMLX's
+//     gradient table; this package has no rule of its own.
 //
 // # The decision and its risks
 //
@@ -55,9 +60,9 @@
 // Risks, all tied to the pinned github.com/gomlx/gomlx v0.26.0 (the only version served here):
 //   - another GoMLX version may rename or change setNodeExecutor or the executors it falls back
 //     to (execDotGeneral, execExp, execTranspose …); the build then fails to link (loudly) or,
-//     if a signature changed, misbehaves — TestHookActive and the *MatchesGoMLX tests are the
-//     guard, and must run whenever GoMLX is upgraded (later
-//     GoMLX versions have their own SIMD matmul, and this package should then be deleted);
+//     if a signature changed, would misbehave — which is why nothing is installed unless the
+//     linked GoMLX is GoMLXVersion (later GoMLX versions have their own SIMD matmul, and this
+//     package should then rather be deleted);
 //   - simd/archsimd is experimental: its API changes in Go 1.27, so the SIMD files build only
 //     with Go 1.26 (build tag !go1.27) and anything else gets the plain-Go kernel;
 //   - results differ from GoMLX's kernel in rounding (another summation order, fused
@@ -65,4 +70,29 @@
 //     within 2 ulp of GoMLX's;
 //   - the executors start goroutines inside simplego's own parallel execution of independent
 //     nodes: at most as many as simplego's parallelism setting (GOMAXPROCS by default) per op.
+//
+// # On a GoMLX upgrade
+//
+// With a new github.com/gomlx/gomlx in go.mod this package installs nothing (TestHookActive
+// fails, saying so) until GoMLXVersion names the new version, and that is changed only after
+// checking, in the new GoMLX's source:
+//
+//  1. backends/simplego: setNodeExecutor(opType backends.OpType, priority, executor) exists
+//     with the nodeExecutor signature of hook.go, priorityUser is still 100, and each of the 16
+//     functions named by a //go:linkname here exists with the same signature: setNodeExecutor,
+//     execDotGeneral, execAdd, execSub, execMul, execDiv, execMax, execMin, execBroadcastInDim,
+//     execGather, execReduce, execIsFinite, execWhere, execIdentity, execTranspose, execExp
+//     (`grep -rn go:linkname fastgo/` lists them).
+//  2. simplego.Node still has the fields `shape shapes.Shape` and `data any` (node.go reads
+//     them by offset), and the `data` of Transpose, ReduceMax/Sum and BroadcastInDim is still
+//     an []int with the meaning node.go documents; Gather's data is still *gatherNode with the
+//     fields gather.go reads; dotGeneralNodeData's fields are those readDotParams (params.go)
+//     reads.
+//  3. graph's nodeInputsDotGeneral still has lhsContractingAxes, lhsBatchAxes,
+//     rhsContractingAxes, rhsBatchAxes (mhalib/dotgrad reads them; it falls back to GoMLX's
+//     rule if not).
+//  4. Then, with GoMLXVersion changed: go test ./fastgo/ ./mhalib/dotgrad/ — TestHookActive and
+//     every *MatchesGoMLX test must pass (they compare each executor with GoMLX's own), and
+//     `mhalab bench --backends go,go-gomlx` shows the speed-up still exists (later GoMLX
+//     versions have their own SIMD matmul: if fastgo no longer wins, delete it).
 package fastgo

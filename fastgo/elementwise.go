@@ -48,7 +48,9 @@ var opTypes = [numOps]backends.OpType{
 
 var opCalls, opFallbacks [numOps]atomic.Int64
 
-func init() {
+// installElementwise installs the element-wise executors (called by init, when the GoMLX version
+// is the one this package is written for).
+func installElementwise() {
 	if nodeFieldsErr != nil {
 		lastFallback.Store(nodeFieldsErr.Error())
 		return

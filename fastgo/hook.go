@@ -10,6 +10,8 @@ import (
 	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+
+	"github.com/mhalab/mhalab/mhalib/dotgrad"
 )
 
 // nodeExecutor is simplego's (unexported) executor type; every type in it is exported.
@@ -29,11 +31,15 @@ func gomlxDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*s
 // priorityUser is simplego's priorityUser, the level it reserves for "custom user overrides".
 const priorityUser = 100
 
-// EnvVar is the environment variable that switches the fast path off: MHALAB_FASTGO=0 (read
-// once, when the package initialises). SetEnabled changes it at run time.
+// EnvVar is the environment variable read once, when the package initialises: MHALAB_FASTGO=0
+// switches the fast path off (SetEnabled changes it at run time) and installs no gradient;
+// MHALAB_FASTGO=force installs everything even with a GoMLX other than GoMLXVersion.
 const EnvVar = "MHALAB_FASTGO"
 
 var (
+	// installErr says why nothing was installed (a GoMLX other than GoMLXVersion), nil if it was.
+	installErr error
+	// enabled is the switch; never true when nothing was installed.
 	enabled atomic.Bool
 	// calls counts the DotGenerals this package computed; fallbacks counts those it handed to
 	// GoMLX's executor (dtype not float32/float64, switched off, or unreadable node data).
@@ -45,6 +51,8 @@ var (
 	kernelF64 microKernel[float64]
 )
 
+// init checks the GoMLX version, then installs the executors and the gradient of DotGeneral —
+// all of it or nothing.
 func init() {
 	if k, ok := simdKernelF32(); ok {
 		kernelF32 = k
@@ -56,13 +64,36 @@ func init() {
 	} else {
 		kernelF64 = goKernel[float64]()
 	}
-	enabled.Store(os.Getenv(EnvVar) != "0")
+	env := os.Getenv(EnvVar)
+	if installErr = versionDecision(env); installErr != nil {
+		return
+	}
+	enabled.Store(env != "0")
 	setNodeExecutor(backends.OpTypeDotGeneral, priorityUser, execDotGeneral)
+	installElementwise()
+	if env != "0" {
+		// GoMLX v0.26 differentiates DotGeneral through a [batch, m, n, k] broadcast product;
+		// mhalib/dotgrad, the one owner of that entry of GoMLX's gradient table, writes it as
+		// two DotGenerals (on every backend).
+		dotgrad.Install()
+	}
 }
 
+// InstallError says why importing this package installed nothing — this program is built with a
+// GoMLX other than GoMLXVersion — or nil when it installed its executors. A library never
+// prints: the command (`mhalab backends`) and notebooks/nb show it.
+func InstallError() error { return installErr }
+
 // SetEnabled switches the fast path on or off for the whole process and returns the previous
-// setting. Off, every DotGeneral runs GoMLX's own kernel.
-func SetEnabled(on bool) (previous bool) { return enabled.Swap(on) }
+// setting. Off, every op runs GoMLX's own kernel. It leaves the gradient of DotGeneral as it is
+// (mhalib/dotgrad's Uninstall changes that). With nothing installed (InstallError) it does
+// nothing and returns false.
+func SetEnabled(on bool) (previous bool) {
+	if installErr != nil {
+		return false
+	}
+	return enabled.Swap(on)
+}
 
 // Enabled reports whether DotGenerals on the pure-Go backend use this package's GEMM.
 func Enabled() bool { return enabled.Load() }
@@ -82,6 +113,9 @@ func SIMD() bool { return kernelF32.name != goKernel[float32]().name }
 
 // Status is one line for reports: on/off, kernels, and why it last fell back (if it did).
 func Status() string {
+	if installErr != nil {
+		return installErr.Error()
+	}
 	state := "on"
 	if !Enabled() {
 		state = "off (" + EnvVar + "=0)"

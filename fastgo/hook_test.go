@@ -29,6 +29,9 @@ func newBackend(t testing.TB) backends.Backend {
 // executor table (a GoMLX other than v0.26.0, a linker that refused the go:linkname, or an
 // executor registered at a higher priority): the pure-Go backend would silently be slow.
 func TestHookActive(t *testing.T) {
+	if err := fastgo.InstallError(); err != nil {
+		t.Fatal(err) // a GoMLX upgrade: see the package doc, "On a GoMLX upgrade"
+	}
 	if !fastgo.Enabled() {
 		t.Skipf("%s=0: the fast path is switched off in this environment", fastgo.EnvVar)
 	}

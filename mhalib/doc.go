@@ -31,8 +31,9 @@
 //   - kvcache.go: KVCache and CachedSelfAttention for decoding; decoder.go: a small GPT-style
 //     Decoder and DecodeSession, greedy decoding with the cache.
 //   - checkpoint.go: CheckpointStack, gradient checkpointing of a stack of blocks.
-//   - dotgrad.go: the gradient of DotGeneral as two DotGenerals (GoMLX v0.26's rule builds
-//     outer products), installed for the whole process by InstallDotGeneralGradient.
+//   - mhalib/dotgrad: the gradient of DotGeneral as two DotGenerals (GoMLX v0.26's rule builds
+//     outer products), installed for the whole process by dotgrad.Install — the one package of
+//     mhalab that changes GoMLX's table of gradients.
 //
 // Attention in today's LLMs (Llama 3, Qwen 3, Gemma 2/3, SmolLM2, DeepSeek-V2, gpt-oss), each an
 // option of both ScaledDotProductAttention and FlashAttention (options.go) or a piece of its own:
@@ -51,7 +52,7 @@
 // # Global state
 //
 // Importing mhalib changes nothing outside it. Two settings are process-wide, and set only when
-// a program asks: InstallDotGeneralGradient (GoMLX's table of gradients has no other scope) and
+// a program asks: mhalib/dotgrad's Install (GoMLX's table of gradients has no other scope) and
 // SetMaxAttentionBytes (the limit of plain attention's memory).
 //
 // # Fully masked rows

@@ -3,7 +3,6 @@ package mhalib_test
 import (
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"testing"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -18,10 +17,10 @@ import (
 
 // dotGeneralRuleAtStart is the DotGeneral gradient registered in GoMLX once every package of
 // the test binary was loaded, before any test ran (TestImportLeavesGoMLXDotGeneralGradient).
-var dotGeneralRuleAtStart uintptr
+var dotGeneralRuleAtStart VJP
 
 func TestMain(m *testing.M) {
-	dotGeneralRuleAtStart = reflect.ValueOf(VJPRegistration[NodeTypeDotGeneral]).Pointer()
+	dotGeneralRuleAtStart = VJPRegistration[NodeTypeDotGeneral]
 	backendtest.Main(m, "mhalib")
 }
 

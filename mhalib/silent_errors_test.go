@@ -3,7 +3,6 @@ package mhalib_test
 import (
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
@@ -133,10 +132,27 @@ func TestForwardFlashRuns(t *testing.T) {
 }
 
 // TestImportLeavesGoMLXDotGeneralGradient: importing mhalib changes no global state of GoMLX's —
-// GoMLX's own DotGeneral gradient is the one registered when the tests start (issue 11 §3; it
-// used to be replaced by an init function). InstallDotGeneralGradient is the explicit switch.
+// GoMLX's own DotGeneral gradient (a broadcast product of the outer size B·L·O·E for x·Wᵀ) is
+// the one registered when the tests start (issue 11 §3; it used to be replaced by an init
+// function). mhalib/dotgrad's Install is the explicit switch.
 func TestImportLeavesGoMLXDotGeneralGradient(t *testing.T) {
-	if dotGeneralRuleAtStart != reflect.ValueOf(mhalib.GoMLXDotGeneralVJPForTest).Pointer() {
-		t.Fatal("importing mhalib replaced GoMLX's DotGeneral gradient (graph.VJPRegistration)")
+	const B, L, E, O = 2, 16, 8, 12
+	backend, err := backendtest.Get("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(rule VJP) { VJPRegistration[NodeTypeDotGeneral] = rule }(VJPRegistration[NodeTypeDotGeneral])
+	VJPRegistration[NodeTypeDotGeneral] = dotGeneralRuleAtStart
+	g := NewGraph(backend, "linear-grad")
+	defer g.Finalize()
+	x := Parameter(g, "x", shapes.Make(dtypes.Float32, B, L, E))
+	w := Parameter(g, "w", shapes.Make(dtypes.Float32, O, E))
+	_ = Gradient(ReduceAllSum(DotGeneral(x, []int{2}, nil, w, []int{1}, nil)), w)
+	largest := 0
+	for _, n := range g.Nodes() {
+		largest = max(largest, n.Shape().Size())
+	}
+	if largest < B*L*E*O {
+		t.Fatalf("importing mhalib replaced GoMLX's DotGeneral gradient (graph.VJPRegistration): largest node %d, GoMLX's rule builds %d", largest, B*L*E*O)
 	}
 }

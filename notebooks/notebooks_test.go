@@ -5,6 +5,10 @@ package notebooks_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -241,5 +245,154 @@ func TestNotebooksDoNotWriteFixedNamesInSharedTmp(t *testing.T) {
 				t.Errorf("%s: cell %d writes under the shared temporary folder; use os.UserCacheDir() or build/", name, i+1)
 			}
 		}
+	}
+}
+
+// GoNB runs goimports on every cell, which adds an import for a package the cell uses but no
+// cell imported, guessing it from the Go module cache; with another GoMLX version there (v0.28
+// has core/tensors where v0.26 has pkg/core/tensors) the guess is wrong and the cell's go get
+// fails. So every pkg.Name a cell uses names a package imported by that cell or one before it
+// (GoNB keeps imports from cell to cell). make notebooks-ci catches the same with GoMLX v0.28.2
+// in the module cache (Makefile, notebooks-goimports-trap).
+func TestNotebooksImportWhatTheyUse(t *testing.T) {
+	for name, nb := range notebooks(t) {
+		var srcs []string
+		for _, c := range nb.Cells {
+			if c.CellType == "code" {
+				srcs = append(srcs, c.source(t))
+			} else {
+				srcs = append(srcs, "")
+			}
+		}
+		for _, p := range unimportedSelectors(srcs) {
+			t.Errorf("%s: %s", name, p)
+		}
+	}
+}
+
+// unimportedSelectors parses the Go in cells (GoNB's %/! lines dropped; the part after %% is
+// main's body) and returns one line per pkg.Name whose pkg is neither imported by that cell or
+// an earlier one, nor declared in the notebook (a global of another cell), nor local to the cell.
+func unimportedSelectors(cells []string) []string {
+	declared := map[string]bool{}
+	files := make([]*ast.File, len(cells))
+	var problems []string
+	for i, src := range cells {
+		if src == "" {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), fmt.Sprintf("cell%d.go", i+1), goOfCell(src), parser.AllErrors)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("cell %d does not parse as Go: %v", i+1, err))
+			continue
+		}
+		files[i] = f
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil && d.Name.Name != "main" {
+					declared[d.Name.Name] = true
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							declared[n.Name] = true
+						}
+					case *ast.TypeSpec:
+						declared[s.Name.Name] = true
+					}
+				}
+			}
+		}
+	}
+	imported := map[string]bool{}
+	for i, f := range files {
+		if f == nil {
+			continue
+		}
+		for _, imp := range f.Imports {
+			imported[importName(imp)] = true
+		}
+		seen := map[string]bool{}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			x, ok := sel.X.(*ast.Ident)
+			//lint:ignore SA1019 the parser's own resolution is what a single cell needs
+			if !ok || x.Obj != nil || declared[x.Name] || imported[x.Name] || seen[x.Name] {
+				return true
+			}
+			seen[x.Name] = true
+			problems = append(problems, fmt.Sprintf("cell %d uses %s.%s but no cell up to it imports %s: "+
+				"import it explicitly (GoNB's goimports would guess a package from the module cache)",
+				i+1, x.Name, sel.Sel.Name, x.Name))
+			return true
+		})
+	}
+	return problems
+}
+
+// goOfCell turns a GoNB cell into a Go file: lines starting with % or ! (and the continuation
+// lines of a ! command ending in \) are dropped; what follows %% (or %main) is main's body.
+func goOfCell(src string) string {
+	var decls, body []string
+	inMain, continued := false, false
+	for _, line := range strings.Split(src, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case continued:
+			continued = strings.HasSuffix(trimmed, "\\")
+			continue
+		case trimmed == "%%" || trimmed == "%main":
+			inMain = true
+			continue
+		case strings.HasPrefix(trimmed, "!"):
+			continued = strings.HasSuffix(trimmed, "\\")
+			continue
+		case strings.HasPrefix(trimmed, "%"):
+			continue
+		}
+		if inMain {
+			body = append(body, line)
+		} else {
+			decls = append(decls, line)
+		}
+	}
+	return "package main\n" + strings.Join(decls, "\n") + "\nfunc main() {\n" + strings.Join(body, "\n") + "\n}\n"
+}
+
+// importName is the name an import declares: its alias, else the last element of its path
+// (before a /vN suffix, without a go- prefix). A dot or blank import declares none.
+func importName(imp *ast.ImportSpec) string {
+	if imp.Name != nil {
+		return imp.Name.Name
+	}
+	parts := strings.Split(strings.Trim(imp.Path.Value, "`\""), "/")
+	last := parts[len(parts)-1]
+	if len(parts) > 1 && regexp.MustCompile(`^v[0-9]+$`).MatchString(last) {
+		last = parts[len(parts)-2]
+	}
+	return strings.ReplaceAll(strings.TrimPrefix(last, "go-"), "-", "_")
+}
+
+func TestUnimportedSelectors(t *testing.T) {
+	cells := []string{
+		"!*go mod edit -replace a=b \\\n\t-require a@v0.0.0\n%goflags \"-ldflags=-s -w\"",
+		"import (\n\tt2 \"github.com/gomlx/gomlx/pkg/core/tensors\"\n\t\"math/rand/v2\"\n)\n\nvar cases = []string{}\n" +
+			"func f(x *t2.Tensor) { _ = rand.IntN(1) }",
+		"%%\nctx := struct{ A int }{}\nfmt.Println(ctx.A, len(cases.x))\n_ = tensors.FromValue(1)",
+		"import \"fmt\"",
+	}
+	got := unimportedSelectors(cells)
+	want := []string{
+		"cell 3 uses fmt.Println but no cell up to it imports fmt: import it explicitly (GoNB's goimports would guess a package from the module cache)",
+		"cell 3 uses tensors.FromValue but no cell up to it imports tensors: import it explicitly (GoNB's goimports would guess a package from the module cache)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("unimportedSelectors:\n got %q\nwant %q", got, want)
 	}
 }

@@ -18,11 +18,11 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/mhalab/mhalab/internal/backendtest"
-	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/dotgrad"
 	"github.com/mhalab/mhalab/parity"
 )
 
-func TestMain(m *testing.M) { mhalib.InstallDotGeneralGradient(); backendtest.Main(m, "parity") }
+func TestMain(m *testing.M) { dotgrad.Install(); backendtest.Main(m, "parity") }
 
 // referenceDir is $MHALAB_PARITY_DIR (set by `make parity` to freshly generated references) or
 // the committed fixtures in testdata.

@@ -18,29 +18,33 @@ mkdir -p build
 LOG=build/test.log
 start=$SECONDS
 
+# in_ci: the tests run under CI — $CI is true, 1 or yes, the values internal/testenv accepts (its
+# TestShellAndMakeAgree checks this line).
+in_ci() { case "${CI:-}" in true|1|yes) return 0 ;; esac; return 1; }
+
 # The explorer's browser test (explorer/browser_test.go) drives a real headless Chromium; under
 # CI it fails without one, so CI installs it here (root with apt-get). Elsewhere it skips.
-if [[ "${CI:-}" == true ]] && ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null &&
+if in_ci && ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null &&
 	[[ -z "${MHALAB_CHROMIUM:-}" ]]; then
 	if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
 		echo "==> apt-get install chromium   (for the explorer's browser test)"
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 	else
-		echo "test.sh: CI=true needs Chromium for explorer/browser_test.go: install it, or set MHALAB_CHROMIUM" >&2
+		echo "test.sh: CI=$CI needs Chromium for explorer/browser_test.go: install it, or set MHALAB_CHROMIUM" >&2
 		exit 1
 	fi
 fi
 
 # The hub's live test (docker/hub_security_test.py, go test ./docker/) runs JupyterHub, whose
 # proxy is configurable-http-proxy; under CI it fails without one, so CI installs Debian's here.
-if [[ "${CI:-}" == true ]] && ! command -v configurable-http-proxy >/dev/null; then
+if in_ci && ! command -v configurable-http-proxy >/dev/null; then
 	if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
 		echo "==> apt-get install node-configurable-http-proxy   (for docker/hub_security_test.py)"
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq node-configurable-http-proxy >/dev/null
 	else
-		echo "test.sh: CI=true needs configurable-http-proxy for docker/hub_security_test.py: install it (Debian: node-configurable-http-proxy)" >&2
+		echo "test.sh: CI=$CI needs configurable-http-proxy for docker/hub_security_test.py: install it (Debian: node-configurable-http-proxy)" >&2
 		exit 1
 	fi
 fi

@@ -16,6 +16,7 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/internal/testenv"
 	"github.com/mhalab/mhalab/xla"
 )
 
@@ -117,7 +118,7 @@ func TestDefaultIsXLACPUWhenItsPluginLoads(t *testing.T) {
 	if !strings.HasPrefix(reason, want) {
 		t.Fatalf("reason %q, want it to start with %q", reason, want)
 	}
-	if backendtest.InCI() && !cpuAvailable {
+	if testenv.InCI() && !cpuAvailable {
 		t.Fatalf("CI requires xla:cpu; default chose: %s", reason)
 	}
 	sumOfSquares(t, b)
@@ -178,7 +179,7 @@ func TestAvailableListsEverySpec(t *testing.T) {
 	if !infos[0].Available {
 		t.Error("go backend unavailable")
 	}
-	if backendtest.InCI() && !infos[1].Available {
+	if testenv.InCI() && !infos[1].Available {
 		t.Errorf("CI requires xla:cpu: %s", infos[1].Reason)
 	}
 }
@@ -249,10 +250,7 @@ func TestNotAPJRTPluginIsAnError(t *testing.T) {
 func TestRealPluginPassesCheck(t *testing.T) {
 	path, err := xla.FindPlugin("cpu")
 	if err != nil {
-		if backendtest.InCI() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
+		testenv.RequireOrSkip(t, err.Error())
 	}
 	if err := xla.CheckPlugin(path); err != nil {
 		t.Fatal(err)

@@ -2,13 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/internal/testenv"
 	"github.com/mhalab/mhalab/models/minilm"
 )
 
@@ -20,10 +21,7 @@ func needModel(t *testing.T) {
 		err = minilm.CheckFiles(dir)
 	}
 	if err != nil {
-		if backendtest.InCI() {
-			t.Fatalf("CI needs the model (scripts/setup.sh --only minilm): %v", err)
-		}
-		t.Skipf("all-MiniLM-L6-v2 not installed (run scripts/setup.sh --only minilm): %v", err)
+		testenv.RequireOrSkip(t, fmt.Sprintf("all-MiniLM-L6-v2 not installed (run scripts/setup.sh --only minilm): %v", err))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mhalab/mhalab/internal/backendtest"
 	"github.com/mhalab/mhalab/internal/cli"
+	"github.com/mhalab/mhalab/internal/testenv"
 	"github.com/mhalab/mhalab/models/smollm2"
 )
 
@@ -21,10 +22,7 @@ func smollm2Model(t *testing.T) string {
 	t.Helper()
 	p, err := smollm2.CheckDefault()
 	if err != nil {
-		if backendtest.InCI() {
-			t.Fatalf("CI needs the model: %v", err)
-		}
-		t.Skip(err)
+		testenv.RequireOrSkip(t, fmt.Sprintf("SmolLM2-135M-Instruct not installed (scripts/setup.sh --only smollm2): %v", err))
 	}
 	return p
 }
@@ -115,7 +113,7 @@ func TestGenerateBadModelFiles(t *testing.T) {
 func cliBackend(t *testing.T) string {
 	if _, err := backendtest.Get("xla:cpu"); err == nil {
 		return "xla:cpu"
-	} else if backendtest.InCI() {
+	} else if testenv.InCI() {
 		t.Fatalf("CI requires xla:cpu: %v", err)
 	}
 	return "go"

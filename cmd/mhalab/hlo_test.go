@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/internal/testenv"
 	"github.com/mhalab/mhalab/xla"
 )
 
@@ -17,10 +19,7 @@ func xlaCPU(t *testing.T) backends.Backend {
 	}
 	b, err := backendtest.Get(xla.SpecCPU)
 	if err != nil {
-		if backendtest.InCI() {
-			t.Fatalf("xla:cpu is required in CI: %v", err)
-		}
-		t.Skipf("xla:cpu unavailable: %v", err)
+		testenv.RequireOrSkip(t, fmt.Sprintf("xla:cpu unavailable: %v", err))
 	}
 	return b
 }

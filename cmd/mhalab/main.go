@@ -28,12 +28,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
-	_ "github.com/mhalab/mhalab/fastgo" // fast pure-Go matmul for the "go" backend (MHALAB_FASTGO=0: off)
+	"github.com/mhalab/mhalab/fastgo" // fast pure-Go matmul for the "go" backend (MHALAB_FASTGO=0: off)
 	"github.com/mhalab/mhalab/internal/cli"
 	"github.com/mhalab/mhalab/internal/sandbox"
-	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/dotgrad"
 )
 
 // commands is the table of mhalab's commands, in the order help lists them.
@@ -113,7 +114,10 @@ var commands = []command{
 }
 
 func main() {
-	sandbox.Main()                     // in a sandbox's trampoline: apply the policy and exec the student's program (never returns)
-	mhalib.InstallDotGeneralGradient() // DotGeneral's gradient as matrix products (mhalib/dotgrad.go)
+	sandbox.Main()    // in a sandbox's trampoline: apply the policy and exec the student's program (never returns)
+	dotgrad.Install() // DotGeneral's gradient as matrix products (mhalib/dotgrad)
+	if err := fastgo.InstallError(); err != nil {
+		fmt.Fprintln(os.Stderr, "mhalab:", err) // once per run: built with another GoMLX, the go backend is slower
+	}
 	os.Exit(runIO(os.Args[1:], cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, true))
 }

@@ -35,7 +35,7 @@ func (l layer) String() string {
 // libraries are the module's library packages (a path and everything under it). A package not
 // listed here, in mhalib/ or in cmd/ is an application: a new package is an application until it
 // is listed here, so a library cannot start depending on it unnoticed.
-var libraries = []string{"torchio", "xla", "models", "internal/backendtest", "internal/plugincheck", "internal/atomicfile", "internal/textinput", "fastgo"}
+var libraries = []string{"torchio", "xla", "models", "internal/backendtest", "internal/testenv", "internal/plugincheck", "internal/atomicfile", "internal/textinput", "fastgo"}
 
 // within reports whether rel (a path relative to the module) is dir or under it.
 func within(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }

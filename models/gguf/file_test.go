@@ -5,12 +5,15 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mhalab/mhalab/internal/testenv"
 )
 
 // synthetic is testdata/synthetic.json, written by gen_fixture.py from what the gguf Python
@@ -226,10 +229,7 @@ func modelFile(t testing.TB) string {
 	}
 	p := filepath.Join(root, "smollm2-135m-instruct", "SmolLM2-135M-Instruct.Q4_1.gguf")
 	if _, err := os.Stat(p); err != nil {
-		if ci := os.Getenv("CI"); ci == "true" || ci == "1" {
-			t.Fatalf("CI needs the model (scripts/setup.sh --only smollm2): %v", err)
-		}
-		t.Skipf("SmolLM2 not installed (scripts/setup.sh --only smollm2): %v", err)
+		testenv.RequireOrSkip(t, fmt.Sprintf("SmolLM2 not installed (scripts/setup.sh --only smollm2): %v", err))
 	}
 	return p
 }

@@ -16,6 +16,8 @@
 //   - layer.go: one post-LN encoder layer: LN(x + MHA(x)), then LN(x + FFN(x)), FFN = GELU MLP.
 //   - encoder.go: the stack, padding masks, mean pooling and L2 normalisation.
 //   - model.go: Model, Load, Embed, Attention — the host-side API (errors, batches).
+//   - probe.go: Model.Probe, the encoder with heads zero- or mean-ablated (models/probe) and its
+//     trace: the residual stream per layer, every head's output, the attention weights.
 //
 // # The architecture
 //

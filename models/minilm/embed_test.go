@@ -8,6 +8,7 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/parity"
 )
 
 // embedTol bounds |mhalab − ref64| per component of a unit-norm sentence embedding. Averaging
@@ -48,14 +49,26 @@ func TestEmbeddingsMatchSentenceTransformers(t *testing.T) {
 				t.Errorf("sentence %d %.40q: max |Δ| %.3g at %d (got %g, want %g) > %g", j, ref.embed[j], d, at, e[at], want[at], embedTol)
 			}
 		}
+		// The cosines: mhalab's against the float64 reference's, within the error model's bound
+		// (parity.CosineBound: the components' errors, ≤ embedTol as just checked, carried through
+		// the dot products of length 384, plus float32 accumulation); the reference's against the
+		// published values, which have 4 decimals (±0.5e-4 of rounding).
 		for _, c := range []struct {
-			a, b int
-			want float64
+			a, b      int
+			published float64
 		}{{0, 1, 0.7553}, {0, 2, -0.1050}} {
 			got := Cosine(embs[c.a], embs[c.b])
-			t.Logf("cos(%q, %q) = %.6f", ref.embed[c.a], ref.embed[c.b], got)
-			if math.Round(got*1e4)/1e4 != c.want {
-				t.Errorf("cos(%q, %q) = %.6f, want %.4f (sentence-transformers)", ref.embed[c.a], ref.embed[c.b], got, c.want)
+			a, b := ref.floats(t, fmt.Sprintf("emb.%d", c.a)), ref.floats(t, fmt.Sprintf("emb.%d", c.b))
+			want := cosine64(a, b)
+			bound := parity.CosineBound(a, b, fill(len(a), embedTol), fill(len(b), embedTol))
+			t.Logf("cos(%q, %q) = %.6f, reference %.6f, |Δ| %.2e ≤ bound %.2e", ref.embed[c.a], ref.embed[c.b], got, want,
+				math.Abs(got-want), bound)
+			if math.Abs(got-want) > bound {
+				t.Errorf("cos(%q, %q) = %.6f, reference %.6f: |Δ| %.3g > bound %.3g", ref.embed[c.a], ref.embed[c.b], got, want,
+					math.Abs(got-want), bound)
+			}
+			if math.Abs(want-c.published) > 0.5e-4 {
+				t.Errorf("the reference's cos(%d, %d) = %.6f is not sentence-transformers' published %.4f", c.a, c.b, want, c.published)
 			}
 		}
 	})
@@ -128,4 +141,22 @@ func maxDiff32(a, b []float32) float64 {
 		worst = max(worst, d)
 	}
 	return worst
+}
+
+// cosine64 is cos(a, b) in float64.
+func cosine64(a, b []float64) float64 {
+	var dot, aa, bb float64
+	for i := range a {
+		dot, aa, bb = dot+a[i]*b[i], aa+a[i]*a[i], bb+b[i]*b[i]
+	}
+	return dot / math.Sqrt(aa*bb)
+}
+
+// fill returns n copies of v.
+func fill(n int, v float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
 }

@@ -11,12 +11,19 @@ const L2Eps = 1e-12
 // encode runs the embeddings and every layer. ids: [B, L] int32, valid: [B, L] bool (false
 // on padding) → hidden: the embeddings' output then every layer's, each [B, L, E] (1 +
 // layers entries); weights: every layer's attention weights [B, h, L, L] when withWeights.
-func encode(ctx *context.Context, c Config, ids, valid *Node, withWeights bool) (hidden, weights []*Node) {
+//
+// heads, when not nil, is given every layer's heads' outputs z [B, h, L, dk] before the output
+// projection and returns what the layer uses instead (probe.go).
+func encode(ctx *context.Context, c Config, ids, valid *Node, withWeights bool, heads func(layer int, z *Node) *Node) (hidden, weights []*Node) {
 	x := embeddings(ctx, c, ids) // [B, L, E]
 	hidden = append(hidden, x)
 	for n := range c.NumHiddenLayers {
 		var w *Node
-		x, w = encoderLayer(layerCtx(ctx, n), c, x, valid, withWeights) // [B, L, E], [B, h, L, L]
+		var hook func(z *Node) *Node
+		if heads != nil {
+			hook = func(z *Node) *Node { return heads(n, z) }
+		}
+		x, w = encoderLayer(layerCtx(ctx, n), c, x, valid, withWeights, hook) // [B, L, E], [B, h, L, L]
 		hidden = append(hidden, x)
 		if withWeights {
 			weights = append(weights, w)

@@ -5,6 +5,7 @@ import (
 	"log"
 
 	"github.com/mhalab/mhalab/models/minilm"
+	"github.com/mhalab/mhalab/models/probe"
 	"github.com/mhalab/mhalab/xla"
 )
 
@@ -57,4 +58,34 @@ func must(dir string, err error) string {
 		log.Fatal(err)
 	}
 	return dir
+}
+
+// Reading and ablating heads: the similarity of two sentences with heads 5.11 and 4.2
+// zero-ablated, and head 5.11's output at token 8 of the first sentence (before the ablation
+// replaced it: a plain traced run).
+func ExampleModel_Probe() {
+	m, err := minilm.Load(must(minilm.DefaultDir()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	backend, _, err := xla.NewWithReason("go")
+	if err != nil {
+		log.Fatal(err)
+	}
+	encs, _, err := m.Encode([]string{"The cat sat on the mat because it was tired.", "The tired cat slept."}, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	plain, err := m.Probe(backend, encs, minilm.ProbeOptions{Trace: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	abl := probe.Ablation{Heads: []probe.Head{{Layer: 5, Head: 11}, {Layer: 4, Head: 2}}, Mode: probe.Zero}
+	cut, err := m.Probe(backend, encs, minilm.ProbeOptions{Ablation: abl})
+	if err != nil {
+		log.Fatal(err)
+	}
+	z := plain.Heads[5].Row(0, 11, 8) // [dk = 32]: head 11 of layer 5 at query token 8 ("it")
+	fmt.Printf("cos %.4f → %.4f with %s; |z| has %d numbers\n",
+		minilm.Cosine(plain.Embeddings[0], plain.Embeddings[1]), minilm.Cosine(cut.Embeddings[0], cut.Embeddings[1]), abl, len(z))
 }

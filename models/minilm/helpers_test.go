@@ -1,9 +1,11 @@
 package minilm
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/internal/testenv"
 )
 
 // modelDir returns the installed model's folder, or skips the test with the reason when the
@@ -16,10 +18,7 @@ func modelDir(t testing.TB) string {
 		err = CheckFiles(dir)
 	}
 	if err != nil {
-		if backendtest.InCI() {
-			t.Fatalf("CI needs the model (scripts/setup.sh --only minilm): %v", err)
-		}
-		t.Skipf("all-MiniLM-L6-v2 not installed (run scripts/setup.sh --only minilm): %v", err)
+		testenv.RequireOrSkip(t, fmt.Sprintf("all-MiniLM-L6-v2 not installed (run scripts/setup.sh --only minilm): %v", err))
 	}
 	return dir
 }

@@ -30,14 +30,18 @@ const geluTanhMutant = "gelu_tanh_test_mutant"
 //
 // x: [B, L, E], valid: [B, L] bool → y: [B, L, E] and, when withWeights, the attention
 // weights [B, h, L, L] (nil otherwise). Dropout is off (inference).
-func encoderLayer(ctx *context.Context, c Config, x, valid *Node, withWeights bool) (y, weights *Node) {
-	mha := mhalib.MultiHeadAttention(ctx, x, x, x, c.NumAttentionHeads).Scope(attentionScope).
-		KeyPaddingMask(mhalib.MaskAttendWhereTrue(valid))
+//
+// With heads (not nil) the attention is computed head by head in the open (probeAttention) and
+// heads(z [B, h, L, dk]) may read or replace the heads' outputs before the output projection.
+func encoderLayer(ctx *context.Context, c Config, x, valid *Node, withWeights bool, heads func(z *Node) *Node) (y, weights *Node) {
 	var a *Node
-	if withWeights {
-		a, weights = mha.DoneWithWeights(false) // [B, L, E], [B, h, L, L]
-	} else {
-		a = mha.Done() // [B, L, E]
+	switch {
+	case heads != nil:
+		a, weights = probeAttention(ctx.In(attentionScope), c, x, valid, heads) // [B, L, E], [B, h, L, L]
+	case withWeights:
+		a, weights = mhaOf(ctx, c, x, valid).DoneWithWeights(false) // [B, L, E], [B, h, L, L]
+	default:
+		a = mhaOf(ctx, c, x, valid).Done() // [B, L, E]
 	}
 	x = mhalib.LayerNorm(ctx.In(attentionScope).In("output").In("LayerNorm"), Add(x, a), c.LayerNormEps) // [B, L, E]
 
@@ -50,4 +54,10 @@ func encoderLayer(ctx *context.Context, c Config, x, valid *Node, withWeights bo
 	f = mhalib.Linear(ctx.In("output").In("dense"), f, c.HiddenSize, true)            // [B, L, E]
 	y = mhalib.LayerNorm(ctx.In("output").In("LayerNorm"), Add(x, f), c.LayerNormEps) // [B, L, E]
 	return y, weights
+}
+
+// mhaOf is the layer's self-attention, keys masked where valid is false: x [B, L, E].
+func mhaOf(ctx *context.Context, c Config, x, valid *Node) *mhalib.MHABuilder {
+	return mhalib.MultiHeadAttention(ctx, x, x, x, c.NumAttentionHeads).Scope(attentionScope).
+		KeyPaddingMask(mhalib.MaskAttendWhereTrue(valid))
 }

@@ -33,6 +33,7 @@ type Model struct {
 	weights map[string]*tensors.Tensor            // the checkpoint, on the host
 	ctxs    map[backends.Backend]*context.Context // the variables, one context per backend
 	execs   map[execKey]*context.Exec
+	probes  map[probeKey]*context.Exec // Probe's programs (probe.go)
 }
 
 type execKey struct {
@@ -145,35 +146,19 @@ func (m *Model) Run(backend backends.Backend, encs []Encoding, details bool) (*O
 	if len(encs) == 0 {
 		return nil, errors.New("minilm: Run: no sentences")
 	}
-	B, L := len(encs), 0
-	for i, e := range encs {
-		if e.Len() > m.Config.MaxPositionEmbeddings {
-			return nil, fmt.Errorf("minilm: sentence %d has %d tokens, above the model's %d positions", i+1, e.Len(), m.Config.MaxPositionEmbeddings)
-		}
-		L = max(L, e.Len())
-	}
-	ids := make([]int32, B*L)  // [B, L], [PAD] = pad_token_id
-	valid := make([]bool, B*L) // [B, L]
-	for b, e := range encs {
-		for i := range L {
-			ids[b*L+i] = int32(m.Config.PadTokenID)
-		}
-		for i, id := range e.IDs {
-			if id < 0 || id >= m.Config.VocabSize {
-				return nil, fmt.Errorf("minilm: sentence %d: token id %d outside the vocabulary [0, %d)", b+1, id, m.Config.VocabSize)
-			}
-			ids[b*L+i] = int32(id)
-			valid[b*L+i] = true
-		}
+	ids, valid, err := m.pad(encs) // [B, L] ×2
+	if err != nil {
+		return nil, err
 	}
 	exec, err := m.exec(backend, details)
 	if err != nil {
 		return nil, err
 	}
-	results, err := exec.Exec(tensors.FromFlatDataAndDimensions(ids, B, L), tensors.FromFlatDataAndDimensions(valid, B, L))
+	results, err := exec.Exec(ids, valid)
 	if err != nil {
 		return nil, fmt.Errorf("minilm: %w", err)
 	}
+	B := len(encs)
 	out := &Output{}
 	emb, err := tensors.CopyFlatData[float32](results[0]) // [B, E]
 	if err != nil {
@@ -192,6 +177,33 @@ func (m *Model) Run(backend backends.Backend, encs []Encoding, details bool) (*O
 	return out, nil
 }
 
+// pad makes the inputs of one batch: ids [B, L] int32 padded with [PAD] to the longest
+// encoding, and valid [B, L] bool (false on padding).
+func (m *Model) pad(encs []Encoding) (ids, valid *tensors.Tensor, err error) {
+	B, L := len(encs), 0
+	for i, e := range encs {
+		if e.Len() > m.Config.MaxPositionEmbeddings {
+			return nil, nil, fmt.Errorf("minilm: sentence %d has %d tokens, above the model's %d positions", i+1, e.Len(), m.Config.MaxPositionEmbeddings)
+		}
+		L = max(L, e.Len())
+	}
+	id := make([]int32, B*L) // [B, L], [PAD] = pad_token_id
+	ok := make([]bool, B*L)  // [B, L]
+	for b, e := range encs {
+		for i := range L {
+			id[b*L+i] = int32(m.Config.PadTokenID)
+		}
+		for i, x := range e.IDs {
+			if x < 0 || x >= m.Config.VocabSize {
+				return nil, nil, fmt.Errorf("minilm: sentence %d: token id %d outside the vocabulary [0, %d)", b+1, x, m.Config.VocabSize)
+			}
+			id[b*L+i] = int32(x)
+			ok[b*L+i] = true
+		}
+	}
+	return tensors.FromFlatDataAndDimensions(id, B, L), tensors.FromFlatDataAndDimensions(ok, B, L), nil
+}
+
 // exec returns the compiled program for the backend: (ids [B, L] int32, valid [B, L] bool) →
 // embeddings [B, E] (then, with details, hidden states and attention weights). GoMLX compiles
 // one graph per (B, L).
@@ -207,7 +219,7 @@ func (m *Model) exec(backend backends.Backend, details bool) (*context.Exec, err
 	c := m.Config
 	e, err := context.NewExec(backend, ctx, func(ctx *context.Context, inputs []*Node) []*Node {
 		ids, valid := inputs[0], inputs[1]
-		hidden, weights := encode(ctx, c, ids, valid, details)
+		hidden, weights := encode(ctx, c, ids, valid, details, nil)
 		emb := NormalizeL2(MeanPooling(hidden[len(hidden)-1], valid)) // [B, E]
 		if !details {
 			return []*Node{emb}

@@ -96,18 +96,24 @@ func mlp(ctx *context.Context, h *Node, path string) *Node {
 // returns the new x [B, n, D] and the attention weights [B, H, n, S] (S = n without a cache,
 // the cache's capacity with one).
 func (m *Model) block(ctx *context.Context, x, pos *Node, i int, cache *mhalib.KVCache, cacheScope string) (*Node, *Node) {
+	return m.blockWith(ctx, x, pos, i, cache, cacheScope, nil)
+}
+
+// blockWith is block with heads (when not nil) applied to the heads' outputs before the output
+// projection: heads(a [B, H, n, hd]) → [B, H, n, hd] (probe.go reads and ablates heads there).
+func (m *Model) blockWith(ctx *context.Context, x, pos *Node, i int, cache *mhalib.KVCache, cacheScope string, heads func(a *Node) *Node) (*Node, *Node) {
 	c := m.Config
 	g := x.Graph()
 	B, n := x.Shape().Dim(0), x.Shape().Dim(1)
 	H, Hkv, hd := c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim
 	p := layerPath(i)
 	h := rmsNorm(x, weight(ctx, g, p+".input_layernorm.weight"), c.RMSNormEps) // [B, n, D]
-	heads := func(y *Node, nh int) *Node {                                     // [B, n, nh·hd] → [B, nh, n, hd]
+	split := func(y *Node, nh int) *Node {                                     // [B, n, nh·hd] → [B, nh, n, hd]
 		return TransposeAllDims(Reshape(y, B, n, nh, hd), 0, 2, 1, 3)
 	}
-	q := heads(linear(ctx, h, p+".self_attn.q_proj"), H)   // [B, H, n, hd]
-	k := heads(linear(ctx, h, p+".self_attn.k_proj"), Hkv) // [B, Hkv, n, hd]
-	v := heads(linear(ctx, h, p+".self_attn.v_proj"), Hkv) // [B, Hkv, n, hd]
+	q := split(linear(ctx, h, p+".self_attn.q_proj"), H)   // [B, H, n, hd]
+	k := split(linear(ctx, h, p+".self_attn.k_proj"), Hkv) // [B, Hkv, n, hd]
+	v := split(linear(ctx, h, p+".self_attn.v_proj"), Hkv) // [B, Hkv, n, hd]
 	q = rope(q, pos, c.RopeTheta)                          // [B, H, n, hd]
 	k = rope(k, pos, c.RopeTheta)                          // [B, Hkv, n, hd]
 	keys, values := k, v
@@ -115,7 +121,10 @@ func (m *Model) block(ctx *context.Context, x, pos *Node, i int, cache *mhalib.K
 		cctx := ctx.InAbsPath(fmt.Sprintf("/%s/layers/%d", cacheScope, i))
 		keys, values = cache.Append(cctx, k, v, pos) // [B, Hkv, maxLen, hd]
 	}
-	a, w := groupedAttention(q, keys, values, pos, 1/math.Sqrt(float64(hd)))           // [B, H, n, hd], [B, H, n, S]
+	a, w := groupedAttention(q, keys, values, pos, 1/math.Sqrt(float64(hd))) // [B, H, n, hd], [B, H, n, S]
+	if heads != nil {
+		a = heads(a) // [B, H, n, hd]
+	}
 	a = Reshape(TransposeAllDims(a, 0, 2, 1, 3), B, n, H*hd)                           // [B, n, H·hd]
 	x = Add(x, linear(ctx, a, p+".self_attn.o_proj"))                                  // [B, n, D]
 	h = rmsNorm(x, weight(ctx, g, p+".post_attention_layernorm.weight"), c.RMSNormEps) // [B, n, D]

@@ -13,6 +13,8 @@
 //   - chat.go: the ChatML template with its default system prompt.
 //   - decoder.go: the network, top-down; session.go: whole-sequence logits and cached decoding;
 //     generate.go: greedy decoding and sampling; run.go: `mhalab generate` and `mhalab chat`.
+//   - probe.go: Runner.Probe, the model with heads zero- or mean-ablated (models/probe) and its
+//     trace: the residual stream per layer, every head's output, the attention weights.
 //
 // Checked against Hugging Face transformers loading the same file (gen_fixture.py writes the
 // fixtures in testdata/): token ids on 330 strings and the chat template; the logits of 14

@@ -1,8 +1,10 @@
 package smollm2
 
 import (
-	"os"
+	"fmt"
 	"testing"
+
+	"github.com/mhalab/mhalab/internal/testenv"
 )
 
 // modelFile is the installed model, or skips the test — except under CI (CI=true), which runs
@@ -11,10 +13,7 @@ func modelFile(t testing.TB) string {
 	t.Helper()
 	p, err := CheckDefault()
 	if err != nil {
-		if ci := os.Getenv("CI"); ci == "true" || ci == "1" {
-			t.Fatalf("CI needs the model: %v", err)
-		}
-		t.Skip(err)
+		testenv.RequireOrSkip(t, fmt.Sprintf("SmolLM2-135M-Instruct not installed (scripts/setup.sh --only smollm2): %v", err))
 	}
 	return p
 }

@@ -19,8 +19,9 @@ type Runner struct {
 	Model   *Model
 	backend backends.Backend
 	ctx     *context.Context
-	full    *context.Exec // Logits without a cache
-	attn    *context.Exec // LogitsAndAttention, built on first use
+	full    *context.Exec              // Logits without a cache
+	attn    *context.Exec              // LogitsAndAttention, built on first use
+	probes  map[probeKey]*context.Exec // Probe's graphs (probe.go), built on first use
 }
 
 // NewRunner loads the weights into a new context for backend.
@@ -94,6 +95,9 @@ func (r *Runner) Attention(ids []int) ([][]float32, [][][][]float32, error) {
 func (r *Runner) Finalize() {
 	if r.attn != nil {
 		r.attn.Finalize()
+	}
+	for _, e := range r.probes {
+		e.Finalize()
 	}
 	r.full.Finalize()
 	r.ctx.Finalize()

@@ -2,6 +2,7 @@ package induction
 
 import (
 	"flag"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -12,7 +13,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/mhalab/mhalab/internal/backendtest"
-	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/internal/testenv"
+	"github.com/mhalab/mhalab/mhalib/dotgrad"
 )
 
 func TestMain(m *testing.M) { backendtest.Main(m, "notebooks/induction") }
@@ -143,7 +145,7 @@ func TestUpdateCommittedWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mhalib.InstallDotGeneralGradient()
+	dotgrad.Install()
 	r, err := NewRun(backend, Repeat)
 	if err != nil {
 		t.Fatal(err)
@@ -360,12 +362,9 @@ const inductionSteps = 400
 func TestInductionHeadsForm(t *testing.T) {
 	backend, err := backendtest.Get("xla:cpu")
 	if err != nil {
-		if backendtest.InCI() {
-			t.Fatalf("CI requires xla:cpu: %v", err)
-		}
-		t.Skipf("xla:cpu unavailable: %v", err)
+		testenv.RequireOrSkip(t, fmt.Sprintf("xla:cpu unavailable: %v", err))
 	}
-	mhalib.InstallDotGeneralGradient()
+	dotgrad.Install()
 	t.Logf("Induction, seed %d, %d steps on xla:cpu", Induction.Seed, inductionSteps)
 	r, err := NewRun(backend, Induction)
 	if err != nil {
@@ -411,7 +410,7 @@ func TestUpdateInduction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mhalib.InstallDotGeneralGradient()
+	dotgrad.Install()
 	r, err := NewRun(backend, Induction)
 	if err != nil {
 		t.Fatal(err)

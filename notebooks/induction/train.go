@@ -93,7 +93,7 @@ type Run struct {
 }
 
 // NewRun creates the model's variables on backend (with mhalib.Decoder's initialisation, from
-// c.Seed) and a fixed evaluation batch of 64 sequences. Call mhalib.InstallDotGeneralGradient
+// c.Seed) and a fixed evaluation batch of 64 sequences. Call dotgrad.Install (mhalib/dotgrad)
 // first for faster, leaner gradients.
 func NewRun(backend backends.Backend, c Config) (*Run, error) {
 	if err := c.Check(); err != nil {

@@ -21,11 +21,12 @@ import (
 	"time"
 
 	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
-	_ "github.com/mhalab/mhalab/fastgo" // fast pure-Go matmul for the "go" backend (MHALAB_FASTGO=0: off)
+	"github.com/mhalab/mhalab/fastgo" // fast pure-Go matmul for the "go" backend (MHALAB_FASTGO=0: off)
 	"github.com/mhalab/mhalab/mhalib/mhatest"
 	"github.com/mhalab/mhalab/xla"
 )
@@ -54,9 +55,13 @@ func Backend() backends.Backend {
 	return backend
 }
 
-// BackendReason says which backend Backend chose and why ("go (from GOMLX_BACKEND=go)").
+// BackendReason says which backend Backend chose and why ("go (from GOMLX_BACKEND=go)"), and
+// for the pure-Go backend why fastgo installed nothing, if it did not (fastgo.InstallError).
 func BackendReason() string {
 	Backend()
+	if _, pureGo := backend.(*simplego.Backend); pureGo && fastgo.InstallError() != nil {
+		return backendWhy + "; " + fastgo.InstallError().Error()
+	}
 	return backendWhy
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/mhalab/mhalab/fastgo"
 	"github.com/mhalab/mhalab/internal/cli"
 	"github.com/mhalab/mhalab/xla"
 )
@@ -23,6 +24,7 @@ func (Options) Run(_ context.Context, io cli.IO) error {
 		return err
 	}
 	fmt.Fprintf(io.Out, "\ndefault (no --backend): %s\n", reason)
+	fmt.Fprintf(io.Out, "go backend's kernels: %s\n", fastgo.Status())
 	return nil
 }
 

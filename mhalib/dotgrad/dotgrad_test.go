@@ -1,4 +1,4 @@
-package mhalib
+package dotgrad
 
 import (
 	"fmt"
@@ -44,7 +44,7 @@ func randomTensor(rng *rand.Rand, dims []int) *tensors.Tensor {
 	return tensors.FromFlatDataAndDimensions(data, dims...)
 }
 
-// TestDotGeneralVJPEqualsGoMLX compares mhalib's DotGeneral gradient with GoMLX's own rule.
+// TestDotGeneralVJPEqualsGoMLX compares this package's DotGeneral gradient with GoMLX's own rule.
 func TestDotGeneralVJPEqualsGoMLX(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
 		for i, c := range dotCases {
@@ -123,44 +123,44 @@ func linearGradientLargestNode(backend backends.Backend, B, L, E, O int) int {
 	return largest
 }
 
-// withDotGeneralGradient runs fn with mhalib's DotGeneral gradient installed or not, then puts
+// withDotGeneralGradient runs fn with this package's DotGeneral gradient installed or not, then puts
 // back whichever rule was in effect before.
 func withDotGeneralGradient(t *testing.T, installed bool, fn func()) {
 	t.Helper()
-	defer restoreDotGeneralGradient(DotGeneralGradientInstalled())
+	defer restoreDotGeneralGradient(Installed())
 	restoreDotGeneralGradient(installed)
 	fn()
 }
 
-// restoreDotGeneralGradient installs mhalib's DotGeneral gradient or GoMLX's.
+// restoreDotGeneralGradient installs this package's DotGeneral gradient or GoMLX's.
 func restoreDotGeneralGradient(installed bool) {
 	if installed {
-		InstallDotGeneralGradient()
+		Install()
 	} else {
-		UninstallDotGeneralGradient()
+		Uninstall()
 	}
 }
 
-// TestDotGeneralGradientInstallIsExplicit: InstallDotGeneralGradient replaces GoMLX's rule (twice is the same as once) and
-// UninstallDotGeneralGradient restores GoMLX's rule, as the graphs built under each show.
+// TestDotGeneralGradientInstallIsExplicit: Install replaces GoMLX's rule (twice is the same as once) and
+// Uninstall restores GoMLX's rule, as the graphs built under each show.
 func TestDotGeneralGradientInstallIsExplicit(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
-		defer restoreDotGeneralGradient(DotGeneralGradientInstalled())
+		defer restoreDotGeneralGradient(Installed())
 		const B, L, E, O = 2, 16, 8, 12
 		outer := B * L * E * O
 		for step, tc := range []struct {
 			do        func()
 			installed bool
 		}{
-			{UninstallDotGeneralGradient, false},
-			{InstallDotGeneralGradient, true},
-			{InstallDotGeneralGradient, true}, // idempotent
-			{UninstallDotGeneralGradient, false},
-			{UninstallDotGeneralGradient, false}, // idempotent
+			{Uninstall, false},
+			{Install, true},
+			{Install, true}, // idempotent
+			{Uninstall, false},
+			{Uninstall, false}, // idempotent
 		} {
 			tc.do()
-			if got := DotGeneralGradientInstalled(); got != tc.installed {
-				t.Fatalf("step %d: DotGeneralGradientInstalled() = %v, want %v", step, got, tc.installed)
+			if got := Installed(); got != tc.installed {
+				t.Fatalf("step %d: Installed() = %v, want %v", step, got, tc.installed)
 			}
 			if got := reflect.ValueOf(VJPRegistration[NodeTypeDotGeneral]).Pointer(); (got == reflect.ValueOf(goMLXDotGeneralVJP).Pointer()) == tc.installed {
 				t.Fatalf("step %d: registered rule is GoMLX's: %v, want %v", step, !tc.installed, !tc.installed)
@@ -170,4 +170,20 @@ func TestDotGeneralGradientInstallIsExplicit(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestMain(m *testing.M) {
+	ruleAtStart = reflect.ValueOf(VJPRegistration[NodeTypeDotGeneral]).Pointer()
+	backendtest.Main(m, "mhalib/dotgrad")
+}
+
+// ruleAtStart is the DotGeneral gradient registered once every package of the test binary was
+// loaded, before any test ran.
+var ruleAtStart uintptr
+
+// TestImportChangesNothing: importing dotgrad leaves GoMLX's rule registered (the one saved).
+func TestImportChangesNothing(t *testing.T) {
+	if ruleAtStart != reflect.ValueOf(goMLXDotGeneralVJP).Pointer() {
+		t.Fatal("importing dotgrad replaced GoMLX's DotGeneral gradient (graph.VJPRegistration)")
+	}
 }

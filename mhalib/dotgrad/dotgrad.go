@@ -1,15 +1,5 @@
-package mhalib
-
-import (
-	"reflect"
-	"slices"
-	"sync"
-
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-)
-
-// The gradient of DotGeneral, computed with DotGeneral.
+// Package dotgrad is the gradient of GoMLX's DotGeneral computed with DotGeneral — and the one
+// place in mhalab that changes GoMLX's table of gradients (graph.VJPRegistration).
 //
 // GoMLX v0.26 differentiates out = DotGeneral(lhs, rhs) by broadcasting the output gradient
 // against the other operand and summing: for a Linear layer x [B, L, E]·Wᵀ, W [O, E], the
@@ -30,19 +20,35 @@ import (
 // # Installing it is explicit
 //
 // GoMLX looks gradients up in one table for the whole process (graph.VJPRegistration), so this
-// rule cannot be scoped to mhalib's graphs: InstallDotGeneralGradient registers it for every
-// DotGeneral node of every graph built afterwards, and UninstallDotGeneralGradient puts GoMLX's
-// rule back. Importing mhalib changes nothing. Programs that differentiate large products
-// (training, gradient checkpointing, `mhalab bench`) call InstallDotGeneralGradient once at
-// start-up; the gradients have the same values (checked against GoMLX's rule and finite
-// differences), with less memory and time. The table is a plain map: install or uninstall
-// before building graphs, never while another goroutine builds one.
+// rule cannot be scoped to some graphs: Install registers it for every DotGeneral node of every
+// graph built afterwards, on every backend, and Uninstall puts GoMLX's rule back. Importing
+// this package changes nothing. Programs that differentiate large products (training, gradient
+// checkpointing, `mhalab bench`) call Install once at start-up; importing
+// github.com/mhalab/mhalab/fastgo calls it too. The gradients have the same values (checked
+// against GoMLX's rule and finite differences), with less memory and time. The table is a
+// plain map: install or uninstall before building graphs, never while another goroutine builds
+// one.
+//
+// There are exactly two rules: GoMLX's own, saved once when this package is initialised
+// (before any package that imports it can change the table), and this one. No other package
+// of mhalab writes the table's DotGeneral entry (fastgo calls Install), so Uninstall always
+// restores GoMLX's rule.
 //
 // GoMLX keeps the parameters of a DotGeneral node unexported; they are read with reflection,
 // and if that ever fails (another GoMLX version) the node falls back to GoMLX's rule.
+package dotgrad
 
-// goMLXDotGeneralVJP is GoMLX's own rule, used when a node's parameters cannot be read and
-// restored by UninstallDotGeneralGradient.
+import (
+	"reflect"
+	"slices"
+	"sync"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph code reads better unqualified
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+)
+
+// goMLXDotGeneralVJP is GoMLX's own rule, saved when this package is initialised: used when a
+// node's parameters cannot be read, and restored by Uninstall.
 var goMLXDotGeneralVJP = VJPRegistration[NodeTypeDotGeneral]
 
 var (
@@ -50,20 +56,20 @@ var (
 	dotGradInstalled bool
 )
 
-// InstallDotGeneralGradient registers mhalib's gradient of DotGeneral (two matrix products, see
+// Install registers this package's gradient of DotGeneral (two matrix products, see
 // above) in GoMLX's process-wide table of gradients, for graphs built afterwards. Calling it
 // again does nothing. Call it before building graphs, not concurrently with graph building.
-func InstallDotGeneralGradient() {
+func Install() {
 	dotGradMu.Lock()
 	defer dotGradMu.Unlock()
 	VJPRegistration[NodeTypeDotGeneral] = dotGeneralVJP
 	dotGradInstalled = true
 }
 
-// UninstallDotGeneralGradient restores GoMLX's own gradient of DotGeneral (the one registered
-// when mhalib was loaded), for graphs built afterwards. Calling it when the rule is not
+// Uninstall restores GoMLX's own gradient of DotGeneral (the one registered when this package
+// was initialised), for graphs built afterwards. Calling it when the rule is not
 // installed does nothing.
-func UninstallDotGeneralGradient() {
+func Uninstall() {
 	dotGradMu.Lock()
 	defer dotGradMu.Unlock()
 	if dotGradInstalled {
@@ -72,8 +78,8 @@ func UninstallDotGeneralGradient() {
 	}
 }
 
-// DotGeneralGradientInstalled reports whether InstallDotGeneralGradient's rule is in effect.
-func DotGeneralGradientInstalled() bool {
+// Installed reports whether Install's rule is in effect.
+func Installed() bool {
 	dotGradMu.Lock()
 	defer dotGradMu.Unlock()
 	return dotGradInstalled

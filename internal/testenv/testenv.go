@@ -1,0 +1,33 @@
+// Package testenv decides, in one place, what a test does when something it needs is missing
+// (a backend, a model, a browser, a sandbox): on a developer's machine it skips and says how to
+// install the missing part; under CI, which installs everything, it fails.
+//
+//	if err != nil {
+//		testenv.RequireOrSkip(t, fmt.Sprintf("all-MiniLM-L6-v2 not installed (scripts/setup.sh --only minilm): %v", err))
+//	}
+package testenv
+
+import (
+	"os"
+	"slices"
+	"testing"
+)
+
+// CIValues are the values of the CI environment variable that mean "these tests run under CI"
+// (GitHub Actions sets CI=true; .ci/run sets it too). scripts/test.sh and the Makefile accept the
+// same ones (TestShellAndMakeAgree checks it).
+var CIValues = []string{"true", "1", "yes"}
+
+// InCI reports whether the tests run under CI: $CI is one of CIValues.
+func InCI() bool { return slices.Contains(CIValues, os.Getenv("CI")) }
+
+// RequireOrSkip stops the test because of reason (what is missing and how to install it): it
+// fails under CI and skips elsewhere.
+func RequireOrSkip(t testing.TB, reason string) {
+	t.Helper()
+	if InCI() {
+		t.Fatalf("CI=%s requires it: %s", os.Getenv("CI"), reason)
+		return // t.Fatalf does not return; a fake testing.TB's may
+	}
+	t.Skip(reason)
+}
