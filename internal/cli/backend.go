@@ -1,6 +1,13 @@
 package cli
 
-import "github.com/mhalab/mhalab/xla"
+import (
+	"fmt"
+	"io"
+
+	"github.com/gomlx/gomlx/backends"
+
+	"github.com/mhalab/mhalab/xla"
+)
 
 // BackendHelp is the help text of every command's --backend flag.
 const BackendHelp = `backend: go, xla:cpu or xla:cuda (default: $GOMLX_BACKEND, else xla:cpu when its plugin loads, else go)`
@@ -12,4 +19,15 @@ func CheckBackend(spec string) error {
 		return &UsageError{Msg: err.Error()}
 	}
 	return nil
+}
+
+// NewBackend creates the backend spec names ("" = the default) and says on w which one and why:
+// "mhalab: backend xla:cpu (default: …)". The caller finalizes it.
+func NewBackend(spec string, w io.Writer) (backends.Backend, error) {
+	backend, reason, err := xla.NewWithReason(spec)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(w, "mhalab: backend %s\n", reason)
+	return backend, nil
 }

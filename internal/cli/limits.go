@@ -92,3 +92,21 @@ func CheckMemory(subject, activity string, limit uint64, needs ...TensorNeed) er
 	return fmt.Errorf("%s: %s would need %s of float32 tensors (%s), more than --max-memory %s",
 		subject, activity, humanize.BigIBytes(total), strings.Join(parts, "; "), humanize.IBytes(limit))
 }
+
+// CheckMHA returns an error, before anything is allocated, when the sizes of multi-head
+// attention on x [batch, seq, dModel] with heads heads (the flags --batch, --seq, --dmodel,
+// --heads; and first any other sizes) are not positive, heads do not divide d_model, or
+// maxMemory (--max-memory) is 0.
+func CheckMHA(batch, seq, dModel, heads int, maxMemory uint64, others ...Size) error {
+	sizes := append(others, Size{"batch", batch}, Size{"seq", seq}, Size{"dmodel", dModel}, Size{"heads", heads})
+	if err := CheckSizes(sizes...); err != nil {
+		return err
+	}
+	if err := CheckHeads("heads", heads, "dmodel", dModel); err != nil {
+		return err
+	}
+	if maxMemory == 0 {
+		return fmt.Errorf("--max-memory 0: want a positive size")
+	}
+	return nil
+}

@@ -3,7 +3,6 @@ package attention
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mhalab/mhalab/internal/cli"
+	"github.com/mhalab/mhalab/internal/cli/clitest"
 	"github.com/mhalab/mhalab/internal/commands/internal/minilmrun"
 	"github.com/mhalab/mhalab/internal/testenv"
 	"github.com/mhalab/mhalab/models/minilm"
@@ -33,10 +33,7 @@ func TestRunRefusesBeforeLoading(t *testing.T) {
 	} {
 		var out bytes.Buffer
 		err := c.o.Run(context.Background(), cli.IO{Out: &out, Err: &out})
-		var ue *cli.UsageError
-		if err == nil || !strings.Contains(err.Error(), c.want) || errors.As(err, &ue) != c.usage || out.Len() != 0 {
-			t.Errorf("%+v: error %v, output %q; want %q (usage error: %v)", c.o, err, out.String(), c.want, c.usage)
-		}
+		clitest.Refused(t, fmt.Sprintf("%+v", c.o), err, out.String(), c.want, c.usage)
 	}
 	if b, _ := os.ReadFile(config); string(b) != "{}" {
 		t.Errorf("config.json was overwritten")

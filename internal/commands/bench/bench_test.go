@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/mhalab/mhalab/bench"
 	"github.com/mhalab/mhalab/internal/cli"
+	"github.com/mhalab/mhalab/internal/cli/clitest"
 )
 
 // valid are options that pass every check (a quick mha suite on go).
@@ -42,10 +44,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		c.edit(&o)
 		var out bytes.Buffer
 		err := o.Run(context.Background(), cli.IO{Out: &out, Err: &out})
-		var ue *cli.UsageError
-		if err == nil || !strings.Contains(err.Error(), c.want) || errors.As(err, &ue) != c.usage || out.Len() != 0 {
-			t.Errorf("%+v: error %v, output %q; want %q (usage error: %v)", o, err, out.String(), c.want, c.usage)
-		}
+		clitest.Refused(t, fmt.Sprintf("%+v", o), err, out.String(), c.want, c.usage)
 	}
 	if b, _ := os.ReadFile(previous); string(b) != "{}" {
 		t.Errorf("--compare's file was overwritten")

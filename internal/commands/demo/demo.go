@@ -47,15 +47,8 @@ func (o Options) Run(ctx context.Context, io cli.IO) error {
 // check returns an error, before anything is allocated, when cfg cannot run within maxMemory
 // bytes.
 func check(cfg Config, maxMemory uint64) error {
-	if err := cli.CheckSizes(cli.Size{Name: "runs", Value: cfg.Runs}, cli.Size{Name: "batch", Value: cfg.Batch}, cli.Size{Name: "seq", Value: cfg.Seq},
-		cli.Size{Name: "dmodel", Value: cfg.DModel}, cli.Size{Name: "heads", Value: cfg.Heads}); err != nil {
+	if err := cli.CheckMHA(cfg.Batch, cfg.Seq, cfg.DModel, cfg.Heads, maxMemory, cli.Size{Name: "runs", Value: cfg.Runs}); err != nil {
 		return err
-	}
-	if err := cli.CheckHeads("heads", cfg.Heads, "dmodel", cfg.DModel); err != nil {
-		return err
-	}
-	if maxMemory == 0 {
-		return fmt.Errorf("--max-memory 0: want a positive size")
 	}
 	b, l, e, h := cfg.Batch, cfg.Seq, cfg.DModel, cfg.Heads
 	return cli.CheckMemory(fmt.Sprintf("--batch %d --seq %d --dmodel %d --heads %d", b, l, e, h), "the forward pass", maxMemory,

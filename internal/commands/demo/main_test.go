@@ -3,12 +3,13 @@ package demo
 import (
 	"bytes"
 	"context"
-	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/mhalab/mhalab/internal/backendtest"
 	"github.com/mhalab/mhalab/internal/cli"
+	"github.com/mhalab/mhalab/internal/cli/clitest"
 )
 
 func TestMain(m *testing.M) { backendtest.Main(m, "internal/commands/demo") }
@@ -42,10 +43,7 @@ func TestRunRefusesBadSizes(t *testing.T) {
 		c.edit(&o)
 		var out bytes.Buffer
 		err := o.Run(context.Background(), cli.IO{Out: &out, Err: &out})
-		var ue *cli.UsageError
-		if err == nil || !strings.Contains(err.Error(), c.want) || errors.As(err, &ue) != c.use || out.Len() != 0 {
-			t.Errorf("%+v: error %v (usage %v), output %q; want %q", o, err, ue != nil, out.String(), c.want)
-		}
+		clitest.Refused(t, fmt.Sprintf("%+v", o), err, out.String(), c.want, c.use)
 	}
 }
 

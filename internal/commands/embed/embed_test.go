@@ -3,12 +3,12 @@ package embed
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/mhalab/mhalab/internal/cli"
+	"github.com/mhalab/mhalab/internal/cli/clitest"
 	"github.com/mhalab/mhalab/internal/commands/internal/minilmrun"
 	"github.com/mhalab/mhalab/internal/testenv"
 	"github.com/mhalab/mhalab/models/minilm"
@@ -18,10 +18,7 @@ func TestRunUsageErrors(t *testing.T) {
 	for _, o := range []Options{{}, {Options: minilmrun.Options{Backend: "tpu"}, Sentences: []string{"a"}}} {
 		var out bytes.Buffer
 		err := o.Run(context.Background(), cli.IO{Out: &out, Err: &out})
-		var ue *cli.UsageError
-		if !errors.As(err, &ue) || out.Len() != 0 {
-			t.Errorf("%+v: error %v, output %q; want a usage error", o, err, out.String())
-		}
+		clitest.Refused(t, fmt.Sprintf("%+v", o), err, out.String(), "", true)
 	}
 }
 

@@ -17,7 +17,6 @@ import (
 	"github.com/mhalab/mhalab/internal/cli"
 	"github.com/mhalab/mhalab/mhalib"
 	"github.com/mhalab/mhalab/torchio"
-	"github.com/mhalab/mhalab/xla"
 )
 
 // `mhalab forward` is a public contract (parity/README.md): keep its flags, file names and
@@ -74,12 +73,11 @@ func (o Options) Run(_ context.Context, io cli.IO) error {
 	if err := checkMemory(fi, spec, o.NumHeads, o.MaxMemory); err != nil {
 		return fmt.Errorf("--inputs %s: %w", o.Inputs, err)
 	}
-	backend, reason, err := xla.NewWithReason(o.Backend)
+	backend, err := cli.NewBackend(o.Backend, io.Err)
 	if err != nil {
 		return err
 	}
 	defer backend.Finalize()
-	fmt.Fprintf(io.Err, "mhalab: backend %s\n", reason)
 
 	results, err := Forward(backend, w.Tensors, fi, o.Args)
 	if err != nil {

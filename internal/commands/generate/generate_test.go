@@ -5,10 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/mhalab/mhalab/internal/cli"
+	"github.com/mhalab/mhalab/internal/cli/clitest"
 	"github.com/mhalab/mhalab/internal/commands/internal/smolrun"
 	"github.com/mhalab/mhalab/internal/testenv"
 	"github.com/mhalab/mhalab/models/smollm2"
@@ -28,10 +28,7 @@ func TestRunRefusesBadPrompts(t *testing.T) {
 	} {
 		var out bytes.Buffer
 		err := c.o.Run(context.Background(), cli.IO{Out: &out, Err: &out})
-		var ue *cli.UsageError
-		if err == nil || !strings.Contains(err.Error(), c.want) || errors.As(err, &ue) != c.usage || out.Len() != 0 {
-			t.Errorf("%+v: error %v, output %q; want %q (usage error: %v)", c.o, err, out.String(), c.want, c.usage)
-		}
+		clitest.Refused(t, fmt.Sprintf("%+v", c.o), err, out.String(), c.want, c.usage)
 	}
 }
 

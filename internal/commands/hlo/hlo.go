@@ -82,15 +82,8 @@ func (o Options) Run(_ context.Context, io cli.IO) error {
 // need more than maxMemory bytes, or the graph's scores [B, h, L, L] would have more bytes than
 // a size can count (int64).
 func check(cfg Config, maxMemory uint64) error {
-	if err := cli.CheckSizes(cli.Size{Name: "batch", Value: cfg.Batch}, cli.Size{Name: "seq", Value: cfg.Seq},
-		cli.Size{Name: "dmodel", Value: cfg.DModel}, cli.Size{Name: "heads", Value: cfg.Heads}); err != nil {
+	if err := cli.CheckMHA(cfg.Batch, cfg.Seq, cfg.DModel, cfg.Heads, maxMemory); err != nil {
 		return err
-	}
-	if err := cli.CheckHeads("heads", cfg.Heads, "dmodel", cfg.DModel); err != nil {
-		return err
-	}
-	if maxMemory == 0 {
-		return fmt.Errorf("--max-memory 0: want a positive size")
 	}
 	b, l, e, h := cfg.Batch, cfg.Seq, cfg.DModel, cfg.Heads
 	subject := fmt.Sprintf("--batch %d --seq %d --dmodel %d --heads %d", b, l, e, h)

@@ -3,7 +3,6 @@ package hlo
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/mhalab/mhalab/internal/backendtest"
 	"github.com/mhalab/mhalab/internal/cli"
+	"github.com/mhalab/mhalab/internal/cli/clitest"
 	"github.com/mhalab/mhalab/internal/testenv"
 	"github.com/mhalab/mhalab/xla"
 )
@@ -106,10 +106,7 @@ func TestRunChecksBeforeCompiling(t *testing.T) {
 		c.edit(&o)
 		var out bytes.Buffer
 		err := o.Run(context.Background(), cli.IO{Out: &out, Err: &out})
-		var ue *cli.UsageError
-		if err == nil || !strings.Contains(err.Error(), c.want) || errors.As(err, &ue) != c.usage || out.Len() != 0 {
-			t.Errorf("%+v: error %v, output %q; want %q (usage error: %v)", o, err, out.String(), c.want, c.usage)
-		}
+		clitest.Refused(t, fmt.Sprintf("%+v", o), err, out.String(), c.want, c.usage)
 	}
 }
 

@@ -3,12 +3,13 @@ package lessons
 import (
 	"bytes"
 	"context"
-	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mhalab/mhalab/internal/cli"
+	"github.com/mhalab/mhalab/internal/cli/clitest"
 	"github.com/mhalab/mhalab/internal/lessonrun"
 )
 
@@ -34,10 +35,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 	} {
 		var out bytes.Buffer
 		err := c.o.Run(context.Background(), cli.IO{Out: &out, Err: &out})
-		var ue *cli.UsageError
-		if err == nil || !strings.Contains(err.Error(), c.want) || errors.As(err, &ue) != c.usage {
-			t.Errorf("%+v: error %v; want %q (usage error: %v)", c.o, err, c.want, c.usage)
-		}
+		clitest.Refused(t, fmt.Sprintf("%+v", c.o), err, out.String(), c.want, c.usage)
 	}
 }
 

@@ -34,7 +34,6 @@ import (
 	"github.com/mhalab/mhalab/internal/cli"
 	"github.com/mhalab/mhalab/mhalib"
 	"github.com/mhalab/mhalab/torchio"
-	"github.com/mhalab/mhalab/xla"
 )
 
 // Unbounded is the value of a window side that was not given.
@@ -347,12 +346,11 @@ func (o Options) Run(_ context.Context, io cli.IO) error {
 	if err := Check(in.Tensors, o.Config); err != nil {
 		return fmt.Errorf("--inputs %s: %w", o.Inputs, err)
 	}
-	backend, reason, err := xla.NewWithReason(o.Backend)
+	backend, err := cli.NewBackend(o.Backend, io.Err)
 	if err != nil {
 		return err
 	}
 	defer backend.Finalize()
-	fmt.Fprintf(io.Err, "mhalab: backend %s\n", reason)
 	out, err := Attention(backend, in.Tensors, o.Config)
 	if err != nil {
 		return err

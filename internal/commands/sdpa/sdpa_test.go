@@ -3,7 +3,7 @@ package sdpa
 import (
 	"bytes"
 	"context"
-	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -12,6 +12,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/mhalab/mhalab/internal/cli"
+	"github.com/mhalab/mhalab/internal/cli/clitest"
 	"github.com/mhalab/mhalab/torchio"
 )
 
@@ -88,9 +89,6 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		c.edit(&o)
 		var out bytes.Buffer
 		err := o.Run(context.Background(), cli.IO{Out: &out, Err: &out})
-		var ue *cli.UsageError
-		if err == nil || !strings.Contains(err.Error(), c.want) || errors.As(err, &ue) != c.usage || out.Len() != 0 {
-			t.Errorf("%+v: error %v, output %q; want %q (usage error: %v)", o, err, out.String(), c.want, c.usage)
-		}
+		clitest.Refused(t, fmt.Sprintf("%+v", o), err, out.String(), c.want, c.usage)
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/mhalab/mhalab/internal/cli"
 	"github.com/mhalab/mhalab/models/smollm2"
-	"github.com/mhalab/mhalab/xla"
 )
 
 // Options are the flags generate and chat share.
@@ -56,11 +55,10 @@ func (o Options) ResolveSampling() (smollm2.Sampling, error) {
 // OpenSession makes the backend (saying which on stderr), a runner of m on it and a session
 // with a KV cache of capacity positions; closeSession frees all three.
 func OpenSession(spec string, m *smollm2.Model, capacity int, stderr io.Writer) (s *smollm2.Session, backendName string, closeSession func(), err error) {
-	backend, reason, err := xla.NewWithReason(spec)
+	backend, err := cli.NewBackend(spec, stderr)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	fmt.Fprintf(stderr, "mhalab: backend %s\n", reason)
 	r, err := m.NewRunner(backend)
 	if err != nil {
 		backend.Finalize()
