@@ -47,13 +47,7 @@ func (o Options) Run(ctx context.Context, io cli.IO) error {
 
 // chat is Run once the sampling is known.
 func (o Options) chat(ctx context.Context, sampling smollm2.Sampling, stdin io.Reader, stdout, stderr io.Writer) error {
-	if o.MaxNewTokens < 1 {
-		return fmt.Errorf("--max-new-tokens %d: want ≥ 1", o.MaxNewTokens)
-	}
-	if err := sampling.Check(); err != nil {
-		return err
-	}
-	m, err := smollm2.OpenModel(o.Model)
+	m, err := o.OpenModel(sampling)
 	if err != nil {
 		return err
 	}

@@ -63,13 +63,7 @@ func (o Options) generate(ctx context.Context, prompt0 string, sampling smollm2.
 	if err := textinput.CheckUTF8("PROMPT", prompt0); err != nil {
 		return err
 	}
-	if o.MaxNewTokens < 1 {
-		return fmt.Errorf("--max-new-tokens %d: want ≥ 1", o.MaxNewTokens)
-	}
-	if err := sampling.Check(); err != nil {
-		return err
-	}
-	m, err := smollm2.OpenModel(o.Model)
+	m, err := o.OpenModel(sampling)
 	if err != nil {
 		return err
 	}

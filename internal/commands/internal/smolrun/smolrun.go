@@ -52,6 +52,18 @@ func (o Options) ResolveSampling() (smollm2.Sampling, error) {
 	return s, nil
 }
 
+// OpenModel checks --max-new-tokens and the sampling, then opens the model file (--model, or
+// the default one): every error is one line saying how to fix it.
+func (o Options) OpenModel(sampling smollm2.Sampling) (*smollm2.Model, error) {
+	if o.MaxNewTokens < 1 {
+		return nil, fmt.Errorf("--max-new-tokens %d: want ≥ 1", o.MaxNewTokens)
+	}
+	if err := sampling.Check(); err != nil {
+		return nil, err
+	}
+	return smollm2.OpenModel(o.Model)
+}
+
 // OpenSession makes the backend (saying which on stderr), a runner of m on it and a session
 // with a KV cache of capacity positions; closeSession frees all three.
 func OpenSession(spec string, m *smollm2.Model, capacity int, stderr io.Writer) (s *smollm2.Session, backendName string, closeSession func(), err error) {
