@@ -335,7 +335,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 			break
 		}
 		bar.start(mc.label())
-		r := runMemMeasurement(mc, cfg.MemTimeout, cfg.ChildCommand)
+		r := runMemMeasurement(ctx, mc, cfg.MemTimeout, cfg.ChildCommand)
 		if mc.Kind == "ckpt" || mc.Kind == "autodiff" {
 			rep.Checkpoint = append(rep.Checkpoint, r)
 		} else {

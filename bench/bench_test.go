@@ -205,3 +205,15 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 		t.Errorf("cancelled run wrote %s", path)
 	}
 }
+
+// TestMemMeasurementStopsWithItsContext: Ctrl-C (the context) kills a memory measurement's
+// child process at once, not after its time limit.
+func TestMemMeasurementStopsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	r := runMemMeasurement(ctx, memConfig{Backend: "go", Kind: "flash", B: 1, L: 8, H: 1, D: 8}, time.Minute, []string{"sh", "-c", "sleep 60", "sh"})
+	if time.Since(start) > 30*time.Second || !strings.HasPrefix(r.Error, "stopped: ") {
+		t.Errorf("after %s: error %q, want it stopped at once", time.Since(start).Round(time.Millisecond), r.Error)
+	}
+}
