@@ -222,6 +222,14 @@ notebooks-ci:
 	$(MAKE) notebooks-selftest
 	$(MAKE) lab-check LAB_SCREENSHOT=
 
+# ---- Committed training runs (notebooks/induction) --------------------------------------------
+#   make induction-fixtures   retrain the runs notebooks 07 and 10 read (notebooks/induction/testdata)
+#       from their seeds on xla:cpu (~1 min); TestFixturesAreFresh checks the files equal a fresh run
+.PHONY: induction-fixtures
+induction-fixtures:
+	scripts/setup.sh --only go,cc,gomod,xla-cpu
+	$(GO) run ./notebooks/induction/fixtures
+
 # ---- Real models (models/, scripts/minilm.sh) ------------------------------------------------
 #   make minilm-fixtures   rewrite models/minilm/testdata with Hugging Face tokenizers and transformers
 #   make parity-minilm     the same references regenerated live into build/parity-minilm, and the

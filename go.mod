@@ -16,7 +16,12 @@ require (
 	k8s.io/klog/v2 v2.130.1
 )
 
-require github.com/kr/text v0.2.0 // indirect
+require (
+	github.com/chromedp/cdproto v0.159.0 // indirect
+	github.com/chromedp/chromedp v0.23.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/kr/text v0.2.0 // indirect
+)
 
 require (
 	github.com/emirpasic/gods v1.18.1 // indirect

@@ -10,20 +10,20 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/decode"
 )
 
 type decodeSettings struct {
-	model mhalib.Decoder
+	model decode.Decoder
 	steps int // timed cached steps, at the end of the context
 	runs  int // timed recomputations
 }
 
 func decodeConfig(quick bool) decodeSettings {
 	if quick {
-		return decodeSettings{model: mhalib.Decoder{Vocab: 64, Embed: 64, Heads: 4, Layers: 1, MaxLen: 64}, steps: 4, runs: 3}
+		return decodeSettings{model: decode.Decoder{Vocab: 64, Embed: 64, Heads: 4, Layers: 1, MaxLen: 64}, steps: 4, runs: 3}
 	}
-	return decodeSettings{model: mhalib.Decoder{Vocab: 1024, Embed: 512, Heads: 8, Layers: 2, MaxLen: 2048}, steps: 32, runs: 3}
+	return decodeSettings{model: decode.Decoder{Vocab: 1024, Embed: 512, Heads: 8, Layers: 2, MaxLen: 2048}, steps: 32, runs: 3}
 }
 
 // benchDecode measures greedy decoding of one sequence at the end of a MaxLen context:
@@ -37,7 +37,11 @@ func benchDecode(backend backends.Backend, spec string, s decodeSettings) decode
 	fail := func(err error) decodeResult { res.Error = err.Error(); return res }
 	ctx := context.New()
 	ctx.SetParam(context.ParamInitialSeed, int64(1))
-	session, err := mhalib.NewDecodeSession(backend, ctx, m, 1)
+	cache, err := m.NewKVCache(1)
+	if err != nil {
+		return fail(err)
+	}
+	session, err := decode.NewSession(backend, ctx, m, cache)
 	if err != nil {
 		return fail(err)
 	}

@@ -23,6 +23,7 @@ import (
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/train"
 	"github.com/mhalab/mhalab/xla"
 )
 
@@ -231,7 +232,7 @@ func measureStack(backend backends.Backend, cfg memConfig, res *memResult) error
 		return mhalib.PreLNBlock(ctx, x, cfg.H).Causal(mhalib.CausalTopLeft).Done()
 	}
 	loss := func(ctx *mlctx.Context, y *Node) *Node { return ReduceAllMean(Square(y)) }
-	stack, err := mhalib.NewCheckpointStack(backend, ctx, cfg.N, block, loss)
+	stack, err := train.NewCheckpointStack(backend, ctx, cfg.N, block, loss)
 	if err != nil {
 		return err
 	}
@@ -239,7 +240,7 @@ func measureStack(backend backends.Backend, cfg memConfig, res *memResult) error
 	x := uniformTensor(1, cfg.B, cfg.L, cfg.D)
 	res.BaseRSSKiB = procStatusKiB("VmRSS")
 	start := time.Now()
-	var g *mhalib.StackGradients
+	var g *train.StackGradients
 	if cfg.Kind == "ckpt" {
 		g, err = stack.Gradients(x)
 	} else {

@@ -19,6 +19,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/kvcatalog"
 )
 
 // Suite modern: attention of current LLMs, timed against PyTorch in the same run.
@@ -113,7 +114,7 @@ type gqaDecodeResult struct {
 	Heads       int       `json:"heads"`
 	KVHeads     int       `json:"kv_heads"`
 	CacheBytes  int64     `json:"cache_bytes"`          // measured: bytes of the cache tensors
-	Formula     int64     `json:"cache_bytes_formula"`  // mhalib.KVCacheBytes for the same layout
+	Formula     int64     `json:"cache_bytes_formula"`  // kvcatalog.Bytes for the same layout
 	CompileMS   float64   `json:"compile_ms,omitempty"` // first step
 	StepMS      float64   `json:"step_ms"`              // median per token
 	TokensPerS  float64   `json:"tokens_per_s"`         //
@@ -312,7 +313,7 @@ func benchGQADecode(backend backends.Backend, spec string, m gqaDecodeModel, kvH
 		d.res.CompileMS = msSince(start)
 		_ = finalizeAll(out)
 		d.res.CacheBytes = cacheTensorBytes(d.ctx)
-		d.res.Formula, _ = mhalib.KVCacheBytes(mhalib.KVCacheConfig{Layers: m.Layers, KVHeads: hkv, HeadDim: dk,
+		d.res.Formula, _ = kvcatalog.Bytes(kvcatalog.Config{Layers: m.Layers, KVHeads: hkv, HeadDim: dk,
 			Context: m.Context, DType: xs.DType()})
 	}
 	loop := time.Now()
@@ -588,10 +589,10 @@ func printModern(w io.Writer, m *modernReport) {
 			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %.1f | %d | %s | %s |\n", impl, r.Backend, r.Model, r.KVHeads,
 				humanize.IBytes(uint64(r.CacheBytes)), FormatMS(r.StepMS), r.TokensPerS, r.Runs, vs, diff)
 		}
-		formula := "mhalib.KVCacheBytes gives the same for every row"
+		formula := "kvcatalog.Bytes gives the same for every row"
 		for _, r := range m.Decode {
 			if r.Error == "" && r.Backend != "torch cpu" && r.CacheBytes != r.Formula {
-				formula = fmt.Sprintf("mhalib.KVCacheBytes DIFFERS on %s, %d KV heads: %d bytes", r.Backend, r.KVHeads, r.Formula)
+				formula = fmt.Sprintf("kvcatalog.Bytes DIFFERS on %s, %d KV heads: %d bytes", r.Backend, r.KVHeads, r.Formula)
 				break
 			}
 		}

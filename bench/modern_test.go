@@ -13,7 +13,7 @@ import (
 // TestBenchModernQuick runs the modern suite with --quick on the test backends (PyTorch left out:
 // a Python that does not exist becomes a note; scripts/test.sh runs the suite with PyTorch). It
 // checks what the suite measures besides time: every row ran, the window computes fewer tiles,
-// the cache bytes read from the tensors equal mhalib.KVCacheBytes and fall by Hq/Hkv, and the
+// the cache bytes read from the tensors equal kvcatalog.Bytes and fall by Hq/Hkv, and the
 // cached steps agree with a block step. No timing is asserted.
 func TestBenchModernQuick(t *testing.T) {
 	jsonPath := filepath.Join(t.TempDir(), "bench.json")
@@ -28,7 +28,7 @@ func TestBenchModernQuick(t *testing.T) {
 		"## Sliding-window attention vs full causal",
 		"| mhalib FlashAttention | go | B1 h2 L1024 dk16 | window 128 | 9 |",
 		"## Grouped-query decoding",
-		"mhalib.KVCacheBytes gives the same for every row",
+		"kvcatalog.Bytes gives the same for every row",
 		"PyTorch: /nonexistent/python",
 		"This suite times PyTorch on the CPU only (--torch-device cuda is used by the torch suite).",
 	} {
@@ -74,7 +74,7 @@ func TestBenchModernQuick(t *testing.T) {
 		case r.Error != "" || r.TokensPerS <= 0 || r.Runs < 3:
 			t.Errorf("bad decoding result %+v", r)
 		case r.CacheBytes != r.Formula:
-			t.Errorf("%s Hkv %d: cache tensors hold %d bytes, mhalib.KVCacheBytes says %d", r.Backend, r.KVHeads, r.CacheBytes, r.Formula)
+			t.Errorf("%s Hkv %d: cache tensors hold %d bytes, kvcatalog.Bytes says %d", r.Backend, r.KVHeads, r.CacheBytes, r.Formula)
 		case r.CacheBytes*int64(r.Heads/r.KVHeads) != mhaBytes[r.Backend]:
 			t.Errorf("%s Hkv %d: cache %d bytes, MHA %d: want Hq/Hkv = %d times less", r.Backend, r.KVHeads, r.CacheBytes, mhaBytes[r.Backend], r.Heads/r.KVHeads)
 		case r.MaxDiffStep > 1e-5:

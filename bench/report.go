@@ -400,7 +400,7 @@ func printSmolLM2(w io.Writer, rep smollm2Report) {
 		return
 	}
 	fmt.Fprintf(w, "\n## KV cache of SmolLM2-135M-Instruct (30 layers, head 64, float32): grouped-query vs one key/value head per query head\n\n")
-	fmt.Fprintln(w, "| key/value heads | query heads | backend | positions filled / capacity | measured bytes | mhalib.KVCacheBytes | max \\|Δlogit\\| vs 3 heads |")
+	fmt.Fprintln(w, "| key/value heads | query heads | backend | positions filled / capacity | measured bytes | kvcatalog.Bytes | max \\|Δlogit\\| vs 3 heads |")
 	fmt.Fprintln(w, "|---:|---:|---|---:|---:|---:|---:|")
 	for _, r := range rep.KV {
 		if r.Error != "" {

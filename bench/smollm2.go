@@ -13,7 +13,7 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 
-	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/kvcatalog"
 	"github.com/mhalab/mhalab/models/smollm2"
 )
 
@@ -74,7 +74,7 @@ type kvResult struct {
 	Capacity     int     `json:"capacity"`
 	Filled       int     `json:"filled"`
 	Bytes        int64   `json:"bytes"`         // measured: Session.CacheBytes
-	Formula      int64   `json:"formula_bytes"` // mhalib.KVCacheBytes
+	Formula      int64   `json:"formula_bytes"` // kvcatalog.Bytes
 	MaxLogitDiff float64 `json:"max_logit_diff_vs_gqa,omitempty"`
 	Error        string  `json:"error,omitempty"`
 }
@@ -210,7 +210,7 @@ func benchKVHeads(backend backends.Backend, spec string, m *smollm2.Model, promp
 	var gqaLogits []float32
 	for _, heads := range []int{c.NumKeyValueHeads, c.NumAttentionHeads} {
 		r := kvResult{Backend: spec, KVHeads: heads, QueryHeads: c.NumAttentionHeads, Capacity: s.kvContext}
-		r.Formula, _ = mhalib.KVCacheBytes(mhalib.KVCacheConfig{Layers: c.NumHiddenLayers, KVHeads: heads, HeadDim: c.HeadDim,
+		r.Formula, _ = kvcatalog.Bytes(kvcatalog.Config{Layers: c.NumHiddenLayers, KVHeads: heads, HeadDim: c.HeadDim,
 			Context: s.kvContext, Batch: 1, DType: dtypes.Float32})
 		logits, err := func() ([]float32, error) {
 			mm, err := m.WithKVHeads(heads)

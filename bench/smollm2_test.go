@@ -23,7 +23,7 @@ func needSmolLM2(t *testing.T) {
 
 // TestBenchSmolLM2Quick: the suite runs on the pure-Go backend, reports prefill and decode
 // rates, and measures the KV cache from its tensors: 9 key/value heads hold exactly 3× the bytes
-// of 3, equal to mhalib.KVCacheBytes, with the same logits (the 9-head model is the same model).
+// of 3, equal to kvcatalog.Bytes, with the same logits (the 9-head model is the same model).
 // A Python that does not exist becomes a note, not a failure.
 func TestBenchSmolLM2Quick(t *testing.T) {
 	needSmolLM2(t)

@@ -12,20 +12,6 @@ import (
 	"github.com/mhalab/mhalab/internal/testenv"
 )
 
-// chromium returns the headless browser to test with: $MHALAB_CHROMIUM, else chromium,
-// chromium-browser or google-chrome on PATH; "" when there is none.
-func chromium() string {
-	if p := os.Getenv("MHALAB_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
 // syntheticAttention returns 6 layers × 12 heads of softmax rows over L tokens from a fixed
 // seed, with head 2 of every layer a previous-token head (so heads differ visibly).
 func syntheticAttention(L int) [][][][]float32 {
@@ -63,12 +49,7 @@ func syntheticAttention(L int) [][][][]float32 {
 // filters its lines, a model-view click opens a head, no network request, a screenshot
 // ($MHALAB_SCREENSHOT, default a temporary file). Skips without Chromium (apt install chromium).
 func TestExplorerInChromium(t *testing.T) {
-	browser := chromium()
-	if browser == "" {
-		// Under CI the browser check must run: scripts/test.sh installs Chromium there.
-		testenv.RequireOrSkip(t, "no Chromium (Debian: apt-get install chromium; scripts/test.sh does it as root "+
-			"under CI; or set MHALAB_CHROMIUM)")
-	}
+	browser := testenv.Chromium(t) // under CI the browser check must run: scripts/test.sh installs Chromium there
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("no python3 to drive Chromium")

@@ -21,6 +21,9 @@ type HeadSummary struct {
 	PrevShare, NextShare, SelfShare float64
 	// CLSShare and SEPShare are the mean weights on the [CLS] and [SEP] tokens.
 	CLSShare, SEPShare float64
+	// FirstShare is the mean weight on the first token (position 0): an attention sink in a
+	// decoder, [CLS] in BERT.
+	FirstShare float64
 	// Kind is the head's most visible habit on this sentence (see Kind constants).
 	Kind string
 }
@@ -72,6 +75,7 @@ func Summarize(att [][][][]float32, tokens []string) ([][]HeadSummary, error) {
 					}
 				}
 				s.SelfShare += float64(row[q])
+				s.FirstShare += float64(row[0])
 				if q >= 1 {
 					s.PrevShare += float64(row[q-1])
 				}
@@ -85,6 +89,7 @@ func Summarize(att [][][][]float32, tokens []string) ([][]HeadSummary, error) {
 			s.SelfShare /= n
 			s.CLSShare /= n
 			s.SEPShare /= n
+			s.FirstShare /= n
 			if L > 1 {
 				s.PrevShare /= n - 1
 				s.NextShare /= n - 1

@@ -64,3 +64,41 @@ func TestSummarizeBadShapes(t *testing.T) {
 		t.Error("no tokens: no error")
 	}
 }
+
+// TestInductionScores: a head that attends exactly to the token after the earlier occurrence
+// scores 1, a previous-token head 0, and a short matrix is an error.
+func TestInductionScores(t *testing.T) {
+	const start, period = 1, 4
+	L := start + 2*period
+	mk := func(target func(q int) int) [][]float32 {
+		w := make([][]float32, L)
+		for q := range w {
+			w[q] = make([]float32, L)
+			w[q][min(max(target(q), 0), q)] = 1
+		}
+		return w
+	}
+	induction := mk(func(q int) int {
+		if q >= start+period {
+			return q - period + 1
+		}
+		return 0
+	})
+	previous := mk(func(q int) int { return q - 1 })
+	got, err := InductionScores([][][][]float32{{induction, previous}}, start, period)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0][0] != 1 || got[0][1] != 0 {
+		t.Errorf("scores %v, want [[1 0]]", got)
+	}
+	if _, err := InductionScores([][][][]float32{{induction[:L-1]}}, start, period); err == nil {
+		t.Error("a matrix shorter than start + 2·period: no error")
+	}
+	ids := InductionTokens(5, 10, 20)
+	for i := range 5 {
+		if ids[i] != ids[i+5] || ids[i] < 10 || ids[i] >= 20 {
+			t.Fatalf("InductionTokens(5, 10, 20) = %v: want two equal halves in [10, 20)", ids)
+		}
+	}
+}

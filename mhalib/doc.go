@@ -21,19 +21,14 @@
 //   - mha.go: MultiHeadAttention, the nn.MultiheadAttention equivalent, and Forward.
 //   - block.go: PreLNBlock, x + Dropout(MHA(LayerNorm(x))).
 //   - statedict.go: LoadStateDict / StateDict, PyTorch state_dict ↔ variables.
-//   - diagnostics.go: CheckRowsSumToOne, HeadDiversity, GradientReport, FirstNonFinite.
 //   - flash.go: FlashAttention, the FlashAttention-2 forward pass block by block (online softmax,
 //     causal tiles skipped, log-sum-exp), and MultiHeadAttention's Formulation(Flash).
 //   - auto.go: the default Formulation(Auto), plain or flash attention chosen by shape, and
 //     Flash's block sizes by shape.
 //   - memory.go: what plain attention's scores cost, and its refusal up front above a fixed
 //     limit (PlainAttentionBytes, DefaultMaxAttentionBytes, SetMaxAttentionBytes, MemoryError).
-//   - kvcache.go: KVCache and CachedSelfAttention for decoding; decoder.go: a small GPT-style
-//     Decoder and DecodeSession, greedy decoding with the cache.
-//   - checkpoint.go: CheckpointStack, gradient checkpointing of a stack of blocks.
-//   - mhalib/dotgrad: the gradient of DotGeneral as two DotGenerals (GoMLX v0.26's rule builds
-//     outer products), installed for the whole process by dotgrad.Install — the one package of
-//     mhalab that changes GoMLX's table of gradients.
+//   - kvcache.go: KVCache, CachedSelfAttention for decoding, and StepCache, what a decoding step
+//     needs of a cache (KVCache and WindowedKVCache are both one).
 //
 // Attention in today's LLMs (Llama 3, Qwen 3, Gemma 2/3, SmolLM2, DeepSeek-V2, gpt-oss), each an
 // option of both ScaledDotProductAttention and FlashAttention (options.go) or a piece of its own:
@@ -45,9 +40,24 @@
 //   - rope.go: RoPE, half-split and interleaved, base θ, partial rotary dims, positions.
 //   - qknorm.go: RMSNorm and QKNorm.
 //   - mla.go: MultiHeadLatentAttention (DeepSeek-V2), explicit and absorbed, with a latent cache.
-//   - kvbytes.go: KVCacheBytes and PublishedKVCacheConfigs, what a KV cache costs; KVCache
-//     takes GQA queries and MultiHeadAttention / CachedSelfAttention a number of KVHeads;
-//     kvwindow.go: WindowedKVCache, a ring of left+1 slots for sliding-window decoding.
+//   - KVCache takes GQA queries and MultiHeadAttention / CachedSelfAttention a number of
+//     KVHeads; kvwindow.go: WindowedKVCache, a ring of left+1 slots for sliding-window decoding.
+//
+// # Around the core: sub-packages
+//
+// Each imports mhalib and GoMLX only; mhalib imports none of them.
+//
+//   - mhalib/decode: Decoder, a small GPT-style model, and Session, greedy decoding with any
+//     StepCache.
+//   - mhalib/train: VariableGradients, and CheckpointStack, gradient checkpointing of a stack of
+//     blocks.
+//   - mhalib/inspect: CheckRowsSumToOne, AttentionRowStats, HeadDiversity, GradientReport,
+//     CheckGradients, FirstNonFinite — checks on host tensors.
+//   - mhalib/kvcatalog: Bytes and Published, what a KV cache costs, for published models.
+//   - mhalib/dotgrad: the gradient of DotGeneral as two DotGenerals (GoMLX v0.26's rule builds
+//     outer products), installed for the whole process by dotgrad.Install — the one package of
+//     mhalab that changes GoMLX's table of gradients.
+//   - mhalib/mhatest: float64 reference implementations for tests (standard library only).
 //
 // # Global state
 //
@@ -68,7 +78,7 @@
 // Graph-building functions follow GoMLX: they panic on bad input — always with an error value
 // (*ArgumentError, wrapping ErrInvalidArgument), whose message names the argument and the shapes.
 // GoMLX's Exec turns such a panic into a returned error, and so do Forward, Try and the host-side
-// functions (LoadStateDict, CheckRowsSumToOne, FirstNonFinite, ...).
+// functions (LoadStateDict, inspect.CheckRowsSumToOne, inspect.FirstNonFinite, ...).
 //
 // # Gradients on every backend
 //

@@ -6,13 +6,13 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	_ "github.com/gomlx/gomlx/backends/simplego" // the pure-Go backend, "go"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
+	"github.com/mhalab/mhalab/internal/tensortest"
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/inspect"
 )
 
 // goBackend returns the pure-Go backend, which needs no plugin. One instance serves every
@@ -26,15 +26,7 @@ var goBackend = sync.OnceValue(func() backends.Backend {
 })
 
 // ramp returns a float32 tensor of the given shape filled with 0, 0.1, 0.2, ... (mod 1).
-func ramp(dims ...int) *tensors.Tensor {
-	t := tensors.FromShape(shapes.Make(dtypes.Float32, dims...))
-	tensors.MustMutableFlatData[float32](t, func(flat []float32) {
-		for i := range flat {
-			flat[i] = float32(i%10) / 10
-		}
-	})
-	return t
-}
+func ramp(dims ...int) *tensors.Tensor { return tensortest.Ramp(dims...) }
 
 // Self-attention with a causal mask: 2 sequences of 3 tokens, width 8, 2 heads.
 func ExampleMultiHeadAttention() {
@@ -51,7 +43,7 @@ func ExampleMultiHeadAttention() {
 	out, weights := res[0], res[1]
 	fmt.Println("output:", out.Shape())
 	fmt.Println("weights:", weights.Shape())
-	fmt.Println("rows sum to 1:", mhalib.CheckRowsSumToOne(weights, 1e-6) == nil)
+	fmt.Println("rows sum to 1:", inspect.CheckRowsSumToOne(weights, 1e-6) == nil)
 	fmt.Printf("first query attends only to itself: %.1f\n", tensors.MustCopyFlatData[float32](weights)[:3])
 	// Output:
 	// output: (Float32)[2 3 8]

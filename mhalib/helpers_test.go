@@ -11,6 +11,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/internal/tensortest"
 	"github.com/mhalab/mhalab/mhalib"
 	"github.com/mhalab/mhalab/mhalib/mhatest"
 )
@@ -24,38 +25,16 @@ func TestMain(m *testing.M) {
 	backendtest.Main(m, "mhalib")
 }
 
-// toTensor converts a reference tensor to a GoMLX tensor of the given dtype.
+// toTensor, fromTensor and assertClose: see internal/tensortest.
 func toTensor(x *mhatest.Tensor, dtype dtypes.DType) *tensors.Tensor {
-	if dtype == dtypes.Float32 {
-		return tensors.FromFlatDataAndDimensions(x.Float32(), x.Shape...)
-	}
-	return tensors.FromFlatDataAndDimensions(append([]float64(nil), x.Data...), x.Shape...)
+	return tensortest.ToTensor(x, dtype)
 }
 
-// fromTensor converts a float GoMLX tensor to a reference tensor.
-func fromTensor(t *testing.T, x *tensors.Tensor) *mhatest.Tensor {
-	t.Helper()
-	switch x.DType() {
-	case dtypes.Float64:
-		return mhatest.FromFloat64(tensors.MustCopyFlatData[float64](x), x.Shape().Dimensions...)
-	case dtypes.Float32:
-		return mhatest.FromFloat32(tensors.MustCopyFlatData[float32](x), x.Shape().Dimensions...)
-	}
-	t.Fatalf("fromTensor: unexpected dtype %s", x.Shape())
-	return nil
-}
+func fromTensor(t *testing.T, x *tensors.Tensor) *mhatest.Tensor { return tensortest.FromTensor(t, x) }
 
-// assertClose fails unless got and want have the same shape and max |got − want| ≤ tol.
 func assertClose(t *testing.T, what string, got *tensors.Tensor, want *mhatest.Tensor, tol float64) {
 	t.Helper()
-	g := fromTensor(t, got)
-	diff, err := mhatest.MaxAbsDiff(g, want)
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-	if !(diff <= tol) {
-		t.Fatalf("%s: max |got − want| = %g > tol %g\n got  %v\n want %v", what, diff, tol, g, want)
-	}
+	tensortest.AssertClose(t, what, got, want, tol)
 }
 
 // tolFor is the comparison tolerance for a dtype.

@@ -38,6 +38,24 @@ import (
 // a new sequence. One KVCache can serve every layer of a model — the layers advance together —
 // while each layer keeps its own tensors in its own scope.
 
+// StepCache is a key/value cache as one decoding step uses it. KVCache (every position, up to
+// its capacity) and WindowedKVCache (a ring of the last Left+1 positions, for sliding-window
+// attention) both are one; CachedSelfAttention and mhalib/decode take either.
+//
+// On the host, Advance reserves the positions of the next n tokens and returns the first, pos
+// (an error when they do not fit), Len counts the positions seen and Reset starts new
+// sequences. In the graph, Step attends the new queries q [B, Hq, n, dk] (Hq a multiple of the
+// cache's h heads) at positions pos … pos+n−1 over the earlier positions the cache keeps and the
+// new keys k [B, h, n, dk] and values v [B, h, n, dv], causally, with logits scaled by scale;
+// it stores k and v in variables of ctx's scope and returns [B, Hq, n, dv]. pos is a scalar
+// int32 node.
+type StepCache interface {
+	Len() int
+	Reset()
+	Advance(n int) (pos int, err error)
+	Step(ctx *context.Context, q, k, v, pos *Node, scale float64) *Node
+}
+
 // KVCache describes a key/value cache of capacity maxLen and counts the positions filled.
 // Create it with NewKVCache.
 type KVCache struct {
@@ -185,6 +203,14 @@ func (c *KVCache) Attend(q, keys, values, pos *Node, scale float64) *Node {
 	return groupedWeightedSum(weights, values) // [B, Hq, n, dv]
 }
 
+// Step is Append then Attend (StepCache): it stores k [B, h, n, dk] and v [B, h, n, dv] at
+// positions [pos, pos+n) in ctx's scope and attends q [B, Hq, n, dk] over the cache, query i
+// seeing positions 0 … pos+i; it returns [B, Hq, n, dv].
+func (c *KVCache) Step(ctx *context.Context, q, k, v, pos *Node, scale float64) *Node {
+	keys, values := c.Append(ctx, k, v, pos) // [B, h, maxLen, dk], [B, h, maxLen, dv]
+	return c.Attend(q, keys, values, pos, scale)
+}
+
 // checkQuery validates new queries q [B, Hq, n, dk] against the cache: Hq may be a multiple of
 // the cache's heads (grouped-query attention: the cache holds only the Hkv key/value heads).
 func (c *KVCache) checkQuery(q *Node) {
@@ -203,7 +229,7 @@ type CachedBuilder struct {
 	ctx      *context.Context
 	x, pos   *Node
 	numHeads int
-	cache    *KVCache
+	cache    StepCache
 	scope    string
 	kvHeads  int // 0: numHeads
 }
@@ -216,9 +242,11 @@ type CachedBuilder struct {
 // It equals MultiHeadAttention(ctx, X, X, X, numHeads).Causal(CausalTopLeft) evaluated at
 // rows [pos, pos+n) of the whole sequence X so far, with the same variables (fused or separate
 // projections, with or without bias, as the scope holds), while the keys and values of the
-// earlier rows come from cache. The new keys and values are appended to the cache tensors in
-// the sub-scope "kv_cache". add_bias_kv and uneven heads are not supported.
-func CachedSelfAttention(ctx *context.Context, x *Node, numHeads int, cache *KVCache, pos *Node) *CachedBuilder {
+// earlier rows come from cache. The new keys and values are stored in the cache tensors in the
+// sub-scope "kv_cache". With a WindowedKVCache, each row sees only the last Left+1 positions
+// (MultiHeadAttention with Causal(CausalTopLeft) and that window). add_bias_kv and uneven heads
+// are not supported.
+func CachedSelfAttention(ctx *context.Context, x *Node, numHeads int, cache StepCache, pos *Node) *CachedBuilder {
 	return &CachedBuilder{ctx: ctx, x: x, numHeads: numHeads, cache: cache, pos: pos, scope: DefaultScope}
 }
 
@@ -238,13 +266,14 @@ func (b *CachedBuilder) KVHeads(n int) *CachedBuilder {
 
 // Done builds the step and returns the attention output [B, n, E].
 func (b *CachedBuilder) Done() *Node {
-	if b.cache == nil {
+	if c, ok := b.cache.(*WindowedKVCache); b.cache == nil || ok && c == nil {
 		panicArg("cache", "is nil")
 	}
 	mha := MultiHeadAttention(b.ctx, b.x, b.x, b.x, b.numHeads).Scope(b.scope).KVHeads(b.kvHeads)
 	d := mha.check()
-	c := b.cache
-	if c.batch != d.batch || c.heads != d.kvHeads || c.keyDim != d.embed/b.numHeads || c.valueDim != c.keyDim {
+	if c, ok := b.cache.(*KVCache); ok && c == nil {
+		panicArg("cache", "is nil")
+	} else if ok && (c.batch != d.batch || c.heads != d.kvHeads || c.keyDim != d.embed/b.numHeads || c.valueDim != c.keyDim) {
 		panicArg("cache", "[B=%d, h=%d, maxLen=%d, dk=%d, dv=%d] does not fit x shape %s with %d heads (%d key/value heads)",
 			c.batch, c.heads, c.maxLen, c.keyDim, c.valueDim, b.x.Shape(), b.numHeads, d.kvHeads)
 	}
@@ -254,10 +283,10 @@ func (b *CachedBuilder) Done() *Node {
 		panicArg("CachedSelfAttention", "scope %q has bias_k/bias_v: add_bias_kv is not supported with a KV cache", ctx.Scope())
 	}
 	init := initOf(ctx)
-	kvWidth := d.kvHeads * c.keyDim                                                             // E, or Hkv·dk
+	dk := d.embed / b.numHeads
+	kvWidth := d.kvHeads * dk                                                                   // E, or Hkv·dk
 	q, k, v := inProjection(ctx, b.x, b.x, b.x, d.embed, kvWidth, separate, useBias, init)      // [B, n, E], [B, n, kvWidth] ×2
 	qh, kh, vh := SplitHeads(q, b.numHeads), SplitHeads(k, d.kvHeads), SplitHeads(v, d.kvHeads) // [B, h, n, dk], [B, Hkv, n, dk] ×2
-	keys, values := c.Append(ctx.In("kv_cache"), kh, vh, b.pos)                                 // [B, Hkv, maxLen, dk]
-	out := c.Attend(qh, keys, values, b.pos, 1/math.Sqrt(float64(c.keyDim)))                    // [B, h, n, dk]
+	out := b.cache.Step(ctx.In("kv_cache"), qh, kh, vh, b.pos, 1/math.Sqrt(float64(dk)))        // [B, h, n, dk]
 	return outProjection(ctx, MergeHeads(out), d.embed, useBias, init)                          // [B, n, E]
 }

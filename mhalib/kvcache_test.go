@@ -10,7 +10,6 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/mhalab/mhalab/internal/backendtest"
@@ -185,106 +184,4 @@ func seqRows(x *mhatest.Tensor, from, n int) *mhatest.Tensor {
 		}
 	}
 	return out
-}
-
-// TestDecoderGreedyDecodingMatchesRecompute runs greedy decoding of a tiny model with the KV
-// cache and checks every step's logits against a full causal recompute of the sequence so far.
-func TestDecoderGreedyDecodingMatchesRecompute(t *testing.T) {
-	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
-		model := mhalib.Decoder{Vocab: 13, Embed: 16, Heads: 2, Layers: 2, MaxLen: 10}
-		const B, prompt = 2, 3
-		ctx := context.New()
-		if err := ctx.SetRNGStateFromSeed(7); err != nil {
-			t.Fatal(err)
-		}
-		session, err := mhalib.NewDecodeSession(backend, ctx, model, B)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer session.Finalize()
-		recompute, err := context.NewExec(backend, ctx, func(ctx *context.Context, tokens *Node) *Node {
-			return model.Logits(ctx, tokens)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer recompute.Finalize()
-
-		seq := make([][]int32, B) // tokens so far, per sequence
-		rng := rand.New(rand.NewPCG(1, 1))
-		for b := range seq {
-			for range prompt {
-				seq[b] = append(seq[b], int32(rng.IntN(model.Vocab)))
-			}
-		}
-		next := tokensTensor(seq, 0, prompt)
-		for step := 0; ; step++ {
-			logits, err := session.Step(next)
-			if session.Cache().Len() == model.MaxLen && err == nil && step > 0 {
-				// Filled the cache: the next step must be refused.
-				defer func() {
-					if _, err := session.Step(tokensTensor(seq, len(seq[0])-1, 1)); !errors.Is(err, mhalib.ErrCacheFull) {
-						t.Errorf("step past MaxLen: err = %v, want ErrCacheFull", err)
-					}
-				}()
-			}
-			if err != nil {
-				t.Fatalf("step %d: %v", step, err)
-			}
-			// Full recompute over the sequence so far, padded to MaxLen (causal: padding is invisible).
-			full, err := recompute.Exec(tokensTensor(padTo(seq, model.MaxLen), 0, model.MaxLen))
-			if err != nil {
-				t.Fatal(err)
-			}
-			n := next.Shape().Dim(1)
-			pos := session.Cache().Len() - n
-			got, want := logitRows(t, logits, 0, n), logitRows(t, full[0], pos, n)
-			if diff, _ := mhatest.MaxAbsDiff(got, want); !(diff <= 1e-5) {
-				t.Fatalf("step %d (positions %d…%d): cached logits differ from recompute by %g", step, pos, pos+n-1, diff)
-			}
-			if session.Cache().Len() == model.MaxLen {
-				break
-			}
-			// Greedy: the most likely token after the last position.
-			for b := range seq {
-				seq[b] = append(seq[b], argmaxRow(got, b, n-1))
-			}
-			next = tokensTensor(seq, len(seq[0])-1, 1)
-		}
-		if len(seq[0]) != model.MaxLen {
-			t.Fatalf("decoded %d tokens, want %d", len(seq[0]), model.MaxLen)
-		}
-	})
-}
-
-// tokensTensor returns seq[b][from:from+n] as an int32 tensor [B, n].
-func tokensTensor(seq [][]int32, from, n int) *tensors.Tensor {
-	data := make([]int32, 0, len(seq)*n)
-	for _, s := range seq {
-		data = append(data, s[from:from+n]...)
-	}
-	return tensors.FromFlatDataAndDimensions(data, len(seq), n)
-}
-
-func padTo(seq [][]int32, n int) [][]int32 {
-	out := make([][]int32, len(seq))
-	for b, s := range seq {
-		out[b] = append(append([]int32(nil), s...), make([]int32, n-len(s))...)
-	}
-	return out
-}
-
-// logitRows returns logits[:, from:from+n, :] of float32 logits [B, L, V] as a reference tensor.
-func logitRows(t *testing.T, logits *tensors.Tensor, from, n int) *mhatest.Tensor {
-	return seqRows(fromTensor(t, logits), from, n)
-}
-
-func argmaxRow(logits *mhatest.Tensor, b, i int) int32 {
-	best := 0
-	for v := range logits.Shape[2] {
-		if logits.At(b, i, v) > logits.At(b, i, best) {
-			best = v
-		}
-	}
-	return int32(best)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mhalab/mhalab/internal/backendtest"
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/kvcatalog"
 	"github.com/mhalab/mhalab/mhalib/mhatest"
 )
 
@@ -80,7 +81,7 @@ func TestWindowedKVCache(t *testing.T) {
 			}
 			assertClose(t, fmt.Sprintf("step at %d (n=%d)", pos, n), res[0], posRows(want, pos, n), 1e-12)
 			got := cacheBytes(ctx, "/ring")
-			wantBytes, _ := mhalib.KVCacheBytes(mhalib.KVCacheConfig{Layers: 1, KVHeads: Hkv, HeadDim: d, Context: cache.Len(),
+			wantBytes, _ := kvcatalog.Bytes(kvcatalog.Config{Layers: 1, KVHeads: Hkv, HeadDim: d, Context: cache.Len(),
 				Batch: B, DType: dt, LocalLayers: 1, Window: cache.Slots()})
 			if cache.Len() >= cache.Slots() && got != wantBytes {
 				t.Fatalf("after %d positions the ring holds %d bytes, want %d (%d slots)", cache.Len(), got, wantBytes, cache.Slots())

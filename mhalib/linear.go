@@ -86,6 +86,19 @@ func normalInit(ctx *context.Context, std float64) context.VariableInitializer {
 // zeroInit initialises with zeros.
 func zeroInit(g *Graph, shape shapes.Shape) *Node { return Zeros(g, shape) }
 
+// Variable returns the value in graph g of the variable name in ctx's current scope, creating
+// it with init (zeros when nil) if it does not exist: the rule every mhalib layer follows, for
+// layers built on mhalib. A variable that already holds a value (loaded by LoadStateDict or set
+// by an earlier execution) is reused; its shape [dims] and dtype must be the requested ones,
+// else it panics with an *ArgumentError naming the variable.
+func Variable(ctx *context.Context, g *Graph, name string, dtype dtypes.DType, dims []int,
+	init context.VariableInitializer) *Node {
+	if init == nil {
+		init = zeroInit
+	}
+	return variable(ctx, g, name, dtype, dims, init)
+}
+
 // variable returns the value in graph g of the variable name in ctx's current scope, creating it
 // with init if it does not exist. A variable that already holds a value (loaded by LoadStateDict
 // or set by an earlier execution) is reused; its shape and dtype must be the requested ones.

@@ -15,7 +15,9 @@ import (
 
 	"github.com/mhalab/mhalab/internal/backendtest"
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/inspect"
 	"github.com/mhalab/mhalab/mhalib/mhatest"
+	"github.com/mhalab/mhalab/mhalib/train"
 )
 
 // mhaCase is one configuration of MultiHeadAttention compared against mhatest.MHA.
@@ -299,7 +301,7 @@ func (r *mhaRun) execute(t *testing.T, backend backends.Backend, grads bool, twe
 			inputs := in[:len(in)-1]
 			res = append(res, Gradient(loss, inputs...)...)
 			var vg []*Node
-			names, vg = mhalib.VariableGradients(ctx, loss)
+			names, vg = train.VariableGradients(ctx, loss)
 			res = append(res, vg...)
 		}
 		return res
@@ -335,7 +337,7 @@ func TestMultiHeadAttentionMatchesReference(t *testing.T) {
 				tol := tolFor(r.c.dtype)
 				assertClose(t, "output", res.out, r.want, tol)
 				assertClose(t, "weights", res.weights, r.wantW, tol)
-				if err := mhalib.CheckRowsSumToOne(res.weights, 10*tol); err != nil {
+				if err := inspect.CheckRowsSumToOne(res.weights, 10*tol); err != nil {
 					t.Errorf("weights: %v", err)
 				}
 			})
@@ -413,7 +415,7 @@ func TestMultiHeadAttentionGradients(t *testing.T) {
 				for name := range want {
 					t.Errorf("no gradient computed for %s", name)
 				}
-				if err := mhalib.CheckGradients(res.varGrads); err != nil {
+				if err := inspect.CheckGradients(res.varGrads); err != nil {
 					t.Error(err)
 				}
 			})

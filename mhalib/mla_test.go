@@ -13,6 +13,7 @@ import (
 
 	"github.com/mhalab/mhalab/internal/backendtest"
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/kvcatalog"
 	"github.com/mhalab/mhalab/mhalib/mhatest"
 )
 
@@ -133,15 +134,15 @@ func TestMLALatentCache(t *testing.T) {
 // (dc + dr) = 576 numbers, where its 16 heads as MHA would cache 16·(192 + 128) = 5120 and GQA
 // with 2 groups 640 — the paper's Table 1 ((dc + dR)·l for MLA, 2·nh·dh·l for MHA).
 func TestMLACacheBytesPerToken(t *testing.T) {
-	mla := mhalib.KVCacheConfig{Layers: 1, Latent: 512, RopeDim: 64, Context: 1}
-	mha := mhalib.KVCacheConfig{Layers: 1, KVHeads: 16, HeadDim: 192, ValueHeadDim: 128, Context: 1}
+	mla := kvcatalog.Config{Layers: 1, Latent: 512, RopeDim: 64, Context: 1}
+	mha := kvcatalog.Config{Layers: 1, KVHeads: 16, HeadDim: 192, ValueHeadDim: 128, Context: 1}
 	gqa := mha
 	gqa.KVHeads = 2
 	for _, c := range []struct {
-		cfg  mhalib.KVCacheConfig
+		cfg  kvcatalog.Config
 		want int64
 	}{{mla, 576 * 2}, {mha, 5120 * 2}, {gqa, 640 * 2}} {
-		if got, err := mhalib.KVCacheBytes(c.cfg); err != nil || got != c.want {
+		if got, err := kvcatalog.Bytes(c.cfg); err != nil || got != c.want {
 			t.Errorf("%+v: %d bytes (%v), want %d", c.cfg, got, err, c.want)
 		}
 	}

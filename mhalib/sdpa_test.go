@@ -13,6 +13,7 @@ import (
 
 	"github.com/mhalab/mhalab/internal/backendtest"
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/inspect"
 	"github.com/mhalab/mhalab/mhalib/mhatest"
 )
 
@@ -132,7 +133,7 @@ func TestScaledDotProductAttention(t *testing.T) {
 				}
 				assertClose(t, "output", res[0], want, 1e-13)
 				assertClose(t, "weights", res[1], wantW, 1e-13)
-				if err := mhalib.CheckRowsSumToOne(res[1], 1e-12); err != nil {
+				if err := inspect.CheckRowsSumToOne(res[1], 1e-12); err != nil {
 					t.Error(err)
 				}
 				loss := func() float64 { out, _ := sdpaRef(); return mhatest.Loss(out, cot) }

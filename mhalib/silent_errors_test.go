@@ -63,44 +63,6 @@ func TestFlashAttentionNaNStaysInItsBatch(t *testing.T) {
 	})
 }
 
-// TestCheckpointSharedVariableGradientsSum: a variable used by several blocks (here one weight
-// w shared by both blocks of y = w·(w·x)) gets the sum of every block's contribution, as
-// autodiff gives: d(w²·x)/dw = 2·w·x = 8 at w = 2, x = 2. It used to get only the last
-// contribution computed (block 0's, 4).
-func TestCheckpointSharedVariableGradientsSum(t *testing.T) {
-	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
-		block := func(ctx *context.Context, x *Node) *Node {
-			w := ctx.InAbsPath("/shared").Checked(false).VariableWithValue("w", 2.0).ValueGraph(x.Graph()) // scalar
-			return Mul(x, w)                                                                               // [1, 1]
-		}
-		loss := func(ctx *context.Context, y *Node) *Node { return ReduceAllSum(y) }
-		stack, err := mhalib.NewCheckpointStack(backend, context.New(), 2, block, loss)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer stack.Finalize()
-		x := tensors.FromFlatDataAndDimensions([]float64{2}, 1, 1)
-		ckpt, err := stack.Gradients(x)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plain, err := stack.GradientsAutodiff(x)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for what, grads := range map[string]*mhalib.StackGradients{"checkpointed": ckpt, "autodiff": plain} {
-			g, ok := grads.Variables["/shared/w"]
-			if !ok {
-				t.Fatalf("%s: no gradient for /shared/w: %v", what, keys(grads.Variables))
-			}
-			if got := tensors.ToScalar[float64](g); got != 8 {
-				t.Errorf("%s d loss/d w = %g, want 8 (= 2·w·x)", what, got)
-			}
-		}
-		assertClose(t, "d loss/d x", ckpt.Input, mhatest.FromFloat64([]float64{4}, 1, 1), 0)
-	})
-}
-
 // TestForwardFlashRuns: Forward with Formulation(Flash) runs and returns no weights (Flash never
 // forms them), with the same output as the default formulation. It used to fail always: Forward
 // asked every formulation for its weights.

@@ -73,6 +73,7 @@ func notebooks(t *testing.T) map[string]notebook {
 
 // The notebooks of the course, in order.
 var want = []string{
+	"00_attention_by_hand.ipynb",
 	"01_qkv_projection.ipynb",
 	"02_heads.ipynb",
 	"03_sdpa_masks.ipynb",
@@ -88,9 +89,9 @@ var want = []string{
 }
 
 // course are the notebooks held to the teaching rules of issue 16 (short, narrow cells, a quiet
-// setup cell, an exercise with a folded solution): 01–08 and 10–12.
+// setup cell, an exercise with a folded solution): 00–08 and 10–12.
 var course = []string{
-	"01_qkv_projection.ipynb", "02_heads.ipynb", "03_sdpa_masks.ipynb", "04_mha.ipynb",
+	"00_attention_by_hand.ipynb", "01_qkv_projection.ipynb", "02_heads.ipynb", "03_sdpa_masks.ipynb", "04_mha.ipynb",
 	"05_flash.ipynb", "06_parity.ipynb", "07_kvcache.ipynb", "08_xla.ipynb", "10_heads_learn.ipynb",
 	"11_real_llm.ipynb", "12_modern_attention.ipynb",
 }
@@ -209,7 +210,8 @@ func TestNotebooksHaveExercisesWithFoldedSolutions(t *testing.T) {
 		}
 		exercises := 0
 		for i, c := range nb.Cells {
-			if c.CellType != "code" || !strings.Contains(c.source(t), "nb.Exercise(") {
+			if src := c.source(t); c.CellType != "code" ||
+				!(strings.Contains(src, "nb.Exercise(") || strings.Contains(src, "nb.Try(")) {
 				continue
 			}
 			exercises++
@@ -219,14 +221,14 @@ func TestNotebooksHaveExercisesWithFoldedSolutions(t *testing.T) {
 			}
 			sol := nb.Cells[i+1]
 			src := sol.source(t)
-			if sol.CellType != "code" || !sol.Metadata.Jupyter.SourceHidden ||
-				!(strings.Contains(src, "nb.Check(") || strings.Contains(src, "nb.CheckClose(")) {
+			if sol.CellType != "code" || !sol.Metadata.Jupyter.SourceHidden || !(strings.Contains(src, "nb.Check(") ||
+				strings.Contains(src, "nb.CheckClose(") || strings.Contains(src, "nb.Solved(")) {
 				t.Errorf("%s: cell %d after the exercise in cell %d is not a folded solution that checks its answer",
 					name, i+2, i+1)
 			}
 		}
 		if exercises == 0 {
-			t.Errorf("%s: no exercise (a cell calling nb.Exercise)", name)
+			t.Errorf("%s: no exercise (a cell calling nb.Exercise or nb.Try)", name)
 		}
 	}
 }
@@ -244,6 +246,73 @@ func TestNotebooksDoNotWriteFixedNamesInSharedTmp(t *testing.T) {
 			if strings.Contains(src, "os.TempDir()") || strings.Contains(src, "\"/tmp/") {
 				t.Errorf("%s: cell %d writes under the shared temporary folder; use os.UserCacheDir() or build/", name, i+1)
 			}
+		}
+	}
+}
+
+// writes are the notebooks where the reader writes the core of the idea as code (issue 25):
+// a stub that compiles, a check, and the folded solution.
+var writes = []string{
+	"00_attention_by_hand.ipynb", "01_qkv_projection.ipynb", "02_heads.ipynb",
+	"03_sdpa_masks.ipynb", "04_mha.ipynb", "05_flash.ipynb", "06_parity.ipynb",
+	"07_kvcache.ipynb", "08_xla.ipynb",
+}
+
+var stubFunc = regexp.MustCompile(`(?m)^func (\w+)\(`)
+
+// In each of writes, an exercise is three code cells in a row: the stub, a function whose body
+// is panic(nb.WriteMe); the check, which calls nb.Try (it prints "not solved yet" for the stub,
+// which scripts/notebooks.py requires of every run); and the folded solution, which defines the
+// same function and checks it with nb.Solved (so a run proves the solution right). No cell above
+// the stub defines the function: the answer is never shown before its exercise.
+func TestReaderWritesTheCore(t *testing.T) {
+	nbs := notebooks(t)
+	for _, name := range writes {
+		nb, ok := nbs[name]
+		if !ok {
+			t.Errorf("%s is missing", name)
+			continue
+		}
+		var code []cell
+		for _, c := range nb.Cells {
+			if c.CellType == "code" {
+				code = append(code, c)
+			}
+		}
+		found := 0
+		for i, c := range code {
+			src := c.source(t)
+			if !strings.Contains(src, "panic(nb.WriteMe)") {
+				continue
+			}
+			found++
+			m := stubFunc.FindStringSubmatch(src)
+			if m == nil || i+2 >= len(code) {
+				t.Errorf("%s: code cell %d panics with nb.WriteMe but is not a stub function followed by a check and a solution", name, i+1)
+				continue
+			}
+			fn := m[1]
+			defines := regexp.MustCompile(`(?m)^func ` + fn + `\(`)
+			check, sol := code[i+1], code[i+2]
+			switch {
+			case c.Metadata.Jupyter.SourceHidden:
+				t.Errorf("%s: the stub %s (code cell %d) is folded: the reader must see it", name, fn, i+1)
+			case !strings.Contains(check.source(t), "nb.Try("):
+				t.Errorf("%s: the code cell after the stub %s does not check it with nb.Try", name, fn)
+			case check.Metadata.Jupyter.SourceHidden:
+				t.Errorf("%s: the check of %s is folded", name, fn)
+			case !sol.Metadata.Jupyter.SourceHidden || !defines.MatchString(sol.source(t)) ||
+				!strings.Contains(sol.source(t), "nb.Solved("):
+				t.Errorf("%s: the cell after the check of %s is not a folded solution defining %s and checking it with nb.Solved", name, fn, fn)
+			}
+			for j := range i {
+				if defines.MatchString(code[j].source(t)) {
+					t.Errorf("%s: code cell %d defines %s above its exercise (code cell %d): the answer shows before the question", name, j+1, fn, i+1)
+				}
+			}
+		}
+		if found == 0 {
+			t.Errorf("%s: no exercise where the reader writes code (a stub function with panic(nb.WriteMe))", name)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/train"
 	"github.com/mhalab/mhalab/torchio"
 )
 
@@ -92,7 +93,7 @@ func (r *Runner) Run(ref *Reference) (map[string]*tensors.Tensor, error) {
 			for _, n := range cg.diffNames {
 				g.where = append(g.where, "grad."+n)
 			}
-			varNames, varGrads := mhalib.VariableGradients(ctx, loss)
+			varNames, varGrads := train.VariableGradients(ctx, loss)
 			for i, vn := range varNames {
 				name := strings.TrimPrefix(vn, "/"+caseScope(0)+cg.scopePrefix)
 				g.where = append(g.where, "grad.param."+strings.ReplaceAll(name, "/", "."))

@@ -84,6 +84,22 @@ def cell_failure(cell):
     return text if len(text) <= 400 else text[:400] + " …"
 
 
+EXERCISE_CHECK = re.compile(r"\bnb\.(Try|Exercise)\(")
+
+
+def exercise_failure(cell):
+    """An exercise's check cell (nb.Try, nb.Exercise) runs the answer as committed: the stub.
+    It must print "not solved yet"; anything else means the stub is not caught (or the answer
+    was committed). Returns a one-line description, or None."""
+    if not EXERCISE_CHECK.search(cell.get("source", "")):
+        return None
+    stdout = "".join(stream_text(o) for o in cell.get("outputs", [])
+                     if o.get("output_type") == "stream" and o.get("name") == "stdout")
+    if "not solved yet" in stdout:
+        return None
+    return "exercise check: the committed stub was not caught (no \"not solved yet\" in its output)"
+
+
 def first_line(source):
     """The first line of a cell's source that says something (not blank, not GoNB's "%%")."""
     for line in source.splitlines():
@@ -204,7 +220,7 @@ def run_notebook_logged(path, out_dir, timeout, log, html):
                 seconds = time.monotonic() - t0
                 result["cells"].append({"cell": index + 1, "code_cell": code_index, "seconds": round(seconds, 2),
                                         "source": first_line(cell.source)})
-                failure = failure or cell_failure(cell)
+                failure = failure or cell_failure(cell) or exercise_failure(cell)
                 if failure:
                     result.update(ok=False, failure=failure, cell=index + 1, code_cell=code_index,
                                   source=first_line(cell.source), output=output_text(cell))

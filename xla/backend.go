@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gomlx/go-xla/pkg/pjrt"
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 	gomlxxla "github.com/gomlx/gomlx/backends/xla"
@@ -87,7 +88,17 @@ func NewWithReason(spec string) (backend backends.Backend, reason string, err er
 // newSpec creates the backend of a valid, non-empty spec. For an XLA spec, note describes
 // the plugin: " [PJRT API 0.81, /path/pjrt_c_api_cpu_plugin.so]".
 func newSpec(spec string) (b backends.Backend, note string, err error) {
+	return newSpecDevices(spec, 0)
+}
+
+// newSpecDevices is newSpec with a device count: 0 keeps the plugin's default; n > 0 asks
+// the CPU plugin for n virtual devices (option "cpu_device_count") and checks that another
+// plugin has at least n.
+func newSpecDevices(spec string, devices int) (b backends.Backend, note string, err error) {
 	if spec == SpecGo {
+		if devices > 1 {
+			return nil, "", fmt.Errorf("xla: backend %s has one device, %d requested: use %s --devices %d (virtual CPU devices) or %s", SpecGo, devices, SpecCPU, devices, SpecCUDA)
+		}
 		b, err = simplego.New(SimpleGoConfig)
 		return b, "", err
 	}
@@ -106,13 +117,22 @@ func newSpec(spec string) (b backends.Backend, note string, err error) {
 	// An absolute path never triggers GoMLX's automatic download; turning it off as well costs
 	// nothing and covers a future GoMLX that would look anyway. Done here, not on import.
 	gomlxxla.EnableAutoInstall(false)
+	var options pjrt.NamedValuesMap
+	if platform == "cpu" && devices > 0 {
+		options = pjrt.NamedValuesMap{cpuDeviceCountOption: int64(devices)}
+	}
 	err = catch(func() error {
 		var err error
-		b, err = gomlxxla.New(config)
+		b, err = gomlxxla.NewWithOptions(config, options)
 		return err
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("xla: creating backend %s from %s: %w", spec, plugin.Path(), err)
+	}
+	if devices > 0 && b.NumDevices() < devices {
+		have := b.NumDevices()
+		b.Finalize()
+		return nil, "", fmt.Errorf("xla: backend %s has %d device(s), %d requested", spec, have, devices)
 	}
 	major, minor := plugin.Version()
 	return b, fmt.Sprintf(" [PJRT API %d.%d, %s]", major, minor, plugin.Path()), nil

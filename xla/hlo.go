@@ -121,7 +121,7 @@ func checkXLA(b backends.Backend, what string) error {
 // then *Node inputs or one []*Node, returning *Node values or a []*Node) for inputs of the
 // given shapes, naming the graph name. Variables are created with ctx's initialisers; their
 // initialisation graph is compiled separately (under another name).
-func compileGraph(backend backends.Backend, ctx *context.Context, graphFn any, name string, inputShapes []shapes.Shape) error {
+func compileGraph(backend backends.Backend, ctx *context.Context, graphFn any, name string, dist *Distribution, inputShapes []shapes.Shape) error {
 	if ctx == nil {
 		ctx = context.New()
 	}
@@ -131,12 +131,21 @@ func compileGraph(backend backends.Backend, ctx *context.Context, graphFn any, n
 	}
 	defer exec.Finalize()
 	exec.WithName(name)
-	args := make([]any, len(inputShapes))
-	for i, s := range inputShapes {
-		if !s.Ok() {
-			return fmt.Errorf("xla: input shape #%d is invalid (%s)", i, s)
+	devices := 1
+	if dist != nil {
+		if exec, err = dist.configure(backend, exec); err != nil {
+			return err
 		}
-		args[i] = tensors.FromShape(s)
+		devices = dist.Mesh.NumDevices()
+	}
+	var args []any
+	for range devices {
+		for i, s := range inputShapes {
+			if !s.Ok() {
+				return fmt.Errorf("xla: input shape #%d is invalid (%s)", i, s)
+			}
+			args = append(args, tensors.FromShape(s))
+		}
 	}
 	return exec.PreCompile(args...)
 }
@@ -167,7 +176,7 @@ func StableHLO(backend backends.Backend, ctx *context.Context, graphFn any, inpu
 	err = func() error {
 		defer restore()
 		defer klog.ClearLogger()
-		return compileGraph(backend, ctx, graphFn, name, inputShapes)
+		return compileGraph(backend, ctx, graphFn, name, nil, inputShapes)
 	}()
 	if err != nil {
 		return "", fmt.Errorf("xla: StableHLO: compiling the graph: %w", err)
@@ -251,6 +260,13 @@ type HLODump struct {
 // optimisation, with the number of fusions. XLA dumps the modules into a temporary folder
 // (see the top of hlo.go), which is removed before OptimizedHLO returns.
 func OptimizedHLO(backend backends.Backend, ctx *context.Context, graphFn any, inputShapes ...shapes.Shape) (*HLODump, error) {
+	return OptimizedHLOFor(backend, ctx, graphFn, nil, inputShapes...)
+}
+
+// OptimizedHLOFor is OptimizedHLO for a graph compiled for several devices as dist says (nil:
+// one device). inputShapes are then the shapes of one device's inputs (its shards); the HLO
+// is one device's program, with its collectives (Collectives reads them).
+func OptimizedHLOFor(backend backends.Backend, ctx *context.Context, graphFn any, dist *Distribution, inputShapes ...shapes.Shape) (*HLODump, error) {
 	if err := checkXLA(backend, "OptimizedHLO"); err != nil {
 		return nil, err
 	}
@@ -264,7 +280,7 @@ func OptimizedHLO(backend backends.Backend, ctx *context.Context, graphFn any, i
 	// XLA names the module after GoMLX's graph name "<name>#0", normalised to an identifier.
 	filePrefix := name + "_0."
 	defer removeDump(dir, filePrefix)
-	if err := compileGraph(backend, ctx, graphFn, name, inputShapes); err != nil {
+	if err := compileGraph(backend, ctx, graphFn, name, dist, inputShapes); err != nil {
 		return nil, fmt.Errorf("xla: OptimizedHLO: compiling the graph: %w", err)
 	}
 	find := func(suffix string) (string, error) {

@@ -19,8 +19,9 @@
 //	2  bad usage: the command line does not fit the synopsis (unknown command or flag, a
 //	   flag value of the wrong type or not one of its listed choices, a missing required flag,
 //	   an extra argument)
-//	130 interrupted: Ctrl-C stopped generate, chat or bench, which stop cleanly (a second
-//	   Ctrl-C kills; the other commands are killed by the first, as any program)
+//	130 interrupted: Ctrl-C stopped generate, chat or bench. These, explore and lessons stop
+//	   cleanly on Ctrl-C or SIGTERM (a second Ctrl-C kills); the other commands are killed by
+//	   the first, as any program.
 //
 // Errors are one line on stderr, "mhalab <command>: <what is wrong>"; a usage error adds a
 // second line pointing to -h. A panic (a bug) is reported the same way, as an internal error;
@@ -83,6 +84,13 @@ var commands = []command{
 		args:    "[--backend B] [--json] [--html FILE] [--model DIR] [--max-tokens N] SENTENCE",
 		summary: "attention weights of every layer and head of all-MiniLM-L6-v2 on a sentence; --html FILE: the explorer page",
 		parse:   parseAttention,
+	},
+	{
+		name:          "explore",
+		args:          "[--model DIR|FILE|minilm|smollm2] [--port N] [--backend B] [--max-tokens N]",
+		summary:       "the live attention explorer: a web page on 127.0.0.1 (URL with a token) showing every head's attention as you type, the next-token distribution, generation step by step with the KV cache",
+		parse:         parseExplore,
+		interruptible: true,
 	},
 	{
 		name: "generate",

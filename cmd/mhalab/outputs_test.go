@@ -10,6 +10,7 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
+	"github.com/mhalab/mhalab/cmd/mhalab/internal/badinputs"
 	"github.com/mhalab/mhalab/torchio"
 )
 
@@ -110,7 +111,7 @@ func TestOutputIsNotAnInput(t *testing.T) {
 			"--html " + p("page.html") + " is the same file as --model's tokenizer.json " + filepath.Join(model, "tokenizer.json")},
 	} {
 		code, stdout, stderr := runCLI(c.args...)
-		lines := badInputLines(stderr)
+		lines := badinputs.Lines(stderr)
 		if code != 1 || len(lines) != 1 || !strings.Contains(lines[0], c.want) || strings.Contains(stderr, "mhalab: backend") {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 1 before the backend starts, one line containing %q", c.name, code, stdout, stderr, c.want)
 		}

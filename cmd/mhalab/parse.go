@@ -16,6 +16,7 @@ import (
 	"github.com/mhalab/mhalab/internal/commands/chat"
 	"github.com/mhalab/mhalab/internal/commands/demo"
 	"github.com/mhalab/mhalab/internal/commands/embed"
+	"github.com/mhalab/mhalab/internal/commands/explore"
 	"github.com/mhalab/mhalab/internal/commands/forward"
 	"github.com/mhalab/mhalab/internal/commands/generate"
 	"github.com/mhalab/mhalab/internal/commands/hlo"
@@ -191,4 +192,14 @@ func parseChat(c command, args []string, stdout io.Writer) (runner, error) {
 	err := parseFlags(fs, c, args, stdout)
 	o.Given = given(fs)
 	return o, err
+}
+
+func parseExplore(c command, args []string, stdout io.Writer) (runner, error) {
+	var o explore.Options
+	fs := newFlagSet(c.name)
+	fs.StringVar(&o.Model, "model", "", `a Llama-family GGUF file, a BERT-family folder (config.json, tokenizer.json, model.safetensors), or "minilm" / "smollm2" for the models scripts/setup.sh installs (default minilm)`)
+	fs.IntVar(&o.Port, "port", 0, "listen on 127.0.0.1:N (0: a free port)")
+	fs.StringVar(&o.Backend, "backend", "", backendHelpShort)
+	fs.IntVar(&o.MaxTokens, "max-tokens", 0, "show texts of at most N tokens (0: 128; at most the model's context)")
+	return o, parseFlags(fs, c, args, stdout)
 }

@@ -22,10 +22,10 @@ const (
 type layer int
 
 const (
-	core        layer = iota // mhalib/...: GoMLX and the standard library only
+	core        layer = iota // mhalib and its sub-packages: GoMLX and the standard library only
 	library                  // reusable packages: import core and other libraries
 	application              // parity, bench, notebooks, lessons, runners: import core and libraries
-	command                  // cmd/...: imports anything, imported by nothing
+	command                  // package main (cmd/... and the commands listed in commands): imports anything, imported by nothing
 )
 
 func (l layer) String() string {
@@ -35,17 +35,23 @@ func (l layer) String() string {
 // libraries are the module's library packages (a path and everything under it). A package not
 // listed here, in mhalib/ or in cmd/ is an application: a new package is an application until it
 // is listed here, so a library cannot start depending on it unnoticed.
-var libraries = []string{"torchio", "xla", "models", "internal/backendtest", "internal/testenv", "internal/plugincheck", "internal/atomicfile", "internal/textinput", "fastgo"}
+var libraries = []string{"torchio", "xla", "models", "internal/backendtest", "internal/testenv", "internal/tensortest", "internal/atomicfile", "internal/textinput", "fastgo"}
+
+// commands are the module's package main trees besides cmd/ (TestCommandsArePackageMain checks
+// both ways): tools that `go run` builds, imported by nothing.
+var commands = []string{"cmd", "internal/plugincheck", "lessons/internal/genmanifest", "notebooks/induction/fixtures"}
 
 // within reports whether rel (a path relative to the module) is dir or under it.
 func within(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }
 
 func layerOf(rel string) layer {
-	switch {
-	case within(rel, "mhalib"):
+	if within(rel, "mhalib") {
 		return core
-	case within(rel, "cmd"):
-		return command
+	}
+	for _, cmd := range commands {
+		if within(rel, cmd) {
+			return command
+		}
 	}
 	for _, lib := range libraries {
 		if within(rel, lib) {
@@ -78,6 +84,10 @@ func isLessonTooling(rel string) bool {
 func arrowError(from, to string) string {
 	lf, lt := layerOf(from), layerOf(to)
 	switch {
+	case from == "mhalib" && to != "mhalib" && within(to, "mhalib"):
+		return "mhalib imports none of its sub-packages (they import mhalib: decode, train, inspect, kvcatalog, dotgrad, mhatest)"
+	case lf == core && from != "mhalib" && lt == core && to != "mhalib" && !within(to, from) && !within(from, to):
+		return "an mhalib sub-package imports mhalib and GoMLX only, not another sub-package"
 	case within(to, from) || within(from, to):
 		return "" // a package tree's own parts
 	case lt == command:
@@ -241,7 +251,22 @@ func TestArrowRules(t *testing.T) {
 		{"parity", "notebooks/nb", false},
 		{"mhalib", "torchio", false},
 		{"mhalib", "xla", false},
-		{"mhalib", "mhalib/mhatest", true},
+		{"mhalib", "mhalib/mhatest", false},
+		{"mhalib", "mhalib/decode", false},
+		{"mhalib", "mhalib/dotgrad", false},
+		{"mhalib", "fastgo", false},
+		{"mhalib/decode", "mhalib", true},
+		{"mhalib/train", "mhalib", true},
+		{"mhalib/decode", "mhalib/train", false},
+		{"mhalib/inspect", "mhalib/train", false},
+		{"mhalib/train", "mhalib/dotgrad", false},
+		{"mhalib/decode", "mhalib/decode/internal/x", true},
+		{"mhalib/decode", "fastgo", false},
+		{"mhalib/dotgrad", "xla", false},
+		{"fastgo", "mhalib/dotgrad", true},
+		{"cmd/mhalab", "mhalib/dotgrad", true},
+		{"bench", "internal/plugincheck", false},
+		{"internal/plugincheck", "xla", true},
 		{"mhalib/mhatest", "internal/backendtest", false},
 		{"torchio", "mhalib", true},
 		{"torchio", "parity", false},

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/inspect"
 )
 
 // WarnNonFinite writes one line to w for each float output holding NaN or ±Inf — how many of
@@ -37,12 +37,12 @@ func WarnNonFinite(w io.Writer, prefix string, outputs map[string]*tensors.Tenso
 	}
 }
 
-// nonFinite is mhalib.NonFinite for float tensors; other dtypes have none.
+// nonFinite is inspect.NonFinite for float tensors; other dtypes have none.
 func nonFinite(t *tensors.Tensor) (int, []int, error) {
 	if t == nil || (t.DType() != dtypes.Float32 && t.DType() != dtypes.Float64) {
 		return 0, nil, nil
 	}
-	return mhalib.NonFinite(t)
+	return inspect.NonFinite(t)
 }
 
 func sortedKeys(m map[string]*tensors.Tensor) []string {

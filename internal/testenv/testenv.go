@@ -8,8 +8,10 @@
 package testenv
 
 import (
+	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -30,4 +32,25 @@ func RequireOrSkip(t testing.TB, reason string) {
 		return // t.Fatalf does not return; a fake testing.TB's may
 	}
 	t.Skip(reason)
+}
+
+// Seed is the seed of a randomised test: fixed by default (def), so that make test runs the same
+// cases every time; $MHALAB_TEST_SEED=N uses N, and MHALAB_TEST_SEED=random draws one. The test
+// logs the seed it uses, with the line that replays it.
+func Seed(t testing.TB, def uint64) uint64 {
+	t.Helper()
+	seed := def
+	switch v := os.Getenv("MHALAB_TEST_SEED"); v {
+	case "":
+	case "random":
+		seed = rand.Uint64()
+	default:
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("MHALAB_TEST_SEED=%q: want a number or random", v)
+		}
+		seed = n
+	}
+	t.Logf("seed %d (replay: MHALAB_TEST_SEED=%d go test -run '^%s$')", seed, seed, t.Name())
+	return seed
 }

@@ -69,3 +69,18 @@ func TestShellAndMakeAgree(t *testing.T) {
 		}
 	}
 }
+
+func TestSeed(t *testing.T) {
+	t.Setenv("MHALAB_TEST_SEED", "")
+	if s := Seed(t, 7); s != 7 {
+		t.Errorf("default: seed %d, want 7", s)
+	}
+	t.Setenv("MHALAB_TEST_SEED", "12345")
+	if s := Seed(t, 7); s != 12345 {
+		t.Errorf("MHALAB_TEST_SEED=12345: seed %d", s)
+	}
+	t.Setenv("MHALAB_TEST_SEED", "random")
+	if a, b := Seed(t, 7), Seed(t, 7); a == b {
+		t.Errorf("MHALAB_TEST_SEED=random gave %d twice", a)
+	}
+}

@@ -40,3 +40,18 @@ func ExampleMaskSpec_Bias() {
 	// Output:
 	// [-Inf -Inf] [0 0]
 }
+
+// Diff says how a result differs from the reference, as the lessons' grader and the notebooks'
+// exercises report it.
+func ExampleDiff() {
+	want := mhatest.FromFloat64([]float64{1, 2, 3, 4, 5, 6}, 2, 3)
+	fmt.Printf("%q\n", mhatest.Diff(mhatest.FromFloat64([]float64{1, 2, 3, 4, 5, 6}, 2, 3), want, 1e-6))
+	fmt.Println(mhatest.Diff(mhatest.FromFloat64([]float64{1, 2, 3, 4, 5, 6}, 3, 2), want, 1e-6))
+	fmt.Println(mhatest.Diff(mhatest.FromFloat64([]float64{1, 2, 3, 4, 7, 9}, 2, 3), want, 1e-6))
+	// Output:
+	// ""
+	// expected shape [2 3], got [3 2]
+	// the values differ
+	//   first difference at index [1 1]: expected 5, got 7 (|difference| 2 > tolerance 1e-06)
+	//   2 of 6 elements differ
+}

@@ -48,6 +48,13 @@ func Load(dir string) (*Model, error) {
 	if err := CheckFiles(dir); err != nil {
 		return nil, err
 	}
+	return LoadFolder(dir)
+}
+
+// LoadFolder reads a BERT-family model from dir without checking the pinned files: config.json
+// (BERT's fields; GELU, absolute positions), tokenizer.json (WordPiece) and model.safetensors
+// with BERT's tensor names. A file that does not fit is one error naming it and why.
+func LoadFolder(dir string) (*Model, error) {
 	cfg, err := ReadConfig(filepath.Join(dir, FileConfig.Name))
 	if err != nil {
 		return nil, err
@@ -146,7 +153,7 @@ func (m *Model) Run(backend backends.Backend, encs []Encoding, details bool) (*O
 	if len(encs) == 0 {
 		return nil, errors.New("minilm: Run: no sentences")
 	}
-	ids, valid, err := m.pad(encs) // [B, L] ×2
+	ids, valid, err := m.pad(encs, 0) // [B, L] ×2
 	if err != nil {
 		return nil, err
 	}
@@ -178,8 +185,9 @@ func (m *Model) Run(backend backends.Backend, encs []Encoding, details bool) (*O
 }
 
 // pad makes the inputs of one batch: ids [B, L] int32 padded with [PAD] to the longest
-// encoding, and valid [B, L] bool (false on padding).
-func (m *Model) pad(encs []Encoding) (ids, valid *tensors.Tensor, err error) {
+// encoding (or to padTo, at most the model's positions, when that is longer), and valid [B, L]
+// bool (false on padding).
+func (m *Model) pad(encs []Encoding, padTo int) (ids, valid *tensors.Tensor, err error) {
 	B, L := len(encs), 0
 	for i, e := range encs {
 		if e.Len() > m.Config.MaxPositionEmbeddings {
@@ -187,6 +195,7 @@ func (m *Model) pad(encs []Encoding) (ids, valid *tensors.Tensor, err error) {
 		}
 		L = max(L, e.Len())
 	}
+	L = max(L, min(padTo, m.Config.MaxPositionEmbeddings))
 	id := make([]int32, B*L) // [B, L], [PAD] = pad_token_id
 	ok := make([]bool, B*L)  // [B, L]
 	for b, e := range encs {

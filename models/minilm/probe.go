@@ -15,9 +15,12 @@ import (
 type ProbeOptions struct {
 	Ablation probe.Ablation // heads to zero- or mean-ablate; none by default
 	Trace    bool           // also return the residual stream, every head's output and the attention weights
+	// PadTo pads the batch to at least PadTo positions (at most the model's): a caller that
+	// rounds it up to a few bucket sizes compiles one program per bucket, not one per length.
+	PadTo int
 }
 
-// ProbeOutput is what Probe returns for B sentences padded to the longest, L tokens.
+// ProbeOutput is what Probe returns for B sentences padded to the longest (or PadTo), L tokens.
 type ProbeOutput struct {
 	Lengths     []int       // tokens of each sentence ([CLS] and [SEP] included)
 	Embeddings  [][]float32 // [B][E], as Run's, with the ablation applied
@@ -46,7 +49,7 @@ func (m *Model) Probe(backend backends.Backend, encs []Encoding, o ProbeOptions)
 	if err != nil {
 		return nil, err
 	}
-	ids, valid, err := m.pad(encs) // [B, L] ×2
+	ids, valid, err := m.pad(encs, o.PadTo) // [B, L] ×2
 	if err != nil {
 		return nil, err
 	}

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"sort"
 )
 
 // Sampling chooses the next token from the logits. The zero value is greedy (argmax).
@@ -33,75 +31,6 @@ func (s Sampling) Check() error {
 	return nil
 }
 
-// sampler draws tokens by a Sampling.
-type sampler struct {
-	s   Sampling
-	rng *rand.Rand
-}
-
-func newSampler(s Sampling) *sampler {
-	return &sampler{s: s, rng: rand.New(rand.NewPCG(s.Seed, 0x5eed))}
-}
-
-// argmax is the index of the largest logit (the first of equal ones, as torch.argmax).
-func argmax(logits []float32) int {
-	best := 0
-	for i, v := range logits {
-		if v > logits[best] {
-			best = i
-		}
-	}
-	return best
-}
-
-// next picks a token: argmax, or, with a temperature, the logits divided by it, cut to the
-// TopK largest, then to the smallest prefix (by probability) reaching TopP, renormalised and
-// sampled — the order of Hugging Face's TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper.
-func (p *sampler) next(logits []float32) int {
-	if p.s.Greedy || p.s.Temperature == 0 {
-		return argmax(logits)
-	}
-	idx := make([]int, len(logits))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return logits[idx[a]] > logits[idx[b]] })
-	if p.s.TopK > 0 && p.s.TopK < len(idx) {
-		idx = idx[:p.s.TopK]
-	}
-	// Softmax of logits/T over the kept tokens, in float64.
-	probs := make([]float64, len(idx))
-	top := float64(logits[idx[0]]) / p.s.Temperature
-	sum := 0.0
-	for i, id := range idx {
-		probs[i] = math.Exp(float64(logits[id])/p.s.Temperature - top)
-		sum += probs[i]
-	}
-	// Top-p: keep the most likely tokens until their mass reaches TopP (always at least one).
-	if p.s.TopP < 1 {
-		acc := 0.0
-		for i := range probs {
-			acc += probs[i] / sum
-			if acc >= p.s.TopP {
-				probs, idx = probs[:i+1], idx[:i+1]
-				break
-			}
-		}
-		sum = 0
-		for _, q := range probs {
-			sum += q
-		}
-	}
-	u := p.rng.Float64() * sum
-	for i, q := range probs {
-		u -= q
-		if u < 0 {
-			return idx[i]
-		}
-	}
-	return idx[len(idx)-1]
-}
-
 // ErrPromptTooLong is wrapped by Generate's error when the prompt does not fit the context.
 var ErrPromptTooLong = errors.New("prompt too long")
 
@@ -121,14 +50,14 @@ func (s *Session) Generate(prompt []int, maxNew int, sampling Sampling, emit fun
 		return nil, fmt.Errorf("smollm2: %w: %d tokens, with %d already in the session, exceed its %d positions",
 			ErrPromptTooLong, len(prompt), s.Len(), s.Cap())
 	}
-	p := newSampler(sampling)
+	p := NewSampler(sampling)
 	logits, err := s.Feed(prompt)
 	if err != nil {
 		return nil, err
 	}
 	var out []int
 	for len(out) < maxNew {
-		id := p.next(logits)
+		id := p.Next(logits)
 		if id == s.r.Model.Tokenizer.EOS {
 			break
 		}

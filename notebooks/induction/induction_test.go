@@ -1,10 +1,11 @@
 package induction
 
 import (
-	"flag"
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -21,8 +22,7 @@ func TestMain(m *testing.M) { backendtest.Main(m, "notebooks/induction") }
 
 func TestSampleRepeatsADistinctPrefix(t *testing.T) {
 	task := Task{Vocab: 32, Len: 24, MinPrefix: 5, MaxPrefix: 12} // random offsets and lengths
-	seed := uint64(rand.Uint32())
-	t.Logf("seed %d", seed)
+	seed := testenv.Seed(t, 1)
 	b := task.Sample(rand.New(rand.NewPCG(seed, 1)), 200)
 	targets := tensors.MustCopyFlatData[int32](b.Targets)
 	mask := tensors.MustCopyFlatData[float32](b.Mask)
@@ -108,10 +108,9 @@ func TestForwardWithWeightsIsTheDecoder(t *testing.T) {
 	})
 }
 
-var update = flag.String("update", "", "retrain and rewrite the committed files of a run: repeat (testdata/repeat.safetensors) or induction (testdata/induction.*)")
-
-// committed is the file notebook 07 decodes with: Repeat trained by TestUpdateCommittedWeights.
-var committed = filepath.Join("testdata", "repeat.safetensors")
+// committed is the file notebook 07 decodes with: Repeat trained for RepeatSteps steps
+// (make induction-fixtures; TestFixturesAreFresh).
+var committed = filepath.Join("testdata", RepeatFile)
 
 // The committed weights copy the repeat: nearly every copied token predicted right, and a
 // head that attends from each token of the copy to the token after its first occurrence.
@@ -134,36 +133,6 @@ func TestCommittedWeightsCopy(t *testing.T) {
 			t.Errorf("the committed weights do not copy: accuracy %.3f, scores %v", s.Accuracy, s.Induction)
 		}
 	})
-}
-
-// TestUpdateCommittedWeights retrains Repeat (with -update=repeat) and rewrites the committed file.
-func TestUpdateCommittedWeights(t *testing.T) {
-	if *update != "repeat" {
-		t.Skip("run with -update=repeat to retrain and rewrite " + committed)
-	}
-	backend, err := backendtest.Get("xla:cpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dotgrad.Install()
-	r, err := NewRun(backend, Repeat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Train(400); err != nil {
-		t.Fatal(err)
-	}
-	s, err := r.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Accuracy < 0.99 {
-		t.Fatalf("after 400 steps the accuracy is %.3f", s.Accuracy)
-	}
-	if err := Save(committed, r.Ctx, r.Config); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("wrote %s: accuracy %.3f, scores %v", committed, s.Accuracy, s.Induction)
 }
 
 // A few steps of training lower the loss, and Save/Load round-trips the weights.
@@ -251,8 +220,7 @@ func TestTrainRecordedSavesAndLoads(t *testing.T) {
 
 func TestSampleAnyTokens(t *testing.T) {
 	task := Induction.Task
-	seed := uint64(rand.Uint32())
-	t.Logf("seed %d", seed)
+	seed := testenv.Seed(t, 1)
 	b := task.Sample(rand.New(rand.NewPCG(seed, 1)), 200)
 	mask := tensors.MustCopyFlatData[float32](b.Mask)
 	fillerHasPrefixToken := false
@@ -395,43 +363,66 @@ func TestInductionHeadsForm(t *testing.T) {
 }
 
 var (
-	inductionWeights = filepath.Join("testdata", "induction.safetensors")
-	inductionRecords = filepath.Join("testdata", "induction-records.json")
+	inductionWeights = filepath.Join("testdata", InductionWeightsFile)
+	inductionRecords = filepath.Join("testdata", InductionRecordsFile)
 )
 
-// TestUpdateInduction (with -update=induction) trains Induction for InductionSteps steps on
-// xla:cpu, recording every 25 steps, and rewrites the committed weights and records that
-// notebook 10 plots.
-func TestUpdateInduction(t *testing.T) {
-	if *update != "induction" {
-		t.Skip("run with -update=induction to retrain and rewrite " + inductionWeights)
-	}
+// The committed runs are what their generator trains today, byte for byte: each is retrained
+// from its seed on xla:cpu into a temporary folder (WriteFixtures, as make induction-fixtures
+// does) and compared with testdata/. Training on xla:cpu is deterministic on a machine (two
+// runs gave identical files); another CPU's kernels may round differently, and the message then
+// says by how much the weights moved.
+func TestFixturesAreFresh(t *testing.T) {
 	backend, err := backendtest.Get("xla:cpu")
 	if err != nil {
-		t.Fatal(err)
+		testenv.RequireOrSkip(t, fmt.Sprintf("xla:cpu unavailable: %v", err))
 	}
 	dotgrad.Install()
-	r, err := NewRun(backend, Induction)
-	if err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	for _, name := range Fixtures {
+		summary, err := WriteFixtures(backend, dir, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("fresh %s", summary)
 	}
-	records, err := r.TrainRecorded(InductionSteps, 25)
-	if err != nil {
-		t.Fatal(err)
+	for _, file := range []string{RepeatFile, InductionWeightsFile, InductionRecordsFile} {
+		fresh, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		old, err := os.ReadFile(filepath.Join("testdata", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(fresh, old) {
+			t.Errorf("testdata/%s is not what its generator trains today%s: regenerate it with make induction-fixtures "+
+				"(go run ./notebooks/induction/fixtures)", file, weightsMoved(filepath.Join(dir, file), filepath.Join("testdata", file)))
+		}
 	}
-	last := records[len(records)-1]
-	if slices.Max(last.Induction[1]) < 0.5 || slices.Max(last.PrevToken[0]) < 0.5 {
-		t.Fatalf("no induction head formed: %v %v", last.PrevToken, last.Induction)
+}
+
+// weightsMoved says how far the weights of two saved runs are apart, or "" for other files.
+func weightsMoved(a, b string) string {
+	if filepath.Ext(a) != ".safetensors" {
+		return ""
 	}
-	keep := Milestones(records, 1)
-	if err := SaveRecords(inductionRecords, Thin(records, keep)); err != nil {
-		t.Fatal(err)
+	ca, _, errA := Load(a)
+	cb, _, errB := Load(b)
+	if errA != nil || errB != nil {
+		return fmt.Sprintf(" (%v, %v)", errA, errB)
 	}
-	if err := Save(inductionWeights, r.Ctx, r.Config); err != nil {
-		t.Fatal(err)
+	wa, _ := ModelWeights(ca)
+	wb, _ := ModelWeights(cb)
+	worst := 0.0
+	for name, x := range wa {
+		if y, ok := wb[name]; ok && slices.Equal(x.Shape().Dimensions, y.Shape().Dimensions) {
+			worst = max(worst, maxDiff(x, y))
+		} else {
+			return fmt.Sprintf(" (variable %s differs in shape or is missing)", name)
+		}
 	}
-	t.Logf("wrote %s and %s: maps at records %v; last: accuracy %.3f, previous-token %.2f, induction %.2f",
-		inductionWeights, inductionRecords, keep, last.Accuracy, last.PrevToken, last.Induction)
+	return fmt.Sprintf(" (weights moved by up to %.3g)", worst)
 }
 
 // The committed Induction weights have both heads on every backend, and copy a repeat of a

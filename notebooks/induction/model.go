@@ -8,15 +8,16 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/decode"
 )
 
-// The model is mhalib.Decoder: token and position embeddings, Layers pre-LN causal attention
+// The model is decode.Decoder: token and position embeddings, Layers pre-LN causal attention
 // blocks (attention only, no MLP, as in Olsson et al.'s small models), tied output layer.
 
 // ForwardWithWeights computes what Decoder.Logits computes, from the same variables, and also
 // returns every layer's attention weights: tokens [B, L] → logits [B, L, V] followed by one
 // [B, H, L, L] per layer. The variables must exist (created by Decoder.Logits or training).
-func ForwardWithWeights(ctx *context.Context, m mhalib.Decoder, tokens *Node) []*Node {
+func ForwardWithWeights(ctx *context.Context, m decode.Decoder, tokens *Node) []*Node {
 	g := tokens.Graph()
 	batch, n := tokens.Shape().Dim(0), tokens.Shape().Dim(1)
 	free := ctx.Checked(false)
@@ -39,7 +40,7 @@ func ForwardWithWeights(ctx *context.Context, m mhalib.Decoder, tokens *Node) []
 	return outs
 }
 
-// layerName is the scope of layer i in mhalib.Decoder.
+// layerName is the scope of layer i in decode.Decoder.
 func layerName(i int) string { return fmt.Sprintf("layer_%d", i) }
 
 // CopyLoss is the mean cross-entropy of the next token over the masked positions.

@@ -6,9 +6,10 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/decode"
 )
 
-// The rotary model (Config.RoPE): mhalib.Decoder's sizes and layout without the position table.
+// The rotary model (Config.RoPE): decode.Decoder's sizes and layout without the position table.
 // Positions enter only through RoPE (mhalib.RoPE) on the queries and keys, so a head can prefer
 // "the key one position back" (what a previous-token head needs) but cannot tell where in the
 // sequence it is — which leaves matching tokens as the only way to find a copy at a varying
@@ -24,7 +25,7 @@ import (
 
 // ropeForward computes the rotary model: tokens [B, L] int32 → logits [B, L, V], then one
 // attention-weights tensor [B, H, L, L] per layer.
-func ropeForward(ctx *context.Context, m mhalib.Decoder, rotaryDims int, tokens *Node) []*Node {
+func ropeForward(ctx *context.Context, m decode.Decoder, rotaryDims int, tokens *Node) []*Node {
 	g := tokens.Graph()
 	batch, n := tokens.Shape().Dim(0), tokens.Shape().Dim(1)
 	init := func(g *Graph, shape shapes.Shape) *Node { // GPT-2's N(0, 0.02²)
@@ -51,7 +52,7 @@ func ropeForward(ctx *context.Context, m mhalib.Decoder, rotaryDims int, tokens 
 }
 
 // ropeNames lists the variables of the rotary model, by file name.
-func ropeNames(m mhalib.Decoder) []string {
+func ropeNames(m decode.Decoder) []string {
 	names := []string{"wte/weight", "ln_f/weight", "ln_f/bias"}
 	for i := range m.Layers {
 		names = append(names, layerName(i)+"/norm/weight", layerName(i)+"/norm/bias")

@@ -10,7 +10,7 @@
 // later layer, an induction head (query i attends to the key whose previous token equals token
 // i, and copies that key's token). PrevTokenScore and InductionScore measure both patterns.
 //
-// Two runs are defined. Repeat (P = 12 at offset 0, learned positions: mhalib.Decoder) can copy
+// Two runs are defined. Repeat (P = 12 at offset 0, learned positions: decode.Decoder) can copy
 // by position alone, since the copy is always 11 keys back; notebook 7 decodes with its
 // weights. Induction (P = 8 … 16 at random offsets, rotary positions) cannot: the distance
 // varies, and its model forms a previous-token head in layer 0 and induction heads in layer 1.

@@ -12,14 +12,14 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/train"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers/cosineschedule"
-	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/decode"
 )
 
 // Config is a training run: the task, the model, and the optimiser's settings.
 type Config struct {
 	Task         Task
-	Model        mhalib.Decoder // sizes; Vocab = Task.Vocab, MaxLen = Task.Len
-	RoPE         bool           // the rotary model (rope.go) instead of mhalib.Decoder's learned positions
+	Model        decode.Decoder // sizes; Vocab = Task.Vocab, MaxLen = Task.Len
+	RoPE         bool           // the rotary model (rope.go) instead of decode.Decoder's learned positions
 	RotaryDims   int            // with RoPE: how many of each head's features rotate (0: all)
 	Batch        int            // sequences per step
 	LearningRate float64        // Adam's (the peak, with a schedule)
@@ -33,7 +33,7 @@ type Config struct {
 // by its copy, 24 tokens in all; width 64, 4 heads, 2 layers; Adam at 3e-3, batches of 16.
 var Repeat = Config{
 	Task:         Task{Vocab: 32, Len: 24, MinPrefix: 12, MaxPrefix: 12},
-	Model:        mhalib.Decoder{Vocab: 32, Embed: 64, Heads: 4, Layers: 2, MaxLen: 24},
+	Model:        decode.Decoder{Vocab: 32, Embed: 64, Heads: 4, Layers: 2, MaxLen: 24},
 	Batch:        16,
 	LearningRate: 3e-3,
 	Seed:         1,
@@ -49,7 +49,7 @@ var Repeat = Config{
 // over InductionSteps − 100 steps; batches of 64.
 var Induction = Config{
 	Task:         Task{Vocab: 64, Len: 32, MinPrefix: 8, MaxPrefix: 16, AnyTokens: true},
-	Model:        mhalib.Decoder{Vocab: 64, Embed: 64, Heads: 4, Layers: 2, MaxLen: 32},
+	Model:        decode.Decoder{Vocab: 64, Embed: 64, Heads: 4, Layers: 2, MaxLen: 32},
 	RoPE:         true,
 	RotaryDims:   8,
 	Batch:        64,
@@ -92,7 +92,7 @@ type Run struct {
 	rng     *rand.Rand
 }
 
-// NewRun creates the model's variables on backend (with mhalib.Decoder's initialisation, from
+// NewRun creates the model's variables on backend (with decode.Decoder's initialisation, from
 // c.Seed) and a fixed evaluation batch of 64 sequences. Call dotgrad.Install (mhalib/dotgrad)
 // first for faster, leaner gradients.
 func NewRun(backend backends.Backend, c Config) (*Run, error) {

@@ -16,7 +16,7 @@ import (
 // name without the leading "/" ("wte/weight", "layer_1/attn/in_proj_weight", "ln_f/bias"), and
 // the Config as JSON in the metadata ("config").
 
-// isModelVariable reports whether a variable in scope is one of mhalib.Decoder's (the
+// isModelVariable reports whether a variable in scope is one of decode.Decoder's (the
 // optimiser's are not saved).
 func isModelVariable(scope string) bool {
 	for _, prefix := range []string{"/wte", "/wpe", "/layer_", "/ln_f"} {

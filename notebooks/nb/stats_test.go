@@ -3,7 +3,9 @@ package nb_test
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/mhalab/mhalab/notebooks/nb"
@@ -90,5 +92,27 @@ func TestBoxes(t *testing.T) {
 func TestExerciseNeverPanics(t *testing.T) {
 	if nb.Exercise(false, "hint", "done") || !nb.Exercise(true, "hint", "done %d", 1) {
 		t.Errorf("Exercise does not return ok")
+	}
+}
+
+func TestCompareTimesOnlyWhenRangesSeparate(t *testing.T) {
+	ms := func(lo, med, hi int) nb.Times {
+		return nb.Times{Low: time.Duration(lo) * time.Millisecond, Median: time.Duration(med) * time.Millisecond,
+			High: time.Duration(hi) * time.Millisecond, Runs: 5}
+	}
+	for _, c := range []struct {
+		a, b nb.Times
+		says string
+	}{
+		{ms(20, 22, 25), ms(9, 10, 12), "2.20× slower than"},
+		{ms(9, 10, 12), ms(20, 22, 25), "faster (0.45× the time) than"},
+		{ms(9, 14, 21), ms(20, 22, 25), "within the spread"},
+	} {
+		if got := nb.CompareTimes(c.a, c.b); !strings.HasPrefix(got, c.says) {
+			t.Errorf("CompareTimes(%v, %v) = %q, want %q…", c.a, c.b, got, c.says)
+		}
+	}
+	if n := nb.Time(4, func() {}); n.Runs != 4 || n.Min > n.Low || n.Low > n.Median || n.Median > n.High || n.High > n.Max {
+		t.Errorf("Time: %+v", n)
 	}
 }

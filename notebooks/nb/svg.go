@@ -95,7 +95,23 @@ func Heatmap(title string, m [][]float64, opt HeatmapOptions) string {
 		lo, hi, paint = -m, m, divergingColour
 	}
 	signed := lo < 0 && hi > 0
-	left, top := 34, 34
+	// Every row and column is labelled (never every 2nd): the font shrinks to the cell (down to
+	// 6 px), and column labels wider than their cell are written rotated, upwards.
+	rowLabels, colLabels := axisLabels(opt.Rows, rows), axisLabels(opt.Cols, cols)
+	font := max(6, min(9, cell-1))
+	charW := float64(font) * 0.6
+	longest := func(labels []string) int {
+		n := 0
+		for _, l := range labels {
+			n = max(n, len([]rune(l)))
+		}
+		return n
+	}
+	rotate := float64(longest(colLabels))*charW > float64(cell)
+	left, top := max(34, int(float64(longest(rowLabels))*charW)+8), 34
+	if rotate {
+		top = 24 + int(float64(longest(colLabels))*charW*0.87) + 8
+	}
 	if opt.RowLabel != "" {
 		left += 14
 	}
@@ -129,27 +145,16 @@ func Heatmap(title string, m [][]float64, opt HeatmapOptions) string {
 		}
 	}
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#444"/>`, left, top, cols*cell, rows*cell)
-	// Axis labels: every row/column when there is room (18 px), else every 2nd, 4th, 5th, … .
-	step := 1
-	for _, k := range []int{1, 2, 4, 5, 8, 10, 16, 20, 25, 50, 100} {
-		step = k
-		if k*cell >= 18 {
-			break
-		}
+	for i, label := range rowLabels {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" font-size="%d">%s</text>`, left-3, top+i*cell+cell/2+font/3, font, esc(label))
 	}
-	for i := 0; i < rows; i += step {
-		label := fmt.Sprint(i)
-		if i < len(opt.Rows) {
-			label = opt.Rows[i]
+	for j, label := range colLabels {
+		x := left + j*cell + cell/2
+		if rotate {
+			fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="start" font-size="%d" transform="rotate(-60 %d %d)">%s</text>`, x+font/3, top-4, font, x+font/3, top-4, esc(label))
+		} else {
+			fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-size="%d">%s</text>`, x, top-4, font, esc(label))
 		}
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" font-size="9">%s</text>`, left-3, top+i*cell+cell/2+3, esc(label))
-	}
-	for j := 0; j < cols; j += step {
-		label := fmt.Sprint(j)
-		if j < len(opt.Cols) {
-			label = opt.Cols[j]
-		}
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-size="9">%s</text>`, left+j*cell+cell/2, top-4, esc(label))
 	}
 	if opt.ColLabel != "" {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-style="italic">%s →</text>`, left+cols*cell/2, top+rows*cell+16, esc(opt.ColLabel))
@@ -171,6 +176,18 @@ func Heatmap(title string, m [][]float64, opt HeatmapOptions) string {
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// axisLabels returns n labels: the given ones, and the index for any not given.
+func axisLabels(given []string, n int) []string {
+	labels := make([]string, n)
+	for i := range labels {
+		labels[i] = fmt.Sprint(i)
+		if i < len(given) {
+			labels[i] = given[i]
+		}
+	}
+	return labels
 }
 
 // titleWidth estimates the width in pixels of a bold 11 px title.
@@ -428,6 +445,13 @@ func BlockGrid(title, rowLabel, colLabel string, rows, cols, cellW, cellH int, t
 				fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-size="10">%s</text>`, x+cellW/2, y+cellH/2+4, esc(t.Label))
 			}
 		}
+	}
+	// Indices of the rows and columns (every one: a grid is read by its indices).
+	for i := range rows {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" font-size="9">%d</text>`, left-4, top+i*cellH+cellH/2+3, i)
+	}
+	for j := range cols {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-size="9">%d</text>`, left+j*cellW+cellW/2, top-4, j)
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-style="italic">%s →</text>`, left+cols*cellW/2, top+rows*cellH+16, esc(colLabel))
 	cx, cy := 12, top+rows*cellH/2

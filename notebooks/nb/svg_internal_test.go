@@ -77,3 +77,38 @@ func TestNiceTicks(t *testing.T) {
 		t.Errorf("niceTicks(0.13, 0.52) = %v", got)
 	}
 }
+
+// Every row and column of a heatmap is labelled, however small the cells: token labels are
+// never thinned out (they are rotated and shrunk instead).
+func TestHeatmapLabelsEveryToken(t *testing.T) {
+	const n = 32
+	m := make([][]float64, n)
+	tokens := make([]string, n)
+	for i := range m {
+		m[i] = make([]float64, n)
+		tokens[i] = fmt.Sprintf("tok%02d", i)
+	}
+	svg := Heatmap("32 tokens", m, HeatmapOptions{Cell: 6, Rows: tokens, Cols: tokens})
+	for _, tok := range tokens {
+		if c := strings.Count(svg, ">"+tok+"<"); c != 2 {
+			t.Errorf("token %s is labelled %d times, want 2 (its row and its column)", tok, c)
+		}
+	}
+	if !strings.Contains(svg, "rotate(-60") {
+		t.Error("column labels wider than their 6 px cells are not rotated")
+	}
+	idx := Heatmap("indices", m, HeatmapOptions{Cell: 6})
+	if !strings.Contains(idx, ">31<") || !strings.Contains(idx, ">17<") {
+		t.Error("index labels are thinned out")
+	}
+}
+
+// A block grid shows the index of every row and column.
+func TestBlockGridHasIndices(t *testing.T) {
+	svg := BlockGrid("grid", "row", "col", 3, 12, 20, 20, func(i, j int) Tile { return Tile{} }, nil)
+	for _, idx := range []string{">0<", ">2<", ">11<"} {
+		if !strings.Contains(svg, idx) {
+			t.Errorf("the grid has no index label %s", idx)
+		}
+	}
+}

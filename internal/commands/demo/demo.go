@@ -17,6 +17,7 @@ import (
 	"github.com/mhalab/mhalab/bench"
 	"github.com/mhalab/mhalab/internal/cli"
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/inspect"
 	"github.com/mhalab/mhalab/xla"
 )
 
@@ -105,7 +106,7 @@ func Demo(ctx context.Context, w io.Writer, backend backends.Backend, reason str
 	first := time.Since(start)
 	output, weights := outputs[0], outputs[1]
 	fmt.Fprintf(w, "output:   %s, attention weights %s\n", output.Shape(), weights.Shape())
-	if err := mhalib.CheckRowsSumToOne(weights, RowTolerance); err != nil {
+	if err := inspect.CheckRowsSumToOne(weights, RowTolerance); err != nil {
 		return fmt.Errorf("attention rows do not sum to 1: %w", err)
 	}
 	fmt.Fprintf(w, "check:    all %d attention rows sum to 1 (tolerance %g)\n", weights.Shape().Size()/cfg.Seq, RowTolerance)

@@ -18,7 +18,6 @@ package grader
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -367,57 +366,15 @@ func (l Lesson) Close(t testing.TB, what string, got *tensors.Tensor, want *mhat
 // CloseHost is Close for a result already on the host.
 func (l Lesson) CloseHost(t testing.TB, what string, got, want *mhatest.Tensor, tol float64) bool {
 	t.Helper()
-	if got == nil {
-		l.Failf(t, "%s: got nothing (nil), expected shape %v", what, want.Shape)
+	if d := mhatest.Diff(got, want, tol); d != "" {
+		l.Failf(t, "%s: %s", what, d)
 		return false
 	}
-	if !mhatest.SameShape(got.Shape, want.Shape) {
-		l.Failf(t, "%s: expected shape %v, got %v", what, want.Shape, got.Shape)
-		return false
-	}
-	first, count := -1, 0
-	for i := range want.Data {
-		if !near(got.Data[i], want.Data[i], tol) {
-			if first < 0 {
-				first = i
-			}
-			count++
-		}
-	}
-	if first < 0 {
-		return true
-	}
-	g, w := got.Data[first], want.Data[first]
-	detail := fmt.Sprintf("|difference| %.3g > tolerance %.0e", math.Abs(g-w), tol)
-	if math.IsNaN(g) || math.IsInf(g, 0) || math.IsInf(w, 0) {
-		detail = "not a finite match"
-	}
-	l.Failf(t, "%s: the values differ\n  first difference at index %v: expected %.6g, got %.6g (%s)\n  %d of %d elements differ",
-		what, Index(want.Shape, first), w, g, detail, count, len(want.Data))
-	return false
+	return true
 }
 
-func near(got, want, tol float64) bool {
-	if got == want { // also equal infinities
-		return true
-	}
-	if math.IsNaN(got) || math.IsNaN(want) || math.IsInf(got, 0) || math.IsInf(want, 0) {
-		return false
-	}
-	return math.Abs(got-want) <= tol+tol*math.Abs(want)
-}
-
-// Index turns a flat row-major position into a multi-index of shape.
-func Index(shape []int, flat int) []int {
-	idx := make([]int, len(shape))
-	for axis := len(shape) - 1; axis >= 0; axis-- {
-		if shape[axis] > 0 {
-			idx[axis] = flat % shape[axis]
-			flat /= shape[axis]
-		}
-	}
-	return idx
-}
+// Index turns a flat row-major position into a multi-index of shape (mhatest.Index).
+func Index(shape []int, flat int) []int { return mhatest.Index(shape, flat) }
 
 // Host copies a float tensor (float32 or float64) into a float64 mhatest.Tensor.
 func Host(t *tensors.Tensor) (*mhatest.Tensor, error) {

@@ -1,4 +1,4 @@
-package mhalib
+package inspect
 
 import (
 	"math"

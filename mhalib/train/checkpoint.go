@@ -1,4 +1,7 @@
-package mhalib
+// Package train is what training a stack of mhalib blocks needs beyond GoMLX: the gradient of
+// every trainable variable (VariableGradients) and gradient checkpointing (CheckpointStack),
+// which trades a second forward pass for memory.
+package train
 
 import (
 	"fmt"
@@ -7,6 +10,8 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/mhalab/mhalab/mhalib"
 )
 
 // Gradient checkpointing: trading compute for memory in the backward pass.
@@ -79,10 +84,10 @@ const LossScope = "loss"
 // BlockScope(i) of ctx) with loss on top. Variables are created, as usual, on first use.
 func NewCheckpointStack(backend backends.Backend, ctx *context.Context, numBlocks int, block BlockFunc, loss LossFunc) (*CheckpointStack, error) {
 	if backend == nil || ctx == nil || block == nil || loss == nil {
-		return nil, &ArgumentError{Arg: "NewCheckpointStack", Msg: "backend, ctx, block and loss must not be nil"}
+		return nil, &mhalib.ArgumentError{Arg: "NewCheckpointStack", Msg: "backend, ctx, block and loss must not be nil"}
 	}
 	if numBlocks < 1 {
-		return nil, &ArgumentError{Arg: "numBlocks", Msg: fmt.Sprintf("%d: want at least 1", numBlocks)}
+		return nil, &mhalib.ArgumentError{Arg: "numBlocks", Msg: fmt.Sprintf("%d: want at least 1", numBlocks)}
 	}
 	return &CheckpointStack{backend: backend, ctx: ctx, numBlocks: numBlocks, block: block, loss: loss,
 		forward: make([]*context.Exec, numBlocks), backward: make([]*context.Exec, numBlocks),
@@ -238,7 +243,7 @@ func (s *CheckpointStack) checkedLoss(ctx *context.Context, y *Node) *Node {
 		if loss != nil {
 			shape = loss.Shape().String()
 		}
-		panicArg("loss", "shape %s: the loss must be a scalar", shape)
+		panic(&mhalib.ArgumentError{Arg: "loss", Msg: fmt.Sprintf("shape %s: the loss must be a scalar", shape)})
 	}
 	return loss
 }

@@ -1,4 +1,4 @@
-package mhalib_test
+package inspect_test
 
 import (
 	"fmt"
@@ -7,14 +7,17 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
+	"github.com/mhalab/mhalab/internal/tensortest"
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/inspect"
+	"github.com/mhalab/mhalab/mhalib/train"
 )
 
 func ExampleCheckRowsSumToOne() {
 	good := tensors.FromValue([][]float32{{0.25, 0.75}, {0, 0}}) // the second row is fully masked
 	bad := tensors.FromValue([][]float32{{0.5, 0.6}})
-	fmt.Println(mhalib.CheckRowsSumToOne(good, 1e-6))
-	fmt.Println(mhalib.CheckRowsSumToOne(bad, 1e-6))
+	fmt.Println(inspect.CheckRowsSumToOne(good, 1e-6))
+	fmt.Println(inspect.CheckRowsSumToOne(bad, 1e-6))
 	// Output:
 	// <nil>
 	// mhalib: weights shape (Float32)[1 2]: 1 rows (0 fully masked): max |Σw − 1| = 0.1 > tol 1e-06, 0 negative, 0 NaN/Inf entries
@@ -22,7 +25,7 @@ func ExampleCheckRowsSumToOne() {
 
 func ExampleHeadDiversity() {
 	w := tensors.FromValue([][][][]float64{{{{1, 0}}, {{0, 1}}}}) // [B=1, h=2, Lq=1, Lk=2]: heads look at different keys
-	fmt.Printf("%.4f (ln 2 is the maximum)\n", mhalib.HeadDiversity(w))
+	fmt.Printf("%.4f (ln 2 is the maximum)\n", inspect.HeadDiversity(w))
 	// Output:
 	// 0.6931 (ln 2 is the maximum)
 }
@@ -35,15 +38,15 @@ func ExampleGradientReport() {
 	exec := context.MustNewExec(goBackend(), ctx, func(ctx *context.Context, x *Node) []*Node {
 		out := mhalib.MultiHeadAttention(ctx, x, x, x, 2).Done()
 		var grads []*Node
-		names, grads = mhalib.VariableGradients(ctx, ReduceAllSum(Square(out)))
+		names, grads = train.VariableGradients(ctx, ReduceAllSum(Square(out)))
 		return grads
 	})
-	res := exec.MustExec(ramp(2, 3, 4))
+	res := exec.MustExec(tensortest.Ramp(2, 3, 4))
 	grads := map[string]*tensors.Tensor{}
 	for i, n := range names {
 		grads[n] = res[i]
 	}
-	for _, st := range mhalib.GradientReport(grads) {
+	for _, st := range inspect.GradientReport(grads) {
 		fmt.Println(st.Name, st.Finite, st.MaxAbs > 0)
 	}
 	// Output:
@@ -55,7 +58,7 @@ func ExampleGradientReport() {
 
 // Finding where a NaN appears first.
 func ExampleFirstNaN() {
-	n, err := mhalib.FirstNaN(goBackend(), context.New(), func(ctx *context.Context, in []*Node) []*Node {
+	n, err := inspect.FirstNaN(goBackend(), context.New(), func(ctx *context.Context, in []*Node) []*Node {
 		x := MulScalar(in[0], 2)
 		y := Sqrt(SubScalar(x, 1)) // NaN for x < 1
 		return []*Node{Exp(y)}

@@ -1,4 +1,9 @@
-package mhalib
+// Package inspect checks attention and training on host tensors, for notebooks and tests:
+// attention rows sum to one (CheckRowsSumToOne, AttentionRowStats), heads differ from each other
+// (HeadDiversity), gradients are finite (VariableGradients, GradientReport, CheckGradients), and
+// where a NaN or Inf first appears (FirstNonFinite, FirstNaN, NonFinite). Errors are
+// *mhalib.ArgumentError values naming the argument.
+package inspect
 
 import (
 	"fmt"
@@ -11,15 +16,14 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
-)
 
-// Diagnostics on host tensors, for notebooks and tests: attention rows sum to one, gradients
-// are finite, heads differ from each other, and where a NaN or Inf first appears.
+	"github.com/mhalab/mhalab/mhalib"
+)
 
 // float64s returns the elements of a float tensor as float64.
 func float64s(t *tensors.Tensor, arg string) ([]float64, error) {
 	if t == nil {
-		return nil, &ArgumentError{Arg: arg, Msg: "nil tensor"}
+		return nil, &mhalib.ArgumentError{Arg: arg, Msg: "nil tensor"}
 	}
 	switch t.DType() {
 	case dtypes.Float64:
@@ -35,7 +39,7 @@ func float64s(t *tensors.Tensor, arg string) ([]float64, error) {
 		}
 		return out, nil
 	}
-	return nil, &ArgumentError{Arg: arg, Msg: fmt.Sprintf("shape %s: want Float32 or Float64", t.Shape())}
+	return nil, &mhalib.ArgumentError{Arg: arg, Msg: fmt.Sprintf("shape %s: want Float32 or Float64", t.Shape())}
 }
 
 // RowStats summarises the rows (last axis) of attention weights.
@@ -55,7 +59,7 @@ func AttentionRowStats(weights *tensors.Tensor) (RowStats, error) {
 	}
 	var st RowStats
 	if weights.Rank() == 0 {
-		return st, &ArgumentError{Arg: "weights", Msg: fmt.Sprintf("shape %s: want [..., Lk]", weights.Shape())}
+		return st, &mhalib.ArgumentError{Arg: "weights", Msg: fmt.Sprintf("shape %s: want [..., Lk]", weights.Shape())}
 	}
 	lk := weights.Shape().Dim(-1)
 	if lk == 0 {
@@ -211,29 +215,6 @@ func CheckGradients(grads map[string]*tensors.Tensor) error {
 	return nil
 }
 
-// VariableGradients returns, for a scalar loss, the gradient of every trainable variable of ctx
-// that the graph uses, keyed by the variable's scope and name ("/MultiHeadAttention/in_proj_weight").
-// The returned names and nodes are in the same order; return the nodes from the graph function
-// and pair them with the names to build the map for GradientReport.
-func VariableGradients(ctx *context.Context, loss *Node) (names []string, grads []*Node) {
-	if loss == nil || !loss.IsScalar() {
-		panicArg("loss", "must be a scalar node")
-	}
-	g := loss.Graph()
-	var nodes []*Node
-	for v := range ctx.IterVariables() {
-		if !v.Trainable || !v.InUseByGraph(g) {
-			continue
-		}
-		names = append(names, v.ScopeAndName())
-		nodes = append(nodes, v.ValueGraph(g))
-	}
-	if len(nodes) == 0 {
-		return nil, nil
-	}
-	return names, Gradient(loss, nodes...)
-}
-
 // NonFiniteNode describes the first node, in graph creation order, whose value holds a NaN or ±Inf.
 type NonFiniteNode struct {
 	ID    int    // node id in the graph
@@ -267,7 +248,7 @@ func FirstNaN(backend backends.Backend, ctx *context.Context,
 func firstBad(backend backends.Backend, ctx *context.Context,
 	fn func(ctx *context.Context, inputs []*Node) []*Node, good func(x *Node) *Node, args []any) (*NonFiniteNode, error) {
 	if backend == nil || ctx == nil || fn == nil || len(args) == 0 {
-		return nil, &ArgumentError{Arg: "FirstNonFinite", Msg: "needs a backend, a ctx, fn and at least one input argument"}
+		return nil, &mhalib.ArgumentError{Arg: "FirstNonFinite", Msg: "needs a backend, a ctx, fn and at least one input argument"}
 	}
 	var checked []*Node
 	exec, err := context.NewExec(backend, ctx, func(ctx *context.Context, inputs []*Node) []*Node {
