@@ -6,6 +6,8 @@
 #   make test                                  the whole suite (CI): go tests on every backend, lessons, parity, notebooks
 #   make setup                                 only the setup (Go check, modules, XLA CPU plugin)
 #   make build                                 bin/mhalab
+#   make docs                                  regenerate what the docs show (docs/docs.md)
+#   make book                                  the course as a static site in build/book/html
 SHELL := /bin/bash
 GO ?= go
 ARGS ?=
@@ -26,7 +28,7 @@ endif
 .PHONY: help setup run test build clean
 
 help:
-	@sed -n '1,9s/^# \{0,1\}//p' Makefile
+	@sed -n '1,11s/^# \{0,1\}//p' Makefile
 
 setup:
 	scripts/setup.sh
@@ -36,12 +38,14 @@ run: setup
 
 # The whole suite, as CI runs it (.ci/run): vet + go test on every backend + lessons verify +
 # bench --quick + setup tests (scripts/test.sh), PyTorch parity live (make parity), and the
-# notebooks on both backends with the runner's self-test and the make lab check (make notebooks-ci).
+# notebooks on both backends with the runner's self-test and the make lab check (make notebooks-ci),
+# then the book from the notebooks just executed on xla:cpu, checked in Chromium (make book book-check).
 test: setup
 	scripts/test.sh
 	$(MAKE) --no-print-directory parity
 	$(MAKE) --no-print-directory parity-minilm
 	$(MAKE) --no-print-directory notebooks-ci
+	$(MAKE) --no-print-directory book-test
 	@echo "==> make test: everything passed"
 
 build:
@@ -163,7 +167,7 @@ docker-cuda:
 docker-verify:
 	docker/verify.sh
 
-# ---- Notebooks (README, section Notebooks) ---------------------------------------------------
+# ---- Notebooks (docs/students.md, section Notebooks) -----------------------------------------
 #   make lab [LAB_BACKEND=go|xla:cpu] [LAB_PORT=8888]  JupyterLab on localhost with the notebooks (GoNB);
 #       Jupyter comes from PyPI into a venv of ~/.cache/mhalab (scripts/setup.sh, step jupyter; no root)
 #   make notebooks [NOTEBOOKS_BACKEND=go|xla:cpu] [NOTEBOOKS_JOBS=N]   run every notebook headless;
@@ -257,3 +261,33 @@ z2jh-check: z2jh-validator
 	$(GO) test -count=1 -v ./deploy/z2jh/
 z2jh-singleuser:
 	deploy/z2jh/singleuser-check.sh $(Z2JH_IMAGE)
+
+# ---- Docs (docs/docs.md) ---------------------------------------------------------------------
+#   make docs          rewrite every generated part of README.md and docs/: console outputs, Go
+#                      snippets copied from their compiled files, the notebook and lesson tables,
+#                      docs/performance.md from docs/bench/*.json, and cmd/mhalab/BAD_INPUTS.md
+.PHONY: docs
+docs:
+	$(GO) generate ./docs
+	$(GO) generate ./cmd/mhalab
+
+# ---- The course as a web site (docs/teachers.md) ---------------------------------------------
+#   make book          build/book/html: the executed notebooks (build/notebooks/xla-cpu, from make
+#                      notebooks NOTEBOOKS_BACKEND=xla:cpu: nothing is executed again), the lessons'
+#                      READMEs and docs/, built with Jupyter Book 2 (scripts/book.py); a plain folder.
+#                      BOOK_NOTEBOOKS=build/notebooks/go takes the pure-Go run's outputs instead
+#   make book-check    every page in headless Chromium: no failed or external request, images and
+#                      formulas rendered, links resolve, search works; screenshots in build/book/screenshots
+BOOK_PYTHON ?= $${MHALAB_BOOK_VENV:-$${XDG_CACHE_HOME:-$$HOME/.cache}/mhalab/book-venv}/bin/python
+BOOK_NOTEBOOKS ?= build/notebooks/xla-cpu
+.PHONY: book book-check book-test
+# book-test (make test): book and book-check; without Node.js it skips, saying so, except under CI.
+book-test:
+	@if ! command -v node >/dev/null 2>&1 && ! [[ "$${CI,,}" =~ ^(true|1|yes)$$ ]]; then \
+		echo "==> make book skipped: no Node.js on PATH (make book needs Node.js >= 18)"; \
+	else $(MAKE) --no-print-directory book book-check; fi
+book:
+	scripts/setup.sh --only book
+	$(BOOK_PYTHON) scripts/book.py --notebooks $(BOOK_NOTEBOOKS)
+book-check:
+	python3 scripts/book_check.py

@@ -20,7 +20,7 @@ import (
 var Groups = []string{"seed003", "long", "llm"}
 
 // Suites lists the suites in the order Run runs them.
-var Suites = []string{"mha", "torch", "decode", "minilm", "smollm2", "modern", "memory", "checkpoint"}
+var Suites = []string{"mha", "torch", "decode", "minilm", "smollm2", "explore", "modern", "memory", "checkpoint", "devices"}
 
 // Config is what one Run measures and where it writes. The zero value of a field means its
 // default, as documented on the field.
@@ -55,6 +55,10 @@ type Config struct {
 	Budget time.Duration
 	// MemTimeout is the time limit of each memory measurement process; 0: 20 minutes.
 	MemTimeout time.Duration
+	// Devices is the largest device count the devices suite uses on an XLA backend (1, 2, 4, …
+	// up to it): for xla:cpu, the backend is created with that many virtual devices; 0: the
+	// backend's own count (4 for xla:cpu).
+	Devices int
 	// Progress draws a progress bar on the stderr writer of Run (for a terminal).
 	Progress bool
 	// ChildCommand is the command line that runs one memory measurement: Run appends the
@@ -76,7 +80,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	for _, b := range cfg.Backends {
 		if b == "" {
-			return cfg, fmt.Errorf("bench: empty backend name (valid: %s)", strings.Join(xla.Specs, ", "))
+			return cfg, fmt.Errorf("bench: empty backend name (valid: %s)", strings.Join(xla.Specs(), ", "))
 		}
 		if b == GoWithoutFastGo {
 			continue
@@ -153,6 +157,7 @@ func Run(ctx context.Context, stdout, stderr io.Writer, cfg Config) error {
 
 // run is Run, also returning the report.
 func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
+	command := cfg.commandLine()
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -168,7 +173,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 	for _, s := range cfg.Suites {
 		suites[s] = true
 	}
-	rep := &benchReport{Started: time.Now().Format(time.RFC3339), Quick: cfg.Quick}
+	rep := &benchReport{Started: time.Now().Format(time.RFC3339), Command: command, Quick: cfg.Quick}
 	rep.Machine = machineInfo{CPUs: runtime.NumCPU(), CPUModel: cpuModel(), XLAFlags: os.Getenv("XLA_FLAGS"), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(),
 		LoadBefore: loadAverage(), MemTotal: memTotal(), Threads: cfg.Threads, FastGo: fastgo.Status()}
 
@@ -183,7 +188,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 	}
 	live := map[string]backends.Backend{}
 	for _, spec := range specs {
-		b, reason, err := newBackend(spec)
+		b, reason, err := newBackendDevices(spec, cfg.Devices)
 		entry := backendEntry{Spec: spec, Reason: reason}
 		if err != nil {
 			entry.Error = err.Error()
@@ -248,6 +253,9 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 	}
 	if suites["modern"] {
 		bar.total += 1 + 2*len(order)
+	}
+	if suites["devices"] {
+		bar.total += len(order) * 3 * len(deviceCounts(max(cfg.Devices, 4)))
 	}
 	bar.total += len(memCfgs)
 
@@ -327,8 +335,15 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 		bar.start("SmolLM2-135M-Instruct generation and KV cache")
 		rep.SmolLM2 = benchSmolLM2(cfg, findPython(firstOf(cfg.Pythons)), order, live)
 	}
+	if suites["explore"] && ctx.Err() == nil {
+		bar.start("the live explorer: updates and generated tokens")
+		rep.Explore = benchExplore(cfg, order)
+	}
 	if suites["modern"] && ctx.Err() == nil {
 		rep.Modern = benchModern(cfg, findPython(firstOf(cfg.Pythons)), order, live, bar)
+	}
+	if suites["devices"] && ctx.Err() == nil {
+		rep.Devices = benchDevices(order, live, cfg.Devices, cfg.Quick, cfg.Budget, bar)
 	}
 	for _, mc := range memCfgs {
 		if ctx.Err() != nil {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -16,18 +17,36 @@ import (
 // measured within their own run (PyTorch timed next to the case), so they are the numbers to
 // compare across runs made under different machine loads; medians alone move with the load.
 
-// readReport reads the JSON report of a previous run.
+// readReport reads the JSON report of a previous run (--compare).
 func readReport(path string) (*benchReport, error) {
+	rep, err := decodeReport(path)
+	var notReport notAReportError
+	switch {
+	case errors.As(err, &notReport):
+		return nil, fmt.Errorf("--compare %w", err)
+	case err != nil:
+		return nil, fmt.Errorf("--compare: %w", err)
+	}
+	return rep, nil
+}
+
+// notAReportError says a file is not the JSON report of a run; its message starts with the path.
+type notAReportError struct{ msg string }
+
+func (e notAReportError) Error() string { return e.msg }
+
+// decodeReport reads a run's JSON report (written by --json).
+func decodeReport(path string) (*benchReport, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--compare: %w", err)
+		return nil, err
 	}
 	var rep benchReport
 	if err := json.Unmarshal(data, &rep); err != nil {
-		return nil, fmt.Errorf("--compare %s: not a JSON report of mhalab bench: %w", path, err)
+		return nil, notAReportError{fmt.Sprintf("%s: not a JSON report of mhalab bench: %v", path, err)}
 	}
 	if rep.Started == "" {
-		return nil, fmt.Errorf("--compare %s: not a JSON report of mhalab bench (no \"started\" field)", path)
+		return nil, notAReportError{fmt.Sprintf("%s: not a JSON report of mhalab bench (no \"started\" field)", path)}
 	}
 	return &rep, nil
 }

@@ -20,6 +20,15 @@ func newBackend(spec string) (backends.Backend, string, error) {
 	return b, GoWithoutFastGo + " (the pure-Go backend with GoMLX's own DotGeneral: fastgo switched off for its cases)", err
 }
 
+// newBackendDevices is newBackend with devices devices for an XLA spec (0: its default). The
+// pure-Go backend keeps its one device: the devices suite skips it, the other suites run on it.
+func newBackendDevices(spec string, devices int) (backends.Backend, string, error) {
+	if devices > 0 && spec != GoWithoutFastGo && spec != xla.SpecGo {
+		return xla.NewWithDevices(spec, devices)
+	}
+	return newBackend(spec)
+}
+
 // withFastGo runs fn with fastgo switched off for GoWithoutFastGo and as it is otherwise.
 func withFastGo(spec string, fn func()) {
 	if spec == GoWithoutFastGo {

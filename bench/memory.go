@@ -204,8 +204,7 @@ func measureAttention(backend backends.Backend, cfg memConfig, res *memResult) e
 		if cfg.Kind == "flash" {
 			return mhalib.FlashAttention(q, k, v).Done()
 		}
-		out, _ := mhalib.ScaledDotProductAttention(q, k, v).Done()
-		return out
+		return mhalib.ScaledDotProductAttention(q, k, v).Done()
 	})
 	if err != nil {
 		return err

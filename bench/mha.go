@@ -51,7 +51,15 @@ func mhaCases(quick bool) []mhaCase {
 // autoChoice reports whether mhalib's default formulation (Auto) computes c as c does (plain
 // or flash).
 func (c mhaCase) autoChoice() bool {
-	return (mhalib.AutoFormulation(c.L, c.L, c.Causal) == mhalib.Flash) == c.Flash
+	return (mhalib.AutoFormulation(c.L, c.L, c.causal()) == mhalib.Flash) == c.Flash
+}
+
+// causal is the case's causal mask: CausalTopLeft for a causal case.
+func (c mhaCase) causal() mhalib.Causal {
+	if c.Causal {
+		return mhalib.CausalTopLeft
+	}
+	return mhalib.NoCausal
 }
 
 // benchMHA times self-attention MultiHeadAttention(x, x, x) on one backend: PreCompile, Warmup
@@ -59,10 +67,7 @@ func (c mhaCase) autoChoice() bool {
 // Runs are done or the budget is spent (at least 3).
 func benchMHA(backend backends.Backend, spec string, c mhaCase, budget time.Duration) mhaResult {
 	res := mhaResult{mhaCase: c, Backend: spec, Impl: c.impl(), AutoChoice: c.autoChoice()}
-	causal, formulation := mhalib.NoCausal, mhalib.HeadParallel
-	if c.Causal {
-		causal = mhalib.CausalTopLeft
-	}
+	causal, formulation := c.causal(), mhalib.HeadParallel
 	if c.Flash {
 		formulation = mhalib.Flash
 	}

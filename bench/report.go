@@ -16,20 +16,23 @@ import (
 
 // benchReport is everything one run measured; it is also the JSON file's content.
 type benchReport struct {
-	Started    string         `json:"started"`
-	Quick      bool           `json:"quick"`
-	Machine    machineInfo    `json:"machine"`
-	Backends   []backendEntry `json:"backends"`
-	Torch      []torchInfo    `json:"torch,omitempty"`
-	TorchNotes []string       `json:"torch_notes,omitempty"`
-	MHA        []mhaResult    `json:"mha,omitempty"`
-	Decode     []decodeResult `json:"decode,omitempty"`
-	MiniLM     []minilmResult `json:"minilm,omitempty"`
-	SmolLM2    smollm2Report  `json:"smollm2,omitzero"`
-	Modern     *modernReport  `json:"modern,omitempty"`
-	Memory     []memResult    `json:"memory,omitempty"`
-	Checkpoint []memResult    `json:"checkpoint,omitempty"`
-	Goals      []goalResult   `json:"goals,omitempty"`
+	Started    string          `json:"started"`
+	Command    string          `json:"command,omitempty"` // the mhalab bench command line (Config.commandLine)
+	Quick      bool            `json:"quick"`
+	Machine    machineInfo     `json:"machine"`
+	Backends   []backendEntry  `json:"backends"`
+	Torch      []torchInfo     `json:"torch,omitempty"`
+	TorchNotes []string        `json:"torch_notes,omitempty"`
+	MHA        []mhaResult     `json:"mha,omitempty"`
+	Decode     []decodeResult  `json:"decode,omitempty"`
+	MiniLM     []minilmResult  `json:"minilm,omitempty"`
+	SmolLM2    smollm2Report   `json:"smollm2,omitzero"`
+	Explore    []exploreResult `json:"explore,omitempty"`
+	Modern     *modernReport   `json:"modern,omitempty"`
+	Devices    []devicesResult `json:"devices,omitempty"`
+	Memory     []memResult     `json:"memory,omitempty"`
+	Checkpoint []memResult     `json:"checkpoint,omitempty"`
+	Goals      []goalResult    `json:"goals,omitempty"`
 }
 
 type machineInfo struct {
@@ -161,6 +164,9 @@ type goalResult struct {
 
 func printReport(w io.Writer, rep *benchReport) {
 	fmt.Fprintf(w, "# mhalab bench%s — %s\n\n", map[bool]string{true: " --quick", false: ""}[rep.Quick], rep.Started)
+	if rep.Command != "" {
+		fmt.Fprintf(w, "Command: `%s`\n", rep.Command)
+	}
 	fmt.Fprintf(w, "Machine: %d CPUs (%s; GOMAXPROCS %d), %s, memory %s, load average (1, 5, 15 min) before %s, after %s.\n",
 		rep.Machine.CPUs, rep.Machine.CPUModel, rep.Machine.GOMAXPROCS, rep.Machine.GoVersion, rep.Machine.MemTotal, rep.Machine.LoadBefore, rep.Machine.LoadAfter)
 	if rep.Machine.XLAFlags != "" {
@@ -259,6 +265,12 @@ func printReport(w io.Writer, rep *benchReport) {
 	}
 	if len(rep.SmolLM2.Gen) > 0 {
 		printSmolLM2(w, rep.SmolLM2)
+	}
+	if len(rep.Explore) > 0 {
+		printExplore(w, rep.Explore)
+	}
+	if len(rep.Devices) > 0 {
+		printDevices(w, rep.Devices, rep.Machine.CPUs)
 	}
 	if rep.Modern != nil {
 		printModern(w, rep.Modern)

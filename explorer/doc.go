@@ -10,5 +10,8 @@
 // Policy forbids any request (default-src 'none'), so it works offline, from a file, inside a
 // notebook (IFrame) and in a browser test (explorer_test.go drives headless Chromium).
 //
+// The drawings live in view.js (ViewJS): the page inlines it, and the live explorer
+// (explorer/live, `mhalab explore`) serves the same file, so both show a head the same way.
+//
 // The package depends on the standard library only: any model's weights can be shown.
 package explorer

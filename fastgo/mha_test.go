@@ -13,12 +13,16 @@ import (
 
 	"github.com/mhalab/mhalab/fastgo"
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/mhalib/dotgrad"
 )
 
 // TestMultiHeadAttentionMatchesGoMLX runs mhalib's self-attention — forward and the gradient
-// of Σ out ⊙ w with respect to the input — with fastgo on and off (GoMLX's kernels), plain and
+// of Σ out ⊙ w with respect to the input — with fastgo on (its kernels, and mhalib/dotgrad's
+// gradient of DotGeneral, which importing fastgo installs) and off (GoMLX's kernels and GoMLX's
+// gradient: with dotgrad's many small DotGenerals GoMLX v0.26's parallel executor can deadlock
+// in its DotGeneral, which this package's kernel never waits on), plain and
 // flash, with and without a causal mask, and checks that fastgo computed DotGeneral and the
-// element-wise ops. Error model: both are float32 computations of the same graph whose sums
+// element-wise ops. Error model: both are float32 computations of the same attention whose sums
 // run in other orders (DotGeneral) and whose exp differs by ≤ 2 ulp, so they agree to a few
 // units of float32 rounding of the largest value times the longest sum:
 // |fast − gomlx| ≤ 8·(k+1)·u·max|gomlx| per output, k = max(L, E).
@@ -42,6 +46,10 @@ func TestMultiHeadAttentionMatchesGoMLX(t *testing.T) {
 			once := func(on bool) []*tensors.Tensor {
 				prev := fastgo.SetEnabled(on)
 				defer fastgo.SetEnabled(prev)
+				if !on { // GoMLX's own kernels and its own gradient of DotGeneral: GoMLX v0.26 as it is
+					dotgrad.Uninstall()
+					defer dotgrad.Install()
+				}
 				ctx := mhalib.WithInit(context.New(), mhalib.InitXavierUniform)
 				ctx.SetParam(context.ParamInitialSeed, int64(1))
 				exec := context.MustNewExec(backend, ctx, func(ctx *context.Context, x, w *Node) []*Node {

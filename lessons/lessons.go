@@ -56,6 +56,7 @@ var Exercises = []Exercise{
 	{11, "11_gqa", "Grouped-query attention, k and v never repeated", "gqa.go", nil, "gqa_test.go", "gqa_solution.go", "mhalib/gqa.go"},
 	{12, "12_rope", "Rotary position embedding (RoPE), half-split", "rope.go", nil, "rope_test.go", "rope_solution.go", "mhalib/rope.go"},
 	{13, "13_window", "Causal sliding-window attention", "window.go", nil, "window_test.go", "window_solution.go", "mhalib/window.go"},
+	{14, "14_merge", "Merge two shards of keys (log-sum-exp)", "merge.go", nil, "merge_test.go", "merge_solution.go", "notebooks/13_devices.ipynb"},
 }
 
 // files holds the pristine copies (no solutions: package solutions has them).
@@ -63,7 +64,7 @@ var Exercises = []Exercise{
 //go:embed */README.md */hint.md */*_test.go
 //go:embed 01_linear/linear.go 02_xavier/xavier.go 03_heads/heads.go 04_uneven_heads/uneven.go
 //go:embed 05_sdpa/sdpa.go 06_masks/masks.go 07_mha/mha.go 08_flash/flash.go 08_flash/state.go
-//go:embed 09_kvcache/kvcache.go 10_statedict/statedict.go 11_gqa/gqa.go 12_rope/rope.go 13_window/window.go
+//go:embed 09_kvcache/kvcache.go 10_statedict/statedict.go 11_gqa/gqa.go 12_rope/rope.go 13_window/window.go 14_merge/merge.go
 //go:embed internal/grader/*.go testdata/*.safetensors
 var files embed.FS
 

@@ -26,17 +26,17 @@ const (
 // autoFormulation resolves Auto for validated dimensions d, lk keys (with the add_bias_kv /
 // add_zero_attn rows) and whether the weights are asked for.
 func (b *MHABuilder) autoFormulation(d mhaDims, lk int, withWeights bool) Formulation {
-	if withWeights || !d.even || b.dropout > 0 || b.strategySet {
+	if withWeights || !d.even || b.cfg.dropout.rate > 0 || b.strategySet {
 		return HeadParallel
 	}
-	return AutoFormulation(d.lq, lk, b.causal != NoCausal)
+	return AutoFormulation(d.lq, lk, b.cfg.causal)
 }
 
 // AutoFormulation returns what the Auto formulation computes Done with for lq queries and lk
-// keys, with or without a causal mask, when Flash is allowed (equal heads, no dropout): Flash
-// or HeadParallel, by the rule above.
-func AutoFormulation(lq, lk int, causal bool) Formulation {
-	if causal && lq >= autoFlashMinCausal && lk >= autoFlashMinCausal {
+// keys, with the causal mask causal (NoCausal: none), when Flash is allowed (equal heads, no
+// dropout): Flash or HeadParallel, by the rule above.
+func AutoFormulation(lq, lk int, causal Causal) Formulation {
+	if causal != NoCausal && lq >= autoFlashMinCausal && lk >= autoFlashMinCausal {
 		return Flash
 	}
 	if lq >= autoFlashMinQueries && lk >= autoFlashMinKeys {

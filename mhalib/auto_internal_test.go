@@ -32,12 +32,12 @@ func TestAutoFormulation(t *testing.T) {
 		{"L511 keys", MHABuilder{}, even(4096), 511, false, HeadParallel},
 		{"L512", MHABuilder{}, even(512), 512, false, Flash},
 		{"llm L1024", MHABuilder{}, even(1024), 1024, false, Flash},
-		{"causal L512", MHABuilder{causal: CausalTopLeft}, even(512), 512, false, Flash},
-		{"causal L256", MHABuilder{causal: CausalTopLeft}, even(256), 256, false, HeadParallel},
-		{"one query, long cache", MHABuilder{causal: CausalBottomRight}, even(1), 8192, false, HeadParallel},
+		{"causal L512", MHABuilder{AttentionOptions: AttentionOptions[*MHABuilder]{cfg: attentionConfig{causal: CausalTopLeft}}}, even(512), 512, false, Flash},
+		{"causal L256", MHABuilder{AttentionOptions: AttentionOptions[*MHABuilder]{cfg: attentionConfig{causal: CausalTopLeft}}}, even(256), 256, false, HeadParallel},
+		{"one query, long cache", MHABuilder{AttentionOptions: AttentionOptions[*MHABuilder]{cfg: attentionConfig{causal: CausalBottomRight}}}, even(1), 8192, false, HeadParallel},
 		{"weights asked for", MHABuilder{}, even(4096), 4096, true, HeadParallel},
 		{"uneven heads", MHABuilder{}, mhaDims{lq: 4096, sizes: []int{8, 4}}, 4096, false, HeadParallel},
-		{"dropout", MHABuilder{dropout: 0.1}, even(4096), 4096, false, HeadParallel},
+		{"dropout", MHABuilder{AttentionOptions: AttentionOptions[*MHABuilder]{cfg: attentionConfig{dropout: dropoutSpec{rate: 0.1}}}}, even(4096), 4096, false, HeadParallel},
 		{"head strategy set", MHABuilder{strategySet: true}, even(4096), 4096, false, HeadParallel},
 	} {
 		if got := c.b.autoFormulation(c.d, c.lk, c.withWeights); got != c.want {
@@ -86,7 +86,7 @@ func TestScaleFoldedExactly(t *testing.T) {
 		q, k, v := rnd(B, h, lq, dk), rnd(B, h, lk, dk), rnd(B, h, lk, dk)
 		run := func(scales []float64) []float32 {
 			exec := MustNewExec(backend, func(q, k, v *Node) (*Node, *Node) {
-				ms := newMaskSet(B, h, lq, lk, dtypes.Float32, Mask{}, "", Mask{}, "", CausalTopLeft, FillNegInf)
+				ms := newMaskSet(B, h, lq, lk, dtypes.Float32, Mask{}, "", Mask{}, "", CausalTopLeft, FillNegInf())
 				return attend(q, k, v, scales, ms, dropoutSpec{})
 			})
 			defer exec.Finalize()

@@ -33,16 +33,15 @@ func LayerNorm(ctx *context.Context, x *Node, eps float64) *Node {
 	return Add(y, ExpandLeftToRank(bias, y.Rank()))    // [..., E]
 }
 
-// BlockBuilder configures PreLNBlock; finish it with Done.
+// BlockBuilder configures PreLNBlock; finish it with Done. Its attention options are
+// AttentionOptions' (the same as MultiHeadAttention's: masks, Causal, Dropout, Window, …),
+// passed to the block's attention; ConfigureAttention reaches the others.
 type BlockBuilder struct {
-	ctx        *context.Context
-	x          *Node
-	numHeads   int
-	dropout    float64
-	attnMask   Mask
-	keyPadding Mask
-	causal     Causal
-	configure  func(b *MHABuilder)
+	AttentionOptions[*BlockBuilder]
+	ctx       *context.Context
+	x         *Node
+	numHeads  int
+	configure func(b *MHABuilder)
 }
 
 // PreLNBlock starts building a pre-LayerNorm residual self-attention block:
@@ -50,33 +49,11 @@ type BlockBuilder struct {
 //	y = x + Dropout(MHA(LN(x), LN(x), LN(x)))
 //
 // x: [B, L, E] → y: [B, L, E]. LayerNorm lives in scope "norm" (weight, bias, eps 1e-5),
-// the attention in scope "attn" (PyTorch names: attn.in_proj_weight, ...).
+// the attention in scope "attn" (PyTorch names: attn.in_proj_weight, ...). Dropout(ctx, rate)
+// drops the attention weights and the attention output before the residual sum.
 func PreLNBlock(ctx *context.Context, x *Node, numHeads int) *BlockBuilder {
-	return &BlockBuilder{ctx: ctx, x: x, numHeads: numHeads}
-}
-
-// Dropout sets the rate of the dropout on the attention output before the residual sum and on
-// the attention weights, applied only in training mode. Default 0.
-func (b *BlockBuilder) Dropout(rate float64) *BlockBuilder {
-	b.dropout = rate
-	return b
-}
-
-// AttnMask sets the attention mask (see MHABuilder.AttnMask). Default: none.
-func (b *BlockBuilder) AttnMask(m Mask) *BlockBuilder {
-	b.attnMask = m
-	return b
-}
-
-// KeyPaddingMask sets the [B, L] key padding mask. Default: none.
-func (b *BlockBuilder) KeyPaddingMask(m Mask) *BlockBuilder {
-	b.keyPadding = m
-	return b
-}
-
-// Causal sets a causal mask. Default NoCausal.
-func (b *BlockBuilder) Causal(c Causal) *BlockBuilder {
-	b.causal = c
+	b := &BlockBuilder{ctx: ctx, x: x, numHeads: numHeads}
+	b.AttentionOptions = newAttentionOptions(b)
 	return b
 }
 
@@ -99,16 +76,13 @@ func (b *BlockBuilder) Done() *Node {
 		}
 		panicArg("x", "shape %s: PreLNBlock wants [batch, length, embedDim]", shape)
 	}
-	if b.dropout < 0 || b.dropout > 1 {
-		panicArg("Dropout", "rate %g: must be in [0, 1]", b.dropout)
-	}
 	normed := LayerNorm(b.ctx.In("norm"), b.x, LayerNormEps) // [B, L, E]
-	mha := MultiHeadAttention(b.ctx, normed, normed, normed, b.numHeads).Scope("attn").
-		AttnMask(b.attnMask).KeyPaddingMask(b.keyPadding).Causal(b.causal).Dropout(b.dropout)
+	mha := MultiHeadAttention(b.ctx, normed, normed, normed, b.numHeads).Scope("attn")
+	mha.cfg = b.cfg // the block's attention options, validated by the attention
 	if b.configure != nil {
 		b.configure(mha)
 	}
-	attn := mha.Done()                                          // [B, L, E]
-	attn = dropoutSpec{ctx: b.ctx, rate: b.dropout}.apply(attn) // [B, L, E], training only
-	return Add(b.x, attn)                                       // [B, L, E]
+	attn := mha.Done()               // [B, L, E]
+	attn = b.cfg.dropout.apply(attn) // [B, L, E], training only
+	return Add(b.x, attn)            // [B, L, E]
 }

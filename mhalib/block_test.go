@@ -36,7 +36,7 @@ func TestPreLNBlockMatchesReference(t *testing.T) {
 				ctx.In("norm").VariableWithValue("weight", toTensor(lnW, dtypes.Float64))
 				ctx.In("norm").VariableWithValue("bias", toTensor(lnB, dtypes.Float64))
 				exec := context.MustNewExec(backend, ctx, func(ctx *context.Context, x, cot *Node) []*Node {
-					y := mhalib.PreLNBlock(ctx, x, h).Causal(causal).Dropout(0.5).Done() // dropout: inference, no effect
+					y := mhalib.PreLNBlock(ctx, x, h).Causal(causal).Dropout(ctx, 0.5).Done() // dropout: inference, no effect
 					loss := ReduceAllSum(Mul(y, cot))
 					grads := Gradient(loss, x, ctx.In("norm").GetVariable("weight").ValueGraph(x.Graph()))
 					return append([]*Node{y}, grads...)
@@ -67,7 +67,7 @@ func TestPreLNBlockDropoutOnlyInTraining(t *testing.T) {
 		run := func(training bool, rate float64) *mhatest.Tensor {
 			exec := context.MustNewExec(backend, ctx, func(ctx *context.Context, x *Node) *Node {
 				ctx.SetTraining(x.Graph(), training)
-				return mhalib.PreLNBlock(ctx, x, 2).Dropout(rate).Done()
+				return mhalib.PreLNBlock(ctx, x, 2).Dropout(ctx, rate).Done()
 			})
 			return fromTensor(t, exec.MustExec(x)[0])
 		}

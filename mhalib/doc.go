@@ -17,8 +17,11 @@
 //     MergeUnevenHeads, HeadStrategy).
 //   - mask.go: Mask with the convention in its name (MaskBlockedWhereTrue, MaskAttendWhereTrue,
 //     MaskAdditive), Causal, fill values.
+//   - options.go: AttentionOptions, the options every attention builder shares (see Vocabulary).
 //   - sdpa.go: ScaledDotProductAttention, softmax(q·kᵀ/√dk + mask)·v.
-//   - mha.go: MultiHeadAttention, the nn.MultiheadAttention equivalent, and Forward.
+//   - mha.go: MultiHeadAttention, the nn.MultiheadAttention equivalent.
+//   - program.go: Program, MultiHeadAttention compiled once per shape and Run many times on host
+//     tensors; Forward, the one-call convenience built on it.
 //   - block.go: PreLNBlock, x + Dropout(MHA(LayerNorm(x))).
 //   - statedict.go: LoadStateDict / StateDict, PyTorch state_dict ↔ variables.
 //   - flash.go: FlashAttention, the FlashAttention-2 forward pass block by block (online softmax,
@@ -31,7 +34,7 @@
 //     needs of a cache (KVCache and WindowedKVCache are both one).
 //
 // Attention in today's LLMs (Llama 3, Qwen 3, Gemma 2/3, SmolLM2, DeepSeek-V2, gpt-oss), each an
-// option of both ScaledDotProductAttention and FlashAttention (options.go) or a piece of its own:
+// option of every attention builder (options.go) or a piece of its own:
 //
 //   - gqa.go: grouped-query / multi-query attention (EnableGQA), k and v never repeated.
 //   - window.go: sliding-window attention (Window, Alignment); flash skips the tiles outside it;
@@ -59,6 +62,25 @@
 //     mhalab that changes GoMLX's table of gradients.
 //   - mhalib/mhatest: float64 reference implementations for tests (standard library only).
 //
+// # Vocabulary
+//
+// Every attention builder — ScaledDotProductAttention, FlashAttention, MultiHeadAttention,
+// PreLNBlock — embeds AttentionOptions, so one option has one name, one meaning and one
+// implementation everywhere:
+//
+//	AttnMask(m)            attention mask (PyTorch attn_mask), a Mask: MaskBlockedWhereTrue,
+//	                       MaskAttendWhereTrue or MaskAdditive
+//	KeyPaddingMask(m)      [B, Lk] padded keys (PyTorch key_padding_mask)
+//	Causal(c)              NoCausal, CausalTopLeft, CausalBottomRight (also MLA's Causal)
+//	Scale(s), Fill(v)      logit scale (default 1/√dk), logit of blocked pairs (FillNegInf(), FillMinus1e9)
+//	Dropout(ctx, rate)     dropout of the weights when ctx is training (Flash refuses it)
+//	Window, ALiBi, SoftCap, Sinks   options of current LLMs
+//
+// Builders end in Done, which returns the output; DoneWithWeights (ScaledDotProductAttention,
+// MultiHeadAttention) also returns the weights of every head [B, h, Lq, Lk], DoneWithLSE
+// (FlashAttention) the log-sum-exp. EnableGQA belongs to ScaledDotProductAttention and
+// FlashAttention, whose k and v come with their heads; MultiHeadAttention sets KVHeads.
+//
 // # Global state
 //
 // Importing mhalib changes nothing outside it. Two settings are process-wide, and set only when
@@ -77,8 +99,9 @@
 //
 // Graph-building functions follow GoMLX: they panic on bad input — always with an error value
 // (*ArgumentError, wrapping ErrInvalidArgument), whose message names the argument and the shapes.
-// GoMLX's Exec turns such a panic into a returned error, and so do Forward, Try and the host-side
-// functions (LoadStateDict, inspect.CheckRowsSumToOne, inspect.FirstNonFinite, ...).
+// GoMLX's Exec turns such a panic into a returned error, and so do Program.Run, Forward, Try and
+// the host-side functions (LoadStateDict, inspect.CheckRowsSumToOne, inspect.FirstNonFinite, ...).
+// Try re-panics runtime errors (index out of range, nil dereference): they are bugs, not bad input.
 //
 // # Gradients on every backend
 //

@@ -3,6 +3,7 @@ package mhalib
 import (
 	"errors"
 	"fmt"
+	"runtime"
 )
 
 // ErrInvalidArgument is wrapped by every error mhalib reports about its arguments
@@ -31,7 +32,9 @@ func panicArg(arg, format string, args ...any) {
 }
 
 // Try runs fn, typically graph-building code, and returns as an error any panic that carries
-// an error value (mhalib and GoMLX panic only with errors). Other panics are re-raised.
+// an error value (mhalib and GoMLX panic only with errors). Other panics are re-raised, and so
+// are runtime errors (runtime.Error: index out of range, nil dereference, …), which are bugs to
+// see with their stack, not bad input to report.
 //
 // Graph-building functions (Linear, MultiHeadAttention(...).Done(), ...) panic on bad input,
 // GoMLX-style; Exec and Forward return those panics as errors. Try is the boundary for
@@ -39,6 +42,9 @@ func panicArg(arg, format string, args ...any) {
 func Try(fn func()) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			if _, bug := r.(runtime.Error); bug {
+				panic(r)
+			}
 			if e, ok := r.(error); ok {
 				err = e
 				return

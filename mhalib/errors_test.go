@@ -2,6 +2,7 @@ package mhalib_test
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -62,10 +63,10 @@ func badInputCases() []errorCase {
 			if fn != nil {
 				fn(b)
 			}
-			out, _ := b.Done()
-			return out
+			return b.Done()
 		}
 	}
+	q4, kv4 := zeros(f64, 2, 2, 3, 4), zeros(f64, 2, 2, 5, 4)
 	cases := []errorCase{
 		{name: "query rank 2", q: zeros(f64, 3, 8), k: kv, v: kv, build: mhaWith(2, nil), want: []string{"query", "[3 8]", "rank 3"}},
 		{name: "flash block sizes", q: x, k: kv, v: kv, build: mhaWith(2, func(b *mhalib.MHABuilder) { b.FlashBlockSizes(0, 64) }),
@@ -102,7 +103,7 @@ func badInputCases() []errorCase {
 		{name: "value dtype", q: x, k: kv, v: zeros(f32, 2, 4, 8), build: mhaWith(2, nil), want: []string{"value", "(Float32)[2 4 8]", "dtype"}},
 		{name: "fused with kdim != E", q: x, k: zeros(f64, 2, 4, 5), v: kv,
 			build: mhaWith(2, func(b *mhalib.MHABuilder) { b.SeparateProjections(false) }), want: []string{"SeparateProjections", "[2 4 5]", "kdim"}},
-		{name: "dropout rate", q: x, k: kv, v: kv, build: mhaWith(2, func(b *mhalib.MHABuilder) { b.Dropout(1.5) }), want: []string{"Dropout", "1.5"}},
+		{name: "dropout rate", q: x, k: kv, v: kv, build: mhaWith(2, func(b *mhalib.MHABuilder) { b.Dropout(context.New(), 1.5) }), want: []string{"Dropout", "1.5"}},
 		{name: "sdpa rank", q: x, k: kv, v: kv, build: sdpa(nil), want: []string{"q", "[2 3 8]", "rank 4"}},
 		{name: "sdpa dk", q: zeros(f64, 2, 2, 3, 4), k: zeros(f64, 2, 2, 5, 3), v: zeros(f64, 2, 2, 5, 3), build: sdpa(nil),
 			want: []string{"k", "[2 2 5 3]", "[2 2 3 4]", "dk=4"}},
@@ -110,8 +111,39 @@ func badInputCases() []errorCase {
 			want: []string{"k", "[2 2 0 4]", "Lk = 0"}},
 		{name: "sdpa mask shape", q: zeros(f64, 2, 2, 3, 4), k: zeros(f64, 2, 2, 5, 4), v: zeros(f64, 2, 2, 5, 4),
 			build: sdpa(func(b *mhalib.SDPABuilder) {
-				b.Mask(mhalib.MaskAttendWhereTrue(boolConst(b.Graph(), 2, 2, 3, 4)))
+				b.AttnMask(mhalib.MaskAttendWhereTrue(boolConst(b.Graph(), 2, 2, 3, 4)))
 			}), want: []string{"mask", "[2 2 3 4]", "Lk=5"}},
+		// The options MultiHeadAttention and PreLNBlock share with SDPA and Flash (AttentionOptions).
+		{name: "mha window alignment", q: x, k: kv, v: kv,
+			build: mhaWith(2, func(b *mhalib.MHABuilder) { b.Window(1, 0, mhalib.Alignment(5)) }), want: []string{"Window", "unknown alignment 5"}},
+		{name: "mha alibi slopes", q: x, k: kv, v: kv,
+			build: mhaWith(2, func(b *mhalib.MHABuilder) { b.ALiBi([]float64{1}) }), want: []string{"ALiBi", "1 slopes for 2 query heads"}},
+		{name: "mha alibi with zero attn", q: x, k: kv, v: kv,
+			build: mhaWith(2, func(b *mhalib.MHABuilder) { b.ALiBi(mhalib.ALiBiSlopes(2)).AddZeroAttn(true) }),
+			want:  []string{"ALiBi", "add_zero_attn"}},
+		{name: "mha sinks shape", q: x, k: kv, v: kv,
+			build: mhaWith(2, func(b *mhalib.MHABuilder) { b.Sinks(Const(b.Graph(), zeros(f64, 3))) }), want: []string{"Sinks", "(Float64)[3]", "want [2]"}},
+		{name: "mha soft-cap", q: x, k: kv, v: kv,
+			build: mhaWith(2, func(b *mhalib.MHABuilder) { b.SoftCap(-1) }), want: []string{"SoftCap", "-1"}},
+		{name: "dropout without ctx", q: x, k: kv, v: kv,
+			build: mhaWith(2, func(b *mhalib.MHABuilder) { b.Dropout(nil, 0.1) }), want: []string{"Dropout", "nil ctx"}},
+		{name: "flash dropout", q: q4, k: kv4, v: kv4,
+			build: func(ctx *context.Context, q, k, v *Node) *Node {
+				return mhalib.FlashAttention(q, k, v).Dropout(ctx, 0.1).Done()
+			},
+			want: []string{"Dropout", "FlashAttention never forms the weights"}},
+		{name: "block window alignment", q: x, k: kv, v: kv,
+			build: func(ctx *context.Context, q, k, v *Node) *Node {
+				return Add(mhalib.PreLNBlock(ctx, q, 2).Window(1, 0, mhalib.Alignment(7)).Done(), ReduceAllSum(Add(ReduceAllSum(k), ReduceAllSum(v))))
+			},
+			want: []string{"Window", "unknown alignment 7"}},
+		{name: "mla causal", q: x, k: kv, v: kv,
+			build: func(ctx *context.Context, q, k, v *Node) *Node {
+				cfg := mhalib.MLAConfig{Heads: 2, HeadDim: 4, RopeDim: 2, ValueDim: 4, Latent: 3}
+				y := mhalib.MultiHeadLatentAttention(ctx, q, cfg).Causal(mhalib.Causal(7)).Done()
+				return Add(y, ReduceAllSum(Add(ReduceAllSum(k), ReduceAllSum(v))))
+			},
+			want: []string{"Causal", "unknown value 7"}},
 		{name: "block input rank", q: zeros(f64, 3, 8), k: kv, v: kv,
 			build: func(ctx *context.Context, q, k, v *Node) *Node {
 				return Add(mhalib.PreLNBlock(ctx, q, 2).Done(), ReduceAllSum(Add(ReduceAllSum(k), ReduceAllSum(v))))
@@ -188,4 +220,33 @@ func TestTry(t *testing.T) {
 		}
 	}()
 	_ = mhalib.Try(func() { panic("not an error") })
+}
+
+// Try returns the errors of bad input but re-panics runtime errors (bugs): an index out of
+// range and a nil dereference come out of Try as the same runtime.Error panics.
+func TestTryRepanicsRuntimeErrors(t *testing.T) {
+	var nilCache *mhalib.KVCache
+	for _, c := range []struct {
+		name string
+		fn   func()
+	}{
+		{"index out of range", func() {
+			s := []int{1, 2}
+			i := len(s)
+			_ = s[i]
+		}},
+		{"nil dereference", func() { _ = nilCache.Len() }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var err error
+			r := func() (r any) {
+				defer func() { r = recover() }()
+				err = mhalib.Try(c.fn)
+				return nil
+			}()
+			if _, ok := r.(runtime.Error); !ok {
+				t.Errorf("Try returned err = %v and panicked with %v (%T), want a runtime.Error panic", err, r, r)
+			}
+		})
+	}
 }

@@ -38,7 +38,7 @@ func maxAbsDiff(a, b *tensors.Tensor) float64 {
 func ExampleFlashAttention() {
 	exec := MustNewExec(sequentialGo(), func(q, k, v *Node) (flash, lse, plain *Node) {
 		flash, lse = mhalib.FlashAttention(q, k, v).BlockSizes(4, 4).Causal(mhalib.CausalTopLeft).DoneWithLSE()
-		plain, _ = mhalib.ScaledDotProductAttention(q, k, v).Causal(mhalib.CausalTopLeft).Done()
+		plain, _ = mhalib.ScaledDotProductAttention(q, k, v).Causal(mhalib.CausalTopLeft).DoneWithWeights()
 		return
 	})
 	q, k, v := ramp(1, 2, 16, 8), ramp(1, 2, 16, 8), ramp(1, 2, 16, 8) // [B=1, h=2, L=16, dk=8]

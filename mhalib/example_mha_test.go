@@ -34,9 +34,10 @@ func ExampleMultiHeadAttention() {
 	ctx := context.New()
 	ctx.SetParam(context.ParamInitialSeed, int64(42)) // reproducible Xavier-uniform weights
 	exec := context.MustNewExec(backend, ctx, func(ctx *context.Context, x *Node) (*Node, *Node) {
-		return mhalib.MultiHeadAttention(ctx, x, x, x, 2).
+		out, weights := mhalib.MultiHeadAttention(ctx, x, x, x, 2).
 			Causal(mhalib.CausalTopLeft).
-			DoneWithWeights(true) // weights averaged over the heads
+			DoneWithWeights() // [B, h, Lq, Lk]
+		return out, ReduceMean(weights, 1) // weights averaged over the heads, as PyTorch by default
 	})
 	x := ramp(2, 3, 8) // [B=2, L=3, E=8]
 	res := exec.MustExec(x)
@@ -82,7 +83,7 @@ func ExampleMHABuilder_HeadSizes() {
 		return mhalib.MultiHeadAttention(ctx, x, x, x, 4).
 			HeadSizes(mhalib.HeadSizesFor(10, 3)...).
 			HeadStrategy(mhalib.HeadsPad).
-			DoneWithWeights(false)
+			DoneWithWeights()
 	})
 	res := exec.MustExec(ramp(2, 5, 10))
 	fmt.Println(res[0].Shape(), res[1].Shape())

@@ -62,8 +62,8 @@ func ExampleMultiHeadLatentAttention() {
 	ctx.SetRNGStateFromSeed(1)
 	x := [][][]float64{{{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 1}}} // [B=1, L=3, E=4]
 	exec := context.MustNewExec(goBackend(), ctx, func(ctx *context.Context, x *Node) []*Node {
-		explicit := mhalib.MultiHeadLatentAttention(ctx, x, cfg).Causal(true).Done()
-		absorbed := mhalib.MultiHeadLatentAttention(ctx.Reuse(), x, cfg).Causal(true).Absorbed(true).Done()
+		explicit := mhalib.MultiHeadLatentAttention(ctx, x, cfg).Causal(mhalib.CausalTopLeft).Done()
+		absorbed := mhalib.MultiHeadLatentAttention(ctx.Reuse(), x, cfg).Causal(mhalib.CausalTopLeft).Absorbed(true).Done()
 		return []*Node{ReduceAllMax(Abs(Sub(explicit, absorbed)))}
 	})
 	diff := exec.MustExec(x)[0]

@@ -13,12 +13,12 @@ import (
 // Grouped-query attention: 4 query heads share 2 key/value heads (heads 0, 1 use kv head 0;
 // heads 2, 3 use kv head 1). Every query is (1, 0), so each head's output is a mix of its kv
 // head's values.
-func ExampleAttentionOptions_EnableGQA() {
+func ExampleGQAOption_EnableGQA() {
 	q := [][][][]float64{{{{1, 0}}, {{1, 0}}, {{1, 0}}, {{1, 0}}}} // [B=1, Hq=4, Lq=1, 2]
 	k := [][][][]float64{{{{1, 0}, {0, 0}}, {{0, 0}, {1, 0}}}}     // [1, Hkv=2, Lk=2, 2]
 	v := [][][][]float64{{{{1, 0}, {0, 1}}, {{5, 0}, {0, 5}}}}     // [1, 2, 2, 2]
 	out := MustExecOnce(goBackend(), func(q, k, v *Node) *Node {
-		o, _ := mhalib.ScaledDotProductAttention(q, k, v).EnableGQA(true).Scale(1).Done()
+		o, _ := mhalib.ScaledDotProductAttention(q, k, v).EnableGQA(true).Scale(1).DoneWithWeights()
 		return o
 	}, q, k, v)
 	fmt.Printf("%.3f\n", tensors.MustCopyFlatData[float64](out))
@@ -30,7 +30,7 @@ func ExampleAttentionOptions_EnableGQA() {
 func ExampleAttentionOptions_Window() {
 	x := [][][][]float64{{{{0}, {0}, {0}, {0}}}} // [1, 1, L=4, 1]: equal scores, so weights are uniform where allowed
 	w := MustExecOnceN(goBackend(), func(x *Node) []*Node {
-		_, w := mhalib.ScaledDotProductAttention(x, x, x).Window(1, 0, mhalib.AlignTopLeft).Done()
+		_, w := mhalib.ScaledDotProductAttention(x, x, x).Window(1, 0, mhalib.AlignTopLeft).DoneWithWeights()
 		return []*Node{w}
 	}, x)
 	fmt.Printf("%.1f\n", tensors.MustCopyFlatData[float64](w[0]))
@@ -43,8 +43,8 @@ func ExampleAttentionOptions_SoftCap() {
 	q := [][][][]float64{{{{10}}}}     // [1, 1, 1, 1]
 	k := [][][][]float64{{{{1}, {0}}}} // [1, 1, 2, 1]
 	w := MustExecOnceN(goBackend(), func(q, k *Node) []*Node {
-		_, plain := mhalib.ScaledDotProductAttention(q, k, k).Scale(1).Done()
-		_, capped := mhalib.ScaledDotProductAttention(q, k, k).Scale(1).SoftCap(2).Done()
+		_, plain := mhalib.ScaledDotProductAttention(q, k, k).Scale(1).DoneWithWeights()
+		_, capped := mhalib.ScaledDotProductAttention(q, k, k).Scale(1).SoftCap(2).DoneWithWeights()
 		return []*Node{plain, capped}
 	}, q, k)
 	fmt.Printf("plain  %.4f\ncapped %.4f\n", tensors.MustCopyFlatData[float64](w[0]), tensors.MustCopyFlatData[float64](w[1]))
@@ -59,7 +59,7 @@ func ExampleAttentionOptions_Sinks() {
 	x := [][][][]float64{{{{0}, {0}}}} // [1, 1, 2, 1]: every logit 0
 	w := MustExecOnceN(goBackend(), func(x *Node) []*Node {
 		sinks := Const(x.Graph(), []float64{0}) // [Hq=1]
-		_, w := mhalib.ScaledDotProductAttention(x, x, x).Sinks(sinks).Done()
+		_, w := mhalib.ScaledDotProductAttention(x, x, x).Sinks(sinks).DoneWithWeights()
 		return []*Node{w}
 	}, x)
 	fmt.Printf("%.4f\n", tensors.MustCopyFlatData[float64](w[0]))

@@ -12,7 +12,7 @@ import (
 // chain of setters configures either, and both compute the same attention.
 func ExampleAttentionOptions() {
 	exec := MustNewExec(sequentialGo(), func(q, k, v *Node) (plain, flash *Node) {
-		plain, _ = mhalib.ScaledDotProductAttention(q, k, v).Causal(mhalib.CausalTopLeft).Scale(0.125).Done()
+		plain, _ = mhalib.ScaledDotProductAttention(q, k, v).Causal(mhalib.CausalTopLeft).Scale(0.125).DoneWithWeights()
 		flash = mhalib.FlashAttention(q, k, v).Causal(mhalib.CausalTopLeft).Scale(0.125).Done()
 		return
 	})

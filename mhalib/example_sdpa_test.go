@@ -17,8 +17,8 @@ func ExampleScaledDotProductAttention() {
 	res := MustExecOnceN(goBackend(), func(q, k, v *Node) []*Node {
 		mask := Const(q.Graph(), [][]bool{{true, true, false}, {true, true, true}}) // [Lq, Lk], true = attend
 		out, w := mhalib.ScaledDotProductAttention(q, k, v).
-			Mask(mhalib.MaskAttendWhereTrue(mask)).
-			Done()
+			AttnMask(mhalib.MaskAttendWhereTrue(mask)).
+			DoneWithWeights()
 		return []*Node{out, w}
 	}, q, k, v)
 	fmt.Printf("weights %.3f\n", tensors.MustCopyFlatData[float64](res[1]))
@@ -35,9 +35,9 @@ func ExampleMaskBlockedWhereTrue() {
 		g := x.Graph()
 		blocked := Const(g, [][]bool{{false, true, true}, {false, false, true}, {false, false, false}}) // nn.MultiheadAttention
 		attend := Const(g, [][]bool{{true, false, false}, {true, true, false}, {true, true, true}})     // F.scaled_dot_product_attention
-		_, w1 := mhalib.ScaledDotProductAttention(x, x, x).Mask(mhalib.MaskBlockedWhereTrue(blocked)).Done()
-		_, w2 := mhalib.ScaledDotProductAttention(x, x, x).Mask(mhalib.MaskAttendWhereTrue(attend)).Done()
-		_, w3 := mhalib.ScaledDotProductAttention(x, x, x).Causal(mhalib.CausalTopLeft).Done()
+		_, w1 := mhalib.ScaledDotProductAttention(x, x, x).AttnMask(mhalib.MaskBlockedWhereTrue(blocked)).DoneWithWeights()
+		_, w2 := mhalib.ScaledDotProductAttention(x, x, x).AttnMask(mhalib.MaskAttendWhereTrue(attend)).DoneWithWeights()
+		_, w3 := mhalib.ScaledDotProductAttention(x, x, x).Causal(mhalib.CausalTopLeft).DoneWithWeights()
 		return []*Node{w1, w2, w3}
 	}, x)
 	fmt.Println(w[0].Equal(w[1]), w[0].Equal(w[2]))
@@ -51,8 +51,8 @@ func ExampleCausal() {
 	q := [][][][]float64{{{{1, 1}}}}                 // [1, 1, Lq=1, 2]
 	k := [][][][]float64{{{{1, 0}, {0, 1}, {1, 1}}}} // [1, 1, Lk=3, 2]
 	w := MustExecOnceN(goBackend(), func(q, k *Node) []*Node {
-		_, br := mhalib.ScaledDotProductAttention(q, k, k).Causal(mhalib.CausalBottomRight).Done()
-		_, tl := mhalib.ScaledDotProductAttention(q, k, k).Causal(mhalib.CausalTopLeft).Done()
+		_, br := mhalib.ScaledDotProductAttention(q, k, k).Causal(mhalib.CausalBottomRight).DoneWithWeights()
+		_, tl := mhalib.ScaledDotProductAttention(q, k, k).Causal(mhalib.CausalTopLeft).DoneWithWeights()
 		return []*Node{br, tl}
 	}, q, k)
 	fmt.Printf("bottom-right %.3f\ntop-left     %.3f\n", tensors.MustCopyFlatData[float64](w[0]), tensors.MustCopyFlatData[float64](w[1]))
@@ -67,8 +67,8 @@ func ExampleSDPABuilder_Fill() {
 	x := [][][][]float64{{{{1, 2}, {3, 4}}}} // [1, 1, 2, 2]
 	w := MustExecOnceN(goBackend(), func(x *Node) []*Node {
 		none := mhalib.MaskBlockedWhereTrue(Const(x.Graph(), [][]bool{{true, true}, {false, false}})) // query 0 sees nothing
-		_, inf := mhalib.ScaledDotProductAttention(x, x, x).Mask(none).Done()
-		_, big := mhalib.ScaledDotProductAttention(x, x, x).Mask(none).Fill(mhalib.FillMinus1e9).Done()
+		_, inf := mhalib.ScaledDotProductAttention(x, x, x).AttnMask(none).DoneWithWeights()
+		_, big := mhalib.ScaledDotProductAttention(x, x, x).AttnMask(none).Fill(mhalib.FillMinus1e9).DoneWithWeights()
 		return []*Node{inf, big}
 	}, x)
 	fmt.Printf("fill -inf: %.3f\nfill -1e9: %.3f\n", tensors.MustCopyFlatData[float64](w[0]), tensors.MustCopyFlatData[float64](w[1]))

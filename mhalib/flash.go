@@ -70,9 +70,11 @@ const (
 )
 
 // FlashBuilder configures FlashAttention; finish it with Done or DoneWithLSE. Its options are
-// AttentionOptions' (shared with ScaledDotProductAttention) and BlockSizes.
+// AttentionOptions' (shared with ScaledDotProductAttention and MultiHeadAttention; Dropout is
+// refused), EnableGQA and BlockSizes.
 type FlashBuilder struct {
 	AttentionOptions[*FlashBuilder]
+	GQAOption[*FlashBuilder]
 	q, k, v        *Node
 	blockQ, blockK int
 }
@@ -87,6 +89,7 @@ type FlashBuilder struct {
 func FlashAttention(q, k, v *Node) *FlashBuilder {
 	b := &FlashBuilder{q: q, k: k, v: v, blockQ: DefaultFlashBlockQ, blockK: DefaultFlashBlockK}
 	b.AttentionOptions = newAttentionOptions(b)
+	b.GQAOption = GQAOption[*FlashBuilder]{builder: b, on: &b.cfg.gqa}
 	return b
 }
 
@@ -163,6 +166,9 @@ func flashToken(acc *Node) *Node {
 
 func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
 	ms, scale := b.cfg.prepare(b.q, b.k, b.v)
+	if b.cfg.dropout.rate > 0 {
+		panicArg("Dropout", "rate %g: FlashAttention never forms the weights, so it cannot drop them (use ScaledDotProductAttention)", b.cfg.dropout.rate)
+	}
 	if b.blockQ < 1 || b.blockK < 1 {
 		panicArg("BlockSizes", "blockQ=%d, blockK=%d: both must be ≥ 1", b.blockQ, b.blockK)
 	}
@@ -307,8 +313,8 @@ func (b *MHABuilder) flashHeads(q, k, v *Node, d mhaDims, ms *maskSet, withWeigh
 		panicArg("Formulation", "Flash never forms the attention weights: use Done, or HeadParallel for DoneWithWeights")
 	case !d.even:
 		panicArg("Formulation", "Flash needs heads of equal size, got HeadSizes %v", d.sizes)
-	case b.dropout > 0:
-		panicArg("Formulation", "Flash does not support attention dropout (rate %g)", b.dropout)
+	case b.cfg.dropout.rate > 0:
+		panicArg("Formulation", "Flash does not support attention dropout (rate %g)", b.cfg.dropout.rate)
 	}
 	h := b.numHeads
 	qh, kh, vh := SplitHeads(q, h), SplitHeads(k, d.kvHeads), SplitHeads(v, d.kvHeads) // [B, h, Lq, dk], [B, Hkv, Lk', dk] ×2

@@ -197,7 +197,7 @@ func (r *flashRun) reference(t *testing.T, q, k, v *mhatest.Tensor) (out, lse *m
 
 // configure applies the case's masks and options to either builder (both have the same setters).
 type attnOptions[T any] interface {
-	Mask(mhalib.Mask) T
+	AttnMask(mhalib.Mask) T
 	KeyPaddingMask(mhalib.Mask) T
 	Causal(mhalib.Causal) T
 	Fill(float64) T
@@ -207,7 +207,7 @@ type attnOptions[T any] interface {
 func configureFlash[T attnOptions[T]](r *flashRun, g *Graph, b T) {
 	c := r.c
 	if !r.spec.AttnMask.IsZero() {
-		b.Mask(maskConst(g, r.spec.AttnMask, c.dtype))
+		b.AttnMask(maskConst(g, r.spec.AttnMask, c.dtype))
 	}
 	if !r.spec.KeyPaddingMask.IsZero() {
 		b.KeyPaddingMask(maskConst(g, r.spec.KeyPaddingMask, c.dtype))
@@ -238,7 +238,7 @@ func (r *flashRun) execute(t *testing.T, backend backends.Backend, grads bool) f
 		out, lse := fb.DoneWithLSE()
 		sb := mhalib.ScaledDotProductAttention(q, k, v)
 		configureFlash(r, g, sb)
-		plain, _ := sb.Done()
+		plain, _ := sb.DoneWithWeights()
 		res := []*Node{out, lse, plain}
 		if grads {
 			res = append(res, Gradient(ReduceAllSum(Mul(out, cot)), q, k, v)...)
@@ -482,11 +482,11 @@ func TestMultiHeadAttentionFlashErrors(t *testing.T) {
 			fn    func(b *mhalib.MHABuilder) *Node
 			want  string
 		}{
-			{"weights", 2, func(b *mhalib.MHABuilder) *Node { o, _ := b.DoneWithWeights(false); return o },
+			{"weights", 2, func(b *mhalib.MHABuilder) *Node { o, _ := b.DoneWithWeights(); return o },
 				"mhalib: Formulation: Flash never forms the attention weights"},
 			{"uneven", 3, func(b *mhalib.MHABuilder) *Node { return b.HeadSizes(4, 4, 2).Done() },
 				"mhalib: Formulation: Flash needs heads of equal size, got HeadSizes [4 4 2]"},
-			{"dropout", 2, func(b *mhalib.MHABuilder) *Node { return b.Dropout(0.1).Done() },
+			{"dropout", 2, func(b *mhalib.MHABuilder) *Node { return b.Dropout(context.New(), 0.1).Done() },
 				"mhalib: Formulation: Flash does not support attention dropout (rate 0.1)"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

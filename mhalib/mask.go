@@ -109,8 +109,9 @@ func (c Causal) String() string {
 	return "Causal(?)"
 }
 
-// FillNegInf is the default fill: blocked logits become −inf, PyTorch's choice.
-var FillNegInf = math.Inf(-1)
+// FillNegInf returns the default fill, −inf: blocked logits become −inf, PyTorch's choice.
+// (A function, as math.Inf: Go has no infinite constant.)
+func FillNegInf() float64 { return math.Inf(-1) }
 
 // FillMinus1e9 is the classic masked_fill(mask == 0, −1e9) of many tutorials.
 const FillMinus1e9 = -1e9

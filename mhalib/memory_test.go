@@ -54,7 +54,7 @@ func TestPlainAttentionLimitIsFixed(t *testing.T) {
 				g := NewGraph(backend, "limit")
 				defer g.Finalize()
 				x := Parameter(g, "x", shapes.Make(dtypes.Float32, 1, 8, L, 64)) // scores [1, 8, L, L]
-				_, _ = mhalib.ScaledDotProductAttention(x, x, x).Done()
+				_, _ = mhalib.ScaledDotProductAttention(x, x, x).DoneWithWeights()
 			})
 		}
 		// 3 · 8 · 8192² · 4 B = 6 GiB ≤ 8 GiB, built three times; 3 · 8 · 16384² · 4 B = 24 GiB refused.
@@ -80,7 +80,7 @@ func TestPlainAttentionRefusedUpFront(t *testing.T) {
 		defer mhalib.SetMaxAttentionBytes(0)
 		x := tensors.FromShape(shapes.Make(dtypes.Float32, 1, 2, 256, 8)) // scores 3 × [1 2 256 256] float32 = 1.5 MiB
 		_, err := ExecOnce(backend, func(q, k, v *Node) *Node {
-			out, _ := mhalib.ScaledDotProductAttention(q, k, v).Done()
+			out, _ := mhalib.ScaledDotProductAttention(q, k, v).DoneWithWeights()
 			return out
 		}, x, x, x)
 		var memErr *mhalib.MemoryError
@@ -99,7 +99,7 @@ func TestPlainAttentionRefusedUpFront(t *testing.T) {
 		}
 		mhalib.SetMaxAttentionBytes(-1) // no limit
 		if _, err := ExecOnce(backend, func(q, k, v *Node) *Node {
-			out, _ := mhalib.ScaledDotProductAttention(q, k, v).Done()
+			out, _ := mhalib.ScaledDotProductAttention(q, k, v).DoneWithWeights()
 			return out
 		}, x, x, x); err != nil {
 			t.Fatalf("plain attention without a limit: %v", err)

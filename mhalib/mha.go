@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 )
 
@@ -54,8 +52,12 @@ func (f Formulation) String() string {
 // DefaultScope is the scope MultiHeadAttention creates its variables in, under ctx's current scope.
 const DefaultScope = "MultiHeadAttention"
 
-// MHABuilder configures MultiHeadAttention; finish it with Done or DoneWithWeights.
+// MHABuilder configures MultiHeadAttention; finish it with Done or DoneWithWeights. Its
+// attention options are AttentionOptions' (shared with ScaledDotProductAttention and
+// FlashAttention: masks, Causal, Scale, Fill, Dropout, Window, ALiBi, SoftCap, Sinks); the
+// others below are its own.
 type MHABuilder struct {
+	AttentionOptions[*MHABuilder]
 	ctx               *context.Context
 	scope             string
 	query, key, value *Node
@@ -65,12 +67,6 @@ type MHABuilder struct {
 	addBiasKV, kvSet  bool
 	addZeroAttn       bool
 	separate, sepSet  bool
-	attnMask, keyPad  Mask
-	causal            Causal
-	scale             float64
-	scaleSet          bool
-	fill              float64
-	dropout           float64
 	formulation       Formulation
 	blockQ, blockK    int // Flash block sizes; 0: chosen by shape (flashBlocks)
 	strategy          HeadStrategy
@@ -86,8 +82,10 @@ type MHABuilder struct {
 // For self-attention pass the same node three times. Variables live in ctx.In("MultiHeadAttention")
 // (see Scope) under PyTorch's state_dict names (see projection.go).
 func MultiHeadAttention(ctx *context.Context, query, key, value *Node, numHeads int) *MHABuilder {
-	return &MHABuilder{ctx: ctx, scope: DefaultScope, query: query, key: key, value: value,
-		numHeads: numHeads, useBias: true, fill: FillNegInf, formulation: Auto}
+	b := &MHABuilder{ctx: ctx, scope: DefaultScope, query: query, key: key, value: value,
+		numHeads: numHeads, useBias: true, formulation: Auto}
+	b.AttentionOptions = newAttentionOptions(b)
+	return b
 }
 
 // KVHeads sets the number of key/value heads, grouped-query attention (gqa.go): the key and value
@@ -148,46 +146,6 @@ func (b *MHABuilder) SeparateProjections(separate bool) *MHABuilder {
 	return b
 }
 
-// AttnMask sets the attention mask: [Lq, Lk], [B·h, Lq, Lk], [B, h, Lq, Lk] or [B, 1, Lq, Lk],
-// over the original Lk keys (the columns of add_bias_kv / add_zero_attn are added, allowed).
-// nn.MultiheadAttention's bool masks are MaskBlockedWhereTrue. Default: none.
-func (b *MHABuilder) AttnMask(m Mask) *MHABuilder {
-	b.attnMask = m
-	return b
-}
-
-// KeyPaddingMask sets the [B, Lk] key padding mask (PyTorch: bool, true = padding, i.e.
-// MaskBlockedWhereTrue; or MaskAdditive). Default: none.
-func (b *MHABuilder) KeyPaddingMask(m Mask) *MHABuilder {
-	b.keyPad = m
-	return b
-}
-
-// Causal adds a causal mask over the original Lq × Lk keys. Default NoCausal.
-func (b *MHABuilder) Causal(c Causal) *MHABuilder {
-	b.causal = c
-	return b
-}
-
-// Scale sets the factor multiplying q·kᵀ in every head. Default 1/√d_n for head n.
-func (b *MHABuilder) Scale(s float64) *MHABuilder {
-	b.scale, b.scaleSet = s, true
-	return b
-}
-
-// Fill sets the logit of blocked pairs. Default FillNegInf; FillMinus1e9 is the classic choice.
-func (b *MHABuilder) Fill(v float64) *MHABuilder {
-	b.fill = v
-	return b
-}
-
-// Dropout sets the dropout rate of the attention weights, applied only when the context is in
-// training mode for the graph, seeded from the context's RNG. Default 0.
-func (b *MHABuilder) Dropout(rate float64) *MHABuilder {
-	b.dropout = rate
-	return b
-}
-
 // Formulation selects Auto (default), HeadParallel, PerHeadLoop or Flash.
 func (b *MHABuilder) Formulation(f Formulation) *MHABuilder {
 	b.formulation = f
@@ -210,15 +168,16 @@ func (b *MHABuilder) Scope(name string) *MHABuilder {
 // Done builds the attention and returns the output [B, Lq, E].
 // It panics with an *ArgumentError on bad input; Exec (or Forward, or Try) returns it as an error.
 func (b *MHABuilder) Done() *Node {
-	out, _ := b.build(false, false)
+	out, _ := b.build(false)
 	return out
 }
 
-// DoneWithWeights builds the attention and also returns its weights: [B, Lq, Lk'] averaged over
-// the heads when average is true, [B, h, Lq, Lk'] otherwise, where Lk' = Lk (+1 with add_bias_kv)
-// (+1 with add_zero_attn) as in PyTorch. Weights are taken after dropout.
-func (b *MHABuilder) DoneWithWeights(average bool) (output, weights *Node) {
-	return b.build(true, average)
+// DoneWithWeights builds the attention and also returns the weights of every head,
+// [B, h, Lq, Lk'], where Lk' = Lk (+1 with add_bias_kv) (+1 with add_zero_attn) as in PyTorch;
+// ReduceMean(weights, 1) averages them over the heads, [B, Lq, Lk'] (PyTorch's default
+// average_attn_weights=True). Weights are taken after dropout.
+func (b *MHABuilder) DoneWithWeights() (output, weights *Node) {
+	return b.build(true)
 }
 
 // dims are the validated sizes of one attention call.
@@ -295,9 +254,6 @@ func (b *MHABuilder) check() mhaDims {
 	for _, s := range d.sizes {
 		d.even = d.even && s == d.sizes[0]
 	}
-	if b.dropout < 0 || b.dropout > 1 {
-		panicArg("Dropout", "rate %g: must be in [0, 1]", b.dropout)
-	}
 	if b.formulation != HeadParallel && b.formulation != PerHeadLoop && b.formulation != Flash && b.formulation != Auto {
 		panicArg("Formulation", "unknown value %d", int(b.formulation))
 	}
@@ -363,7 +319,7 @@ func (b *MHABuilder) resolveDefaults(ctx *context.Context, d mhaDims) (separate,
 }
 
 // build is Done / DoneWithWeights.
-func (b *MHABuilder) build(withWeights, average bool) (output, weights *Node) {
+func (b *MHABuilder) build(withWeights bool) (output, weights *Node) {
 	d := b.check()
 	ctx := b.ctx.In(b.scope)
 	init := initOf(ctx)
@@ -373,7 +329,7 @@ func (b *MHABuilder) build(withWeights, average bool) (output, weights *Node) {
 	E, h := d.embed, b.numHeads
 
 	// Masks over the original keys, validated against the inputs' shapes.
-	ms := newMaskSet(d.batch, h, d.lq, d.lk, dtype, b.attnMask, "attn_mask", b.keyPad, "key_padding_mask", b.causal, b.fill)
+	ms := b.cfg.maskSet(d.batch, h, d.lq, d.lk, dtype)
 
 	// 1) Projections.
 	kvWidth := E // Hkv·dk with grouped-query attention (even heads only)
@@ -402,8 +358,11 @@ func (b *MHABuilder) build(withWeights, average bool) (output, weights *Node) {
 		v = concatAxis([]*Node{v, zeros}, 1)                                // [B, Lk'+1, E]
 		extra++
 	}
+	if extra > 0 && b.cfg.alibi != nil {
+		panicArg("ALiBi", "not supported with add_bias_kv / add_zero_attn: their extra keys have no position")
+	}
 	ms = ms.extendKeys(extra)
-	drop := dropoutSpec{ctx: ctx, rate: b.dropout}
+	drop := b.cfg.dropout
 
 	// 4) Attention in every head, 5) heads merged back to [B, Lq, E].
 	formulation := b.formulation
@@ -433,16 +392,13 @@ func (b *MHABuilder) build(withWeights, average bool) (output, weights *Node) {
 	if !withWeights {
 		return output, nil
 	}
-	if average {
-		weights = ReduceMean(weights, 1) // [B, Lq, Lk']
-	}
-	return output, weights
+	return output, weights // [B, Lq, E], [B, h, Lq, Lk']
 }
 
 // headScale is the logit scale of a head of size d: Scale if set, else 1/√d.
 func (b *MHABuilder) headScale(d int) float64 {
-	if b.scaleSet {
-		return b.scale
+	if b.cfg.scaleSet {
+		return b.cfg.scale
 	}
 	return 1 / math.Sqrt(float64(d))
 }
@@ -479,50 +435,4 @@ func allEqual(xs []float64) bool {
 		}
 	}
 	return true
-}
-
-// Forward is the error-returning boundary for one multi-head attention call on host tensors:
-// it builds, compiles and runs MultiHeadAttention(ctx, query, key, value, numHeads), configured
-// by configure (may be nil; build mask constants with b.Graph()), and returns the output
-// [B, Lq, E] and the per-head weights [B, h, Lq, Lk'] — weights is nil with Formulation(Flash),
-// which never forms them. Any bad argument comes back as an error
-// (an *ArgumentError wrapping ErrInvalidArgument). Pass the same tensor as query, key and value
-// for self-attention. Variables are created (initialised) in ctx as needed.
-func Forward(backend backends.Backend, ctx *context.Context, query, key, value *tensors.Tensor, numHeads int,
-	configure func(b *MHABuilder)) (output, weights *tensors.Tensor, err error) {
-	if backend == nil || ctx == nil || query == nil || key == nil || value == nil {
-		return nil, nil, &ArgumentError{Arg: "Forward", Msg: "backend, ctx, query, key and value must not be nil"}
-	}
-	self := query == key && key == value
-	exec, err := context.NewExec(backend, ctx, func(ctx *context.Context, inputs []*Node) []*Node {
-		q, k, v := inputs[0], inputs[0], inputs[0]
-		if !self {
-			k, v = inputs[1], inputs[2]
-		}
-		b := MultiHeadAttention(ctx, q, k, v, numHeads)
-		if configure != nil {
-			configure(b)
-		}
-		if b.formulation == Flash {
-			return []*Node{b.Done()} // Flash never forms the weights
-		}
-		out, w := b.DoneWithWeights(false)
-		return []*Node{out, w}
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	defer exec.Finalize()
-	args := []any{query}
-	if !self {
-		args = append(args, key, value)
-	}
-	results, err := exec.Exec(args...)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(results) == 1 {
-		return results[0], nil, nil
-	}
-	return results[0], results[1], nil
 }

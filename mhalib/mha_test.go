@@ -294,7 +294,10 @@ func (r *mhaRun) execute(t *testing.T, backend backends.Backend, grads bool, twe
 		if tweak != nil {
 			tweak(b)
 		}
-		out, w := b.DoneWithWeights(r.c.average)
+		out, w := b.DoneWithWeights()
+		if r.c.average {
+			w = ReduceMean(w, 1) // [B, Lq, Lk']
+		}
 		res := []*Node{out, w}
 		if grads {
 			loss := ReduceAllSum(Mul(out, cot))

@@ -59,7 +59,7 @@ type MLABuilder struct {
 	ctx      *context.Context
 	x        *Node
 	cfg      MLAConfig
-	causal   bool
+	causal   Causal
 	absorbed bool
 	scope    string
 	cache    *KVCache
@@ -71,9 +71,11 @@ func MultiHeadLatentAttention(ctx *context.Context, x *Node, cfg MLAConfig) *MLA
 	return &MLABuilder{ctx: ctx, x: x, cfg: cfg, scope: "MultiHeadLatentAttention"}
 }
 
-// Causal masks keys after the query (top-left: decoder self-attention). Default false.
-func (b *MLABuilder) Causal(on bool) *MLABuilder {
-	b.causal = on
+// Causal masks keys after the query (decoder self-attention). Queries and keys are the same L
+// positions, so CausalTopLeft and CausalBottomRight are the same mask here. Default NoCausal.
+// With a cache the mask is always causal over the cached positions.
+func (b *MLABuilder) Causal(c Causal) *MLABuilder {
+	b.causal = c
 	return b
 }
 
@@ -109,6 +111,9 @@ func (b *MLABuilder) Done() *Node {
 	}
 	if c.Heads < 1 || c.HeadDim < 1 || c.RopeDim < 0 || c.RopeDim%2 != 0 || c.ValueDim < 1 || c.Latent < 1 || c.QueryLatent < 0 {
 		panicArg("MLAConfig", "%+v: want Heads, HeadDim, ValueDim, Latent ≥ 1, an even RopeDim ≥ 0, QueryLatent ≥ 0", c)
+	}
+	if b.causal < NoCausal || b.causal > CausalBottomRight {
+		panicArg("Causal", "unknown value %d", int(b.causal))
 	}
 	ctx := b.ctx.In(b.scope)
 	g, dt := x.Graph(), x.DType()
@@ -180,7 +185,7 @@ func (b *MLABuilder) Done() *Node {
 	logits = MulScalar(logits, scale)
 
 	// 4) Causal mask: top-left over L, or position pos+i seeing 0 … pos+i over the cache.
-	if b.causal || b.cache != nil {
+	if b.causal != NoCausal || b.cache != nil {
 		tile := shapes.Make(dtypes.Int32, 1, 1, L, Lk)
 		i := Iota(g, tile, 2) // [1, 1, L, Lk]
 		if b.pos != nil {

@@ -57,7 +57,7 @@ func mlaConfigOf(p mhatest.MLAParams) mhalib.MLAConfig {
 func TestMultiHeadLatentAttention(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
 		for _, dcq := range []int{0, 5} {
-			for _, causal := range []bool{false, true} {
+			for _, causal := range []mhalib.Causal{mhalib.NoCausal, mhalib.CausalTopLeft} {
 				for _, absorbed := range []bool{false, true} {
 					name := fmt.Sprintf("dcq%d/causal=%v/absorbed=%v", dcq, causal, absorbed)
 					t.Run(name, func(t *testing.T) {
@@ -65,7 +65,7 @@ func TestMultiHeadLatentAttention(t *testing.T) {
 						p := randMLAParams(rng, 8, 3, 4, 2, 5, 6, dcq)
 						x := mhatest.Rand(rng, -1, 1, 2, 5, 8)
 						cot := mhatest.Rand(rng, -1, 1, 2, 5, 8)
-						want, _ := mhatest.MLA(p, x, causal)
+						want, _ := mhatest.MLA(p, x, causalRef(causal))
 						dt := dtypes.Float64
 						exec := context.MustNewExec(backend, mlaContext(p, dt), func(ctx *context.Context, x, cot *Node) []*Node {
 							y := mhalib.MultiHeadLatentAttention(ctx, x, mlaConfigOf(p)).Causal(causal).Absorbed(absorbed).Done()
@@ -76,7 +76,7 @@ func TestMultiHeadLatentAttention(t *testing.T) {
 							t.Fatal(err)
 						}
 						assertClose(t, "output", res[0], want, 1e-12)
-						loss := func() float64 { y, _ := mhatest.MLA(p, x, causal); return mhatest.Loss(y, cot) }
+						loss := func() float64 { y, _ := mhatest.MLA(p, x, causalRef(causal)); return mhatest.Loss(y, cot) }
 						assertClose(t, "gradient", res[1], mhatest.NumGrad(loss, x, 1e-6), 1e-7)
 					})
 				}
@@ -93,7 +93,7 @@ func TestMLALatentCache(t *testing.T) {
 		p := randMLAParams(rng, 8, 2, 4, 2, 3, 6, 0)
 		const B, L, E = 2, 7, 8
 		x := mhatest.Rand(rng, -1, 1, B, L, E)
-		want, _ := mhatest.MLA(p, x, true)
+		want, _ := mhatest.MLA(p, x, mhatest.TopLeft)
 		cache, err := mhalib.NewKVCache(B, 1, L, p.Latent, p.RopeDim)
 		if err != nil {
 			t.Fatal(err)

@@ -130,13 +130,13 @@ func TestModernOptions(t *testing.T) {
 						qn, kn, vn, cn, sn := in[0], in[1], in[2], in[3], in[4]
 						var out *Node
 						if flash {
-							b := mhalib.FlashAttention(qn, kn, vn).BlockSizes(c.blockQ, c.blockK)
-							applyModern(b, &c, qn.Graph(), bias, sn)
+							b := mhalib.FlashAttention(qn, kn, vn).BlockSizes(c.blockQ, c.blockK).EnableGQA(c.Hkv != c.Hq)
+							applyModern(b, &c, additiveConst(qn.Graph(), bias), sn)
 							out = b.Done()
 						} else {
-							b := mhalib.ScaledDotProductAttention(qn, kn, vn)
-							applyModern(b, &c, qn.Graph(), bias, sn)
-							out, _ = b.Done()
+							b := mhalib.ScaledDotProductAttention(qn, kn, vn).EnableGQA(c.Hkv != c.Hq)
+							applyModern(b, &c, additiveConst(qn.Graph(), bias), sn)
+							out, _ = b.DoneWithWeights()
 						}
 						loss := ReduceAllSum(Mul(out, cn))
 						return append([]*Node{out}, Gradient(loss, qn, kn, vn, sn)...)
@@ -157,23 +157,35 @@ func TestModernOptions(t *testing.T) {
 	})
 }
 
-// modernBuilder is what SDPABuilder and FlashBuilder have in common for these tests.
-type modernBuilder[B any] interface {
-	EnableGQA(bool) B
+// sharedOptions are the options of every attention builder (AttentionOptions) these tests set.
+type sharedOptions[B any] interface {
 	Window(left, right int, a mhalib.Alignment) B
 	ALiBi([]float64) B
 	SoftCap(float64) B
 	Sinks(*Node) B
 	Causal(mhalib.Causal) B
 	Scale(float64) B
-	Mask(mhalib.Mask) B
+	AttnMask(mhalib.Mask) B
 }
 
-func applyModern[B any](b modernBuilder[B], c *modernCase, g *Graph, bias *mhatest.Tensor, sinks *Node) {
-	b.Causal(c.causal)
-	if c.Hkv != c.Hq {
-		b.EnableGQA(true)
+// modernBuilder is what SDPABuilder and FlashBuilder have in common for these tests.
+type modernBuilder[B any] interface {
+	sharedOptions[B]
+	EnableGQA(bool) B
+}
+
+// additiveConst is bias [B, Hq, Lq, Lk] as an additive mask, or no mask for nil.
+func additiveConst(g *Graph, bias *mhatest.Tensor) mhalib.Mask {
+	if bias == nil {
+		return mhalib.Mask{}
 	}
+	return mhalib.MaskAdditive(Const(g, toTensor(bias, dtypes.Float64)))
+}
+
+// applyModern sets the options of case c on any attention builder (c.Hq heads; mask may be
+// the zero Mask).
+func applyModern[B any](b sharedOptions[B], c *modernCase, mask mhalib.Mask, sinks *Node) {
+	b.Causal(c.causal)
 	if c.window != nil {
 		b.Window(c.window.Left, c.window.Right, c.window.Align)
 	}
@@ -189,8 +201,8 @@ func applyModern[B any](b modernBuilder[B], c *modernCase, g *Graph, bias *mhate
 	if c.scale != 0 {
 		b.Scale(c.scale)
 	}
-	if bias != nil {
-		b.Mask(mhalib.MaskAdditive(Const(g, toTensor(bias, dtypes.Float64))))
+	if !mask.IsZero() {
+		b.AttnMask(mask)
 	}
 }
 
@@ -238,7 +250,7 @@ func TestModernOptionErrors(t *testing.T) {
 				if c.opt != nil {
 					c.opt(sb, q.Graph())
 				}
-				out, _ := sb.Done()
+				out, _ := sb.DoneWithWeights()
 				return out
 			}).Exec(zeros(f64, 1, c.qh, 3, 4), zeros(f64, 1, c.kh, 5, 4), zeros(f64, 1, c.vh, 5, 4))
 			var ae *mhalib.ArgumentError
@@ -256,7 +268,7 @@ func TestGQANoRepeatedKV(t *testing.T) {
 	q := Parameter(g, "q", shapesOf(2, 8, 5, 16)) // [B, Hq=8, Lq, dk]
 	k := Parameter(g, "k", shapesOf(2, 2, 7, 16)) // [B, Hkv=2, Lk=7, dk]
 	v := Parameter(g, "v", shapesOf(2, 2, 7, 16))
-	out, _ := mhalib.ScaledDotProductAttention(q, k, v).EnableGQA(true).Done()
+	out, _ := mhalib.ScaledDotProductAttention(q, k, v).EnableGQA(true).DoneWithWeights()
 	fout := mhalib.FlashAttention(q, k, v).EnableGQA(true).BlockSizes(2, 3).Done()
 	_, _ = out, fout
 	for _, n := range g.Nodes() {

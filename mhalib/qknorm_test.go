@@ -50,7 +50,7 @@ func TestQKNorm(t *testing.T) {
 				B, H, L, d := x.Shape().Dim(0), x.Shape().Dim(1), x.Shape().Dim(2), x.Shape().Dim(3)
 				return Reshape(BroadcastToDims(Reshape(x, B, H, 1, L, d), B, H, 2, L, d), B, 2*H, L, d)
 			}
-			out, _ := mhalib.ScaledDotProductAttention(qn, rep(kn), rep(v)).Causal(mhalib.CausalBottomRight).Done()
+			out, _ := mhalib.ScaledDotProductAttention(qn, rep(kn), rep(v)).Causal(mhalib.CausalBottomRight).DoneWithWeights()
 			l := ReduceAllSum(Mul(out, cot))
 			wqv := ctx.In("q_norm").GetVariableByScopeAndName(ctx.In("q_norm").Scope(), "weight").ValueGraph(q.Graph())
 			return append([]*Node{out}, Gradient(l, q, k, wqv)...)

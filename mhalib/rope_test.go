@@ -61,7 +61,7 @@ func TestRoPEScoresRelative(t *testing.T) {
 			w := MustExecOnceN(backend, func(q, k *Node) []*Node {
 				scores := func(p int) *Node {
 					_, w := mhalib.ScaledDotProductAttention(mhalib.RoPE(q).Convention(conv).Offset(p).Done(),
-						mhalib.RoPE(k).Convention(conv).Offset(p).Done(), k).Done()
+						mhalib.RoPE(k).Convention(conv).Offset(p).Done(), k).DoneWithWeights()
 					return w
 				}
 				return []*Node{scores(0), scores(1000)}

@@ -17,49 +17,46 @@ import (
 //
 //	q [B, h, Lq, dk] · k [B, h, Lk, dk]ᵀ → logits [B, h, Lq, Lk] → softmax over Lk → · v [B, h, Lk, dv] → [B, h, Lq, dv]
 
-// SDPABuilder configures ScaledDotProductAttention; finish it with Done. Its options are
-// AttentionOptions' (shared with FlashAttention) and Dropout.
+// SDPABuilder configures ScaledDotProductAttention; finish it with Done or DoneWithWeights. Its
+// options are AttentionOptions' (shared with FlashAttention and MultiHeadAttention) and
+// EnableGQA.
 type SDPABuilder struct {
 	AttentionOptions[*SDPABuilder]
-	q, k, v     *Node
-	dropoutCtx  *context.Context
-	dropoutRate float64
+	GQAOption[*SDPABuilder]
+	q, k, v *Node
 }
 
 // ScaledDotProductAttention starts building softmax(q·kᵀ·scale + mask)·v.
 //
 //	q: [B, h, Lq, dk]   k: [B, h, Lk, dk]   v: [B, h, Lk, dv]
 //
-// Finish with Done, which returns output [B, h, Lq, dv] and weights [B, h, Lq, Lk].
+// Finish with Done (output [B, h, Lq, dv]) or DoneWithWeights (also the weights [B, h, Lq, Lk]).
 func ScaledDotProductAttention(q, k, v *Node) *SDPABuilder {
 	b := &SDPABuilder{q: q, k: k, v: v}
 	b.AttentionOptions = newAttentionOptions(b)
+	b.GQAOption = GQAOption[*SDPABuilder]{builder: b, on: &b.cfg.gqa}
 	return b
 }
 
 // Graph returns the graph of q, for building mask constants.
 func (b *SDPABuilder) Graph() *Graph { return b.q.Graph() }
 
-// Dropout drops attention weights with probability rate (survivors scaled by 1/(1−rate), as
-// torch.nn.functional.dropout), only when ctx is in training mode for the graph (ctx.SetTraining),
-// drawing from ctx's random number generator (seeded with ctx.SetRNGStateFromSeed). Default: no dropout.
-func (b *SDPABuilder) Dropout(ctx *context.Context, rate float64) *SDPABuilder {
-	b.dropoutCtx, b.dropoutRate = ctx, rate
-	return b
+// Done builds the attention and returns the output [B, h, Lq, dv].
+// It panics with an *ArgumentError for inconsistent shapes or dtypes (Exec returns it as an error).
+func (b *SDPABuilder) Done() *Node {
+	out, _ := b.DoneWithWeights()
+	return out
 }
 
-// Done builds the attention and returns
+// DoneWithWeights builds the attention and returns
 //
 //	output:  [B, h, Lq, dv]
 //	weights: [B, h, Lq, Lk] (after dropout, as PyTorch returns them; rows sum to 1 or are all 0)
 //
 // It panics with an *ArgumentError for inconsistent shapes or dtypes (Exec returns it as an error).
-func (b *SDPABuilder) Done() (output, weights *Node) {
+func (b *SDPABuilder) DoneWithWeights() (output, weights *Node) {
 	ms, scale := b.cfg.prepare(b.q, b.k, b.v)
-	if b.dropoutRate < 0 || b.dropoutRate > 1 {
-		panicArg("Dropout", "rate %g: must be in [0, 1]", b.dropoutRate)
-	}
-	return attend(b.q, b.k, b.v, []float64{scale}, ms, dropoutSpec{b.dropoutCtx, b.dropoutRate})
+	return attend(b.q, b.k, b.v, []float64{scale}, ms, b.cfg.dropout)
 }
 
 // checkSDPAInputs validates q [B, Hq, Lq, dk], k [B, Hkv, Lk, dk], v [B, Hkv, Lk, dv], with

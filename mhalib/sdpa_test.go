@@ -112,7 +112,7 @@ func TestScaledDotProductAttention(t *testing.T) {
 					b := mhalib.ScaledDotProductAttention(in[0], in[1], in[2]).Causal(c.causal)
 					g := in[0].Graph()
 					if !spec.AttnMask.IsZero() {
-						b.Mask(maskConst(g, spec.AttnMask, dt))
+						b.AttnMask(maskConst(g, spec.AttnMask, dt))
 					}
 					if !spec.KeyPaddingMask.IsZero() {
 						b.KeyPaddingMask(maskConst(g, spec.KeyPaddingMask, dt))
@@ -123,7 +123,7 @@ func TestScaledDotProductAttention(t *testing.T) {
 					if c.scale != 0 {
 						b.Scale(c.scale)
 					}
-					out, w := b.Done()
+					out, w := b.DoneWithWeights()
 					loss := ReduceAllSum(Mul(out, in[3]))
 					return append([]*Node{out, w}, Gradient(loss, in[0], in[1], in[2])...)
 				})
@@ -158,7 +158,7 @@ func TestFullyMaskedRow(t *testing.T) {
 			mask := [][]bool{{true, true, true, true}, {true, false, false, false}}
 			exec := MustNewExec(backend, func(q, k, v *Node) []*Node {
 				out, w := mhalib.ScaledDotProductAttention(q, k, v).
-					Mask(mhalib.MaskBlockedWhereTrue(Const(q.Graph(), mask))).Fill(fill).Done()
+					AttnMask(mhalib.MaskBlockedWhereTrue(Const(q.Graph(), mask))).Fill(fill).DoneWithWeights()
 				grads := Gradient(ReduceAllSum(out), q, k, v)
 				return append([]*Node{out, w}, grads...)
 			})
@@ -249,8 +249,8 @@ func TestAttentionDropout(t *testing.T) {
 			}
 			exec := context.MustNewExec(backend, ctx, func(ctx *context.Context, q, k, v *Node) []*Node {
 				ctx.SetTraining(q.Graph(), training)
-				out, w := mhalib.ScaledDotProductAttention(q, k, v).Dropout(ctx, p).Done()
-				plain, plainW := mhalib.ScaledDotProductAttention(q, k, v).Done()
+				out, w := mhalib.ScaledDotProductAttention(q, k, v).Dropout(ctx, p).DoneWithWeights()
+				plain, plainW := mhalib.ScaledDotProductAttention(q, k, v).DoneWithWeights()
 				// Recompute the output from the returned (dropped) weights: they must be the ones used.
 				again := DotGeneral(w, []int{3}, []int{0, 1}, v, []int{2}, []int{0, 1})
 				return []*Node{out, w, plain, plainW, again}

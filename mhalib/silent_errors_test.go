@@ -38,7 +38,7 @@ func TestFlashAttentionNaNStaysInItsBatch(t *testing.T) {
 			vt := tensors.FromFlatDataAndDimensions(v, B, H, L, D)
 			exec, err := NewExec(backend, func(q, v *Node) []*Node {
 				flash := mhalib.FlashAttention(q, q, v).BlockSizes(2, 2).Done()
-				plain, _ := mhalib.ScaledDotProductAttention(q, q, v).Done()
+				plain, _ := mhalib.ScaledDotProductAttention(q, q, v).DoneWithWeights()
 				return []*Node{flash, plain}
 			})
 			if err != nil {

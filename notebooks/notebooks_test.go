@@ -83,17 +83,19 @@ var want = []string{
 	"07_kvcache.ipynb",
 	"08_xla.ipynb",
 	"09_real_sentences.ipynb",
-	"10_heads_learn.ipynb",
-	"11_real_llm.ipynb",
-	"12_modern_attention.ipynb",
+	"10_modern_attention.ipynb",
+	"11_heads_learn.ipynb",
+	"12_real_llm.ipynb",
+	"13_devices.ipynb",
 }
 
 // course are the notebooks held to the teaching rules of issue 16 (short, narrow cells, a quiet
-// setup cell, an exercise with a folded solution): 00–08 and 10–12.
+// setup cell, an exercise with a folded solution): all of them, 00–13.
 var course = []string{
-	"00_attention_by_hand.ipynb", "01_qkv_projection.ipynb", "02_heads.ipynb", "03_sdpa_masks.ipynb", "04_mha.ipynb",
-	"05_flash.ipynb", "06_parity.ipynb", "07_kvcache.ipynb", "08_xla.ipynb", "10_heads_learn.ipynb",
-	"11_real_llm.ipynb", "12_modern_attention.ipynb",
+	"00_attention_by_hand.ipynb", "01_qkv_projection.ipynb", "02_heads.ipynb", "03_sdpa_masks.ipynb",
+	"04_mha.ipynb", "05_flash.ipynb", "06_parity.ipynb", "07_kvcache.ipynb", "08_xla.ipynb",
+	"09_real_sentences.ipynb", "10_modern_attention.ipynb", "11_heads_learn.ipynb",
+	"12_real_llm.ipynb", "13_devices.ipynb",
 }
 
 func TestAllNotebooksArePresent(t *testing.T) {
@@ -255,7 +257,7 @@ func TestNotebooksDoNotWriteFixedNamesInSharedTmp(t *testing.T) {
 var writes = []string{
 	"00_attention_by_hand.ipynb", "01_qkv_projection.ipynb", "02_heads.ipynb",
 	"03_sdpa_masks.ipynb", "04_mha.ipynb", "05_flash.ipynb", "06_parity.ipynb",
-	"07_kvcache.ipynb", "08_xla.ipynb",
+	"07_kvcache.ipynb", "08_xla.ipynb", "09_real_sentences.ipynb", "13_devices.ipynb",
 }
 
 var stubFunc = regexp.MustCompile(`(?m)^func (\w+)\(`)

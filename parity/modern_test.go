@@ -143,7 +143,7 @@ func toDType(x *tensors.Tensor, dt dtypes.DType) *tensors.Tensor {
 func modernAttention(t *testing.T, backend backends.Backend, ts map[string]*tensors.Tensor, cfg map[string]any, dt dtypes.DType) map[string]*tensors.Tensor {
 	t.Helper()
 	in := map[string]*tensors.Tensor{}
-	for _, n := range sdpa.InputNames {
+	for _, n := range sdpa.InputNames() {
 		if x := ts[n]; x != nil {
 			in[n] = toDType(x, dt)
 		}
@@ -199,7 +199,10 @@ func modernMLA(t *testing.T, backend backends.Backend, ts map[string]*tensors.Te
 	n := func(k string) int { return int(cfg[k].(float64)) }
 	mc := mhalib.MLAConfig{Heads: n("H"), HeadDim: n("dh"), RopeDim: n("dr"), ValueDim: n("dv"), Latent: n("dc"),
 		QueryLatent: n("dcq"), RoPETheta: cfg["theta"].(float64)}
-	causal := cfg["causal"].(bool)
+	causal := mhalib.NoCausal
+	if cfg["causal"].(bool) {
+		causal = mhalib.CausalTopLeft
+	}
 	res := map[string]*tensors.Tensor{}
 	for _, absorbed := range []bool{false, true} {
 		ctx := context.New()

@@ -267,7 +267,10 @@ func build(ctx *context.Context, c Config, in, masks map[string]*Node) (out, wei
 			b.Causal(mhalib.CausalTopLeft)
 		}
 		if c.NeedWeights {
-			out, weights = b.DoneWithWeights(c.AverageAttnWeights)
+			out, weights = b.DoneWithWeights() // [B, Lq, E], [B, h, Lq, Lk']
+			if c.AverageAttnWeights {
+				weights = ReduceMean(weights, 1) // [B, Lq, Lk']
+			}
 		} else {
 			out = b.Done()
 		}
@@ -279,9 +282,9 @@ func build(ctx *context.Context, c Config, in, masks map[string]*Node) (out, wei
 		b := mhalib.ScaledDotProductAttention(in["query"], in["key"], in["value"])
 		if m := masks["attn_mask"]; m != nil {
 			if m.DType() == dtypes.Bool {
-				b.Mask(mhalib.MaskAttendWhereTrue(m)) // SDPA's bool masks: true = attend
+				b.AttnMask(mhalib.MaskAttendWhereTrue(m)) // SDPA's bool masks: true = attend
 			} else {
-				b.Mask(mhalib.MaskAdditive(m))
+				b.AttnMask(mhalib.MaskAdditive(m))
 			}
 		}
 		if c.IsCausal {
@@ -290,8 +293,7 @@ func build(ctx *context.Context, c Config, in, masks map[string]*Node) (out, wei
 		if c.Scale != nil {
 			b.Scale(*c.Scale)
 		}
-		out, _ = b.Done()
-		return out, nil
+		return b.Done(), nil
 	case "seed000":
 		b := mhalib.MultiHeadAttention(ctx, in["query"], in["key"], in["value"], c.H).Fill(mhalib.FillMinus1e9)
 		if m := masks["mask"]; m != nil {
@@ -302,7 +304,7 @@ func build(ctx *context.Context, c Config, in, masks map[string]*Node) (out, wei
 			m = BroadcastToDims(m, c.B, 1, c.Lq, c.Lk)
 			b.AttnMask(mhalib.MaskAttendWhereTrue(m))
 		}
-		return b.DoneWithWeights(false)
+		return b.DoneWithWeights()
 	case "seed001", "seed003":
 		x := in["query"] // self-attention: query = key = value = x
 		var b *mhalib.MHABuilder

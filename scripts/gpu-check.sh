@@ -14,6 +14,7 @@
 #                                     2. parity tests           (committed fixtures vs PyTorch; on xla:cuda and go)
 #                                     3. mhalib tests           (flash, KV cache, checkpointing, MHA vs float64 reference)
 #                                     4. mhalab bench           (xla:cuda next to PyTorch on cuda; go left out: slow)
+#                                     5. mhalab bench devices   (attention across 1, 2, 4, … GPUs, when there are several)
 #                                   and writes logs, bench.md and bench.json to $OUT (when set) or build/gpu/out.
 #
 # Options of run:  --quick   bench --quick and only the flash/KV-cache/checkpoint/parity tests
@@ -148,6 +149,18 @@ run() {
 		--json "$OUTDIR/bench.json" --no-progress)
 	((quick)) && args+=(--quick)
 	"$bin/mhalab" "${args[@]}" 2>"$OUTDIR/bench.stderr" | tee "$OUTDIR/bench.md" || failed=1
+
+	local gpus
+	gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
+	if ((gpus > 1)); then
+		say "mhalab bench devices on $gpus GPUs   (tables: $OUTDIR/bench-devices.md)"
+		local dargs=(bench --backends xla:cuda --suites devices --devices "$gpus" --python "$PYTHON"
+			--json "$OUTDIR/bench-devices.json" --no-progress)
+		((quick)) && dargs+=(--quick)
+		"$bin/mhalab" "${dargs[@]}" 2>"$OUTDIR/bench-devices.stderr" | tee "$OUTDIR/bench-devices.md" || failed=1
+	else
+		say "mhalab bench devices skipped: $gpus GPU(s) (it needs at least 2)"
+	fi
 
 	if ((failed)); then
 		say "FAILED: see the logs in $OUTDIR"

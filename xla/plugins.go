@@ -198,8 +198,8 @@ func (info BackendInfo) String() string {
 // finds, checks and loads the plugin and creates (then destroys) a PJRT client to count the
 // devices; it never panics, whatever file it finds.
 func Available() []BackendInfo {
-	infos := make([]BackendInfo, 0, len(Specs))
-	for _, spec := range Specs {
+	infos := make([]BackendInfo, 0, len(Specs()))
+	for _, spec := range Specs() {
 		infos = append(infos, describe(spec))
 	}
 	return infos

@@ -71,7 +71,7 @@ func TestUnknownSpecIsAnErrorListingValidSpecs(t *testing.T) {
 		if err == nil {
 			t.Fatalf("New(%q) = %v, want an error", spec, b)
 		}
-		for _, valid := range xla.Specs {
+		for _, valid := range xla.Specs() {
 			if !strings.Contains(err.Error(), valid) {
 				t.Errorf("New(%q) error %q does not list valid spec %q", spec, err, valid)
 			}
@@ -156,12 +156,12 @@ func TestMissingPluginErrorNamesPathsAndSetup(t *testing.T) {
 
 func TestAvailableListsEverySpec(t *testing.T) {
 	infos := xla.Available()
-	if len(infos) != len(xla.Specs) {
-		t.Fatalf("Available() has %d entries, want %d", len(infos), len(xla.Specs))
+	if len(infos) != len(xla.Specs()) {
+		t.Fatalf("Available() has %d entries, want %d", len(infos), len(xla.Specs()))
 	}
 	for i, info := range infos {
-		if info.Name != xla.Specs[i] {
-			t.Errorf("Available()[%d].Name = %q, want %q", i, info.Name, xla.Specs[i])
+		if info.Name != xla.Specs()[i] {
+			t.Errorf("Available()[%d].Name = %q, want %q", i, info.Name, xla.Specs()[i])
 		}
 		if !info.Available && info.Reason == "" {
 			t.Errorf("%s unavailable without a reason", info.Name)

@@ -12,7 +12,7 @@ import (
 // Grading itself is tested in internal/lessonrun.
 func TestLessonsCommandLine(t *testing.T) {
 	root := "../.."
-	for _, args := range [][]string{{"hint"}, {"hint", "14"}, {"check", "1", "2"}, {"bogus"}, {"check", "--backend", "tpu"}, {"grade"}, {"check", "--timeout", "0s"}, {"solution"}} {
+	for _, args := range [][]string{{"hint"}, {"hint", "99"}, {"check", "1", "2"}, {"bogus"}, {"check", "--backend", "tpu"}, {"grade"}, {"check", "--timeout", "0s"}, {"solution"}} {
 		if code, _, stderr := runCLI(append(append([]string{"lessons"}, args...), "--root", root)...); code != 2 || !strings.Contains(stderr, `Run "mhalab lessons -h" for usage.`) {
 			t.Errorf("lessons %q: exit %d (stderr %q), want 2 and the pointer to -h", args, code, stderr)
 		}

@@ -106,8 +106,11 @@ func parseHLO(c command, args []string, stdout io.Writer) (runner, error) {
 	fs.IntVar(&o.Heads, "heads", 4, "number of heads h (must divide E)")
 	fs.BoolVar(&o.Separate, "separate", false, "separate q/k/v projection weights instead of the fused in_proj_weight")
 	fs.BoolVar(&o.Causal, "causal", false, "causal mask (key j ≤ query i)")
+	fs.IntVar(&o.Devices, "devices", 1, "compile head-parallel attention for N devices (xla:cpu makes N virtual devices) and show one device's HLO (--stage optimized unless given) and its collectives; N must divide --heads")
 	maxMemoryVar(fs, &o.MaxMemory, "the input and the weights (the graph is compiled, not run)")
-	return o, parseFlags(fs, c, args, stdout)
+	err := parseFlags(fs, c, args, stdout)
+	o.Given = given(fs)
+	return o, err
 }
 
 func parseBench(c command, args []string, stdout io.Writer) (runner, error) {
@@ -125,6 +128,7 @@ func parseBench(c command, args []string, stdout io.Writer) (runner, error) {
 	fs.IntVar(&o.Threads, "threads", runtime.NumCPU(), "PyTorch threads (Go and XLA use every core; keep equal to the core count for a fair comparison)")
 	fs.DurationVar(&o.Budget, "budget", 0, "time budget per case and backend for the timed runs (default 30s, --quick 3s); at least 3 runs")
 	fs.DurationVar(&o.MemTimeout, "mem-timeout", 20*time.Minute, "time limit of each memory measurement process")
+	fs.IntVar(&o.Devices, "devices", 0, "devices suite: largest device count (1, 2, 4, … up to it); xla:cpu makes that many virtual devices (default: the backend's count, 4 for xla:cpu)")
 	fs.BoolVar(&o.NoProgress, "no-progress", false, "no progress bar (it is shown only when stderr is a terminal)")
 	fs.StringVar(&o.Child, "child", "", "internal: run one memory measurement described by this JSON and print its result")
 	return o, parseFlags(fs, c, args, stdout)

@@ -241,6 +241,7 @@ func TestOpenRefuses(t *testing.T) {
 		{write("short.gguf", "GG"), "not a GGUF file"},
 		{write("trunc.gguf", "GGUF\x03\x00\x00\x00"), "trunc.gguf"},
 		{gpt2, `model_type "gpt2"`},
+		{filepath.Join("..", "..", "models", "gguf", "testdata", "synthetic.gguf"), `architecture "test" is not supported (llama is)`},
 		{empty, "no config.json"},
 		{filepath.Dir(write("bert/config.json", `{"model_type":"bert","hidden_size":8,"num_attention_heads":2,"num_hidden_layers":1,"intermediate_size":8,"vocab_size":10,"max_position_embeddings":8,"type_vocab_size":1,"hidden_act":"gelu","layer_norm_eps":1e-12}`)), "tokenizer"},
 	} {

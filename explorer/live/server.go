@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io/fs"
 	"net"
 	"net/http"
@@ -214,8 +215,10 @@ func (l *Listening) Close() error {
 // (GoNB: gonbui.DisplayHTML(l.IFrame(900))). The server must allow the notebook's origin in
 // Options.FrameAncestors.
 func (l *Listening) IFrame(height int) string {
-	u := strings.ReplaceAll(l.URL, "&", "&amp;")
+	u := html.EscapeString(l.URL)
 	return fmt.Sprintf(`<iframe src="%s" style="width:100%%;height:%dpx;border:1px solid #ddd" title="mhalab live explorer"></iframe>`+
 		`<div style="font-size:12px;color:#666">live explorer at <a href="%s" target="_blank" rel="noopener noreferrer">%s</a></div>`,
 		u, height, u, strings.SplitN(l.URL, "?", 2)[0])
 }
+
+func htmlEscape(s string) string { return html.EscapeString(s) }

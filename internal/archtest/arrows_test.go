@@ -39,7 +39,7 @@ var libraries = []string{"torchio", "xla", "models", "internal/backendtest", "in
 
 // commands are the module's package main trees besides cmd/ (TestCommandsArePackageMain checks
 // both ways): tools that `go run` builds, imported by nothing.
-var commands = []string{"cmd", "internal/plugincheck", "lessons/internal/genmanifest", "notebooks/induction/fixtures"}
+var commands = []string{"cmd", "internal/plugincheck", "lessons/internal/genmanifest", "notebooks/induction/fixtures", "examples/quickstart", "docs/internal/gen"}
 
 // within reports whether rel (a path relative to the module) is dir or under it.
 func within(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }

@@ -19,9 +19,9 @@ import (
 	"github.com/mhalab/mhalab/xla"
 )
 
-// Names of the backends tested, in order: "go", "xla:cpu", and "xla:cuda" when
+// names of the backends tested, in order: "go", "xla:cpu", and "xla:cuda" when
 // MHALAB_TEST_BACKENDS names it (scripts/gpu-check.sh does, on a GPU machine).
-var Names = withRequestedCUDA([]string{"go", "xla:cpu"})
+var names = withRequestedCUDA([]string{"go", "xla:cpu"})
 
 func withRequestedCUDA(names []string) []string {
 	for _, w := range strings.Split(os.Getenv("MHALAB_TEST_BACKENDS"), ",") {
@@ -88,7 +88,7 @@ func newBackend(name string) (backends.Backend, error) {
 // missing one the reason.
 func Available() (names []string, missing map[string]error) {
 	missing = map[string]error{}
-	for _, n := range Names {
+	for _, n := range names {
 		if !wanted(n) {
 			continue
 		}
@@ -118,7 +118,7 @@ func Main(m *testing.M, pkg string) {
 // A missing XLA backend skips (with the reason) outside CI and fails in CI.
 func Run(t *testing.T, fn func(t *testing.T, backend backends.Backend)) {
 	t.Helper()
-	for _, n := range Names {
+	for _, n := range names {
 		if !wanted(n) {
 			continue
 		}

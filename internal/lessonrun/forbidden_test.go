@@ -18,7 +18,7 @@ import (
 )
 
 func ScaledDotProductAttention(q, k, v *Node) (out, weights *Node) {
-	return mhalib.ScaledDotProductAttention(q, k, v).Done()
+	return mhalib.ScaledDotProductAttention(q, k, v).DoneWithWeights()
 }
 `
 

@@ -164,14 +164,14 @@ func Linear(x, weight, bias *Node) *Node {
 func TestListHintAndUsage(t *testing.T) {
 	root := copyRepo(t)
 	code, out, _ := cli(root, "list")
-	if code != 0 || !strings.Contains(out, "0 of 13 exercises done") || !strings.Contains(out, "← next") ||
+	if code != 0 || !strings.Contains(out, "0 of 14 exercises done") || !strings.Contains(out, "← next") ||
 		!strings.Contains(out, "Next: exercise 1") || !strings.Contains(out, "01_linear") || !strings.Contains(out, "10_statedict") {
 		t.Errorf("lessons list: exit %d, output:\n%s", code, out)
 	}
 	if code, out, _ := cli(root, "hint", "3"); code != 0 || !strings.Contains(out, "TransposeAllDims") || !strings.Contains(out, "03_heads/README.md") {
 		t.Errorf("lessons hint 3: exit %d, output:\n%s", code, out)
 	}
-	for _, args := range [][]string{{"hint"}, {"hint", "14"}, {"check", "1", "2"}, {"bogus"}, {"check", "--backend", "tpu"}, {"grade"}} {
+	for _, args := range [][]string{{"hint"}, {"hint", "99"}, {"check", "1", "2"}, {"bogus"}, {"check", "--backend", "tpu"}, {"grade"}} {
 		if code, _, stderr := cli(root, args...); code != 2 {
 			t.Errorf("lessons %q: exit %d (stderr %q), want 2", args, code, stderr)
 		}
@@ -274,7 +274,7 @@ func TestProgressAndReset(t *testing.T) {
 		t.Errorf("solution 2 before a pass: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 	_, out, _ = cli(root, "list")
-	if !strings.Contains(out, "1 of 13 exercises done") || !strings.Contains(out, "Next: exercise 2") {
+	if !strings.Contains(out, "1 of 14 exercises done") || !strings.Contains(out, "Next: exercise 2") {
 		t.Errorf("list after solving 1:\n%s", out)
 	}
 
@@ -293,18 +293,18 @@ func TestProgressAndReset(t *testing.T) {
 	if data, _ := os.ReadFile(stub); !bytes.Equal(data, pristine(t, ex1.Path(ex1.File))) {
 		t.Errorf("reset did not restore the stub")
 	}
-	if _, out, _ := cli(root, "list"); !strings.Contains(out, "0 of 13 exercises done") {
+	if _, out, _ := cli(root, "list"); !strings.Contains(out, "0 of 14 exercises done") {
 		t.Errorf("list after reset:\n%s", out)
 	}
 
 	// A corrupt state file is a fresh start, and so is a deleted one.
 	state := filepath.Join(root, "lessons", ProgressFile)
 	_ = os.WriteFile(state, []byte("{not json"), 0o644)
-	if code, out, stderr := cli(root, "list"); code != 0 || !strings.Contains(out, "0 of 13") || !strings.Contains(stderr, "unreadable") {
+	if code, out, stderr := cli(root, "list"); code != 0 || !strings.Contains(out, "0 of 14") || !strings.Contains(stderr, "unreadable") {
 		t.Errorf("list with a corrupt state: exit %d\n%s\n%s", code, out, stderr)
 	}
 	_ = os.Remove(state)
-	if code, out, _ := cli(root, "list"); code != 0 || !strings.Contains(out, "0 of 13") {
+	if code, out, _ := cli(root, "list"); code != 0 || !strings.Contains(out, "0 of 14") {
 		t.Errorf("list without a state file: exit %d\n%s", code, out)
 	}
 }

@@ -160,7 +160,7 @@ func TestLesson(t *testing.T) {
 		maxLen, dk, dv := L+grader.Dim(2, 0, 3), grader.Dim(3, 1, 6), grader.Dim(4, 1, 6)
 		q, k, v := grader.Rand(14, 2, 2, L, dk), grader.Rand(15, 2, 2, L, dk), grader.Rand(16, 2, 2, L, dv)
 		got := decode(t, fmt.Sprintf("DecodeStep, one compiled graph for pos = 0…%d, caches of %d rows", L-1, maxLen), q, k, v, maxLen)
-		causal, err := mhatest.CausalBias(mhatest.TopLeft, 2, 2, L, L, mhatest.DefaultFill)
+		causal, err := mhatest.CausalBias(mhatest.TopLeft, 2, 2, L, L, mhatest.DefaultFill())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -134,9 +134,9 @@ func (m Mask) check(name string) error {
 	return nil
 }
 
-// DefaultFill is the value written where a bool or causal mask blocks a
+// DefaultFill returns the value written where a bool or causal mask blocks a
 // logit, when no other fill is chosen: −Inf, as PyTorch does.
-var DefaultFill = math.Inf(-1)
+func DefaultFill() float64 { return math.Inf(-1) }
 
 // Causal selects a causal mask. The two corners differ only when Lq ≠ Lk.
 type Causal int
@@ -315,7 +315,7 @@ type MaskSpec struct {
 // FillValue is s.Fill, or DefaultFill when s.Fill is 0.
 func (s MaskSpec) FillValue() float64 {
 	if s.Fill == 0 {
-		return DefaultFill
+		return DefaultFill()
 	}
 	return s.Fill
 }

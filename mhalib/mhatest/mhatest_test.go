@@ -283,7 +283,7 @@ func TestCausalPerturbFuture(t *testing.T) {
 			t.Run(c.causal.String(), func(t *testing.T) {
 				// Through SDPA with a causal bias.
 				q, k, v := Rand(rng, -1, 1, 1, 2, Lq, 3), Rand(rng, -1, 1, 1, 2, Lk, 3), Rand(rng, -1, 1, 1, 2, Lk, 3)
-				bias, _ := CausalBias(c.causal, 1, 2, Lq, Lk, DefaultFill)
+				bias, _ := CausalBias(c.causal, 1, 2, Lq, Lk, DefaultFill())
 				out, _ := SDPA(q, k, v, bias, 0)
 				allowed := c.allowed(Lq, Lk)
 				for jStar := 0; jStar < Lk; jStar++ {

@@ -61,9 +61,10 @@ func mlaParts(p MLAParams, x *Tensor) MLAParts {
 	return MLAParts{Latent: latent, KRope: kRope, QC: qC, QR: qR}
 }
 
-// MLA is the explicit form: x [B, L, E] → out [B, L, E], with causal (top-left) masking when
-// causal is set. It also returns the parts (what a decoder caches: Latent and KRope).
-func MLA(p MLAParams, x *Tensor, causal bool) (out *Tensor, parts MLAParts) {
+// MLA is the explicit form: x [B, L, E] → out [B, L, E], with a causal mask unless causal is
+// NoCausal (queries and keys are the same L positions: TopLeft and BottomRight agree). It also
+// returns the parts (what a decoder caches: Latent and KRope).
+func MLA(p MLAParams, x *Tensor, causal Causal) (out *Tensor, parts MLAParts) {
 	checkMLA(p, x)
 	parts = mlaParts(p, x)
 	H := p.Heads
@@ -72,9 +73,7 @@ func MLA(p MLAParams, x *Tensor, causal bool) (out *Tensor, parts MLAParts) {
 	q := ConcatLast(parts.QC, parts.QR)                     // [B, H, L, dh+dr]
 	k := ConcatLast(kC, RepeatKV(parts.KRope, H))           // [B, H, L, dh+dr]
 	spec := AttentionSpec{Scale: 1 / math.Sqrt(float64(p.HeadDim+p.RopeDim))}
-	if causal {
-		spec.Causal = TopLeft
-	}
+	spec.Causal = causal
 	o, _ := Attention(q, k, vC, spec)                // [B, H, L, dv]
 	return Linear(MergeHeadsBL(o), p.WO, nil), parts // [B, L, E]
 }
@@ -85,7 +84,7 @@ func MLA(p MLAParams, x *Tensor, causal bool) (out *Tensor, parts MLAParts) {
 //	q̃_t,i  = W_UK,iᵀ q_C_t,i                                          [dc]
 //	s_tj,i = (q̃_t,i·c_kv_j + q_R_t,i·k_R_j) / √(dh + dr)
 //	o_t,i  = W_UV,i Σ_j softmax_j(s_tj,i) c_kv_j
-func MLAAbsorbed(p MLAParams, x *Tensor, causal bool) *Tensor {
+func MLAAbsorbed(p MLAParams, x *Tensor, causal Causal) *Tensor {
 	checkMLA(p, x)
 	parts := mlaParts(p, x)
 	B, L, H, dc := x.Shape[0], x.Shape[1], p.Heads, p.Latent
@@ -107,7 +106,7 @@ func MLAAbsorbed(p MLAParams, x *Tensor, causal bool) *Tensor {
 	q := ConcatLast(qt, parts.QR)               // [B, H, L, dc+dr]
 	k := ConcatLast(latent, parts.KRope)        // [B, 1, L, dc+dr] — MQA over the cache
 	spec := AttentionSpec{Scale: 1 / math.Sqrt(float64(p.HeadDim+p.RopeDim))}
-	if causal {
+	if causal != NoCausal {
 		spec.Causal = TopLeft
 	}
 	ctxLatent, _ := Attention(q, k, latent, spec) // Σ_j w_j c_kv_j: [B, H, L, dc]

@@ -288,7 +288,7 @@ func TestMLAAbsorbedEqualsExplicit(t *testing.T) {
 	for _, dcq := range []int{0, 6} {
 		p := randMLA(rng, 8, 3, 4, 2, 5, 6, dcq)
 		x := Rand(rng, -1, 1, 2, 5, 8)
-		for _, causal := range []bool{false, true} {
+		for _, causal := range []Causal{NoCausal, TopLeft} {
 			explicit, parts := MLA(p, x, causal)
 			requireClose(t, "absorbed", MLAAbsorbed(p, x, causal), explicit, 1e-12)
 			if !SameShape(parts.Latent.Shape, []int{2, 5, 6}) || !SameShape(parts.KRope.Shape, []int{2, 1, 5, 2}) {

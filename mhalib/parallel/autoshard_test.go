@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/mhalab/mhalab/mhalib"
 	"github.com/mhalab/mhalab/mhalib/parallel"
@@ -29,27 +28,7 @@ func TestAutoShardingHeadsEqualsExplicit(t *testing.T) {
 					y, _ := parallel.HeadParallel(x, w, hHeads, causal) // one device's program: all heads
 					return append([]*Node{y}, Gradient(ReduceAllSum(Mul(y, dy)), x, w.Wq, w.Wk, w.Wv, w.Wo)...)
 				}, []parallel.Cut{rep, rep, rows, rows, rows, cols}, []parallel.Cut{rep, rep, rows, rows, rows, cols})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer r.Finalize()
-				wq, wk, wv, wo := shard(t, d.wq, 0, n), shard(t, d.wk, 0, n), shard(t, d.wv, 0, n), shard(t, d.wo, 1, n)
-				inputs := make([][]*tensors.Tensor, n)
-				for dev := range n {
-					inputs[dev] = []*tensors.Tensor{d.x, d.dy, wq[dev], wk[dev], wv[dev], wo[dev]}
-				}
-				out, err := r.Run(inputs)
-				if err != nil {
-					t.Fatal(err)
-				}
-				gather := func(i, axis int) *tensors.Tensor {
-					var s []*tensors.Tensor
-					for dev := range n {
-						s = append(s, out[dev][i])
-					}
-					return join(t, s, axis)
-				}
-				got := []*tensors.Tensor{out[0][0], out[0][1], gather(2, 0), gather(3, 0), gather(4, 0), gather(5, 1)}
+				_, got := runHeads(t, r, err, d, n)
 				for i, name := range names {
 					assertNear(t, name, got[i], want[i], bound(hE+hB*hL, flat(want[i]), 4))
 				}
@@ -70,30 +49,10 @@ func TestAutoShardingSequenceEqualsAttention(t *testing.T) {
 			t.Run(fmt.Sprintf("causal=%v/%d-devices", causal, n), func(t *testing.T) {
 				r, err := parallel.NewAutoRunner(backend, n, func(in []*Node) []*Node {
 					q, k, v := in[0], in[1], in[2]
-					o, _ := mhalib.ScaledDotProductAttention(q, k, v).Causal(mhalibCausal(causal)).Done()
+					o := mhalib.ScaledDotProductAttention(q, k, v).Causal(mhalibCausal(causal)).Done()
 					return append([]*Node{o}, Gradient(ReduceAllSum(Mul(o, in[3])), q, k, v)...)
 				}, []parallel.Cut{rep, seq, seq, rep}, []parallel.Cut{rep, rep, seq, seq})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer r.Finalize()
-				ks, vs := shard(t, d.k, 2, n), shard(t, d.v, 2, n)
-				inputs := make([][]*tensors.Tensor, n)
-				for dev := range n {
-					inputs[dev] = []*tensors.Tensor{d.q, ks[dev], vs[dev], d.dOut}
-				}
-				out, err := r.Run(inputs)
-				if err != nil {
-					t.Fatal(err)
-				}
-				gather := func(i int) *tensors.Tensor {
-					var s []*tensors.Tensor
-					for dev := range n {
-						s = append(s, out[dev][i])
-					}
-					return join(t, s, 2)
-				}
-				got := []*tensors.Tensor{out[0][0], out[0][1], gather(2), gather(3)}
+				_, got := runSequence(t, r, err, d, n, false)
 				for i, name := range []string{"out", "dq", "dk", "dv"} {
 					assertNear(t, name, got[i], want[i], bound(sLk+sD, flat(want[i]), 4))
 				}

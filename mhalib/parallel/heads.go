@@ -40,7 +40,7 @@ func HeadParallel(x *Node, w HeadWeights, localHeads int, causal mhalib.Causal) 
 	k := mhalib.SplitHeads(project(x, w.Wk), localHeads)
 	v := mhalib.SplitHeads(project(x, w.Wv), localHeads)
 	// 2) Attention in each head, heads merged: [B, hl, L, dk] → [B, L, hl·dk].
-	out, _ := mhalib.ScaledDotProductAttention(q, k, v).Causal(causal).Done()
+	out := mhalib.ScaledDotProductAttention(q, k, v).Causal(causal).Done()
 	heads := mhalib.MergeHeads(out)
 	// 3) This device's share of the output projection, then the sum over devices.
 	partial = project(heads, w.Wo) // [B, L, E]

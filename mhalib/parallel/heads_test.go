@@ -74,15 +74,6 @@ func shard(t *testing.T, x *tensors.Tensor, axis, n int) []*tensors.Tensor {
 	return s
 }
 
-func join(t *testing.T, shards []*tensors.Tensor, axis int) *tensors.Tensor {
-	t.Helper()
-	j, err := parallel.Join(shards, axis)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return j
-}
-
 // runHeadParallel runs HeadParallelGradients on n devices and returns y, dx (from device 0,
 // after checking every device has the same) and the weights' gradients joined from the shards.
 func runHeadParallel(t *testing.T, backend backends.Backend, d headData, n int, causal mhalib.Causal) []*tensors.Tensor {
@@ -93,6 +84,22 @@ func runHeadParallel(t *testing.T, backend backends.Backend, d headData, n int, 
 		y, g := parallel.HeadParallelGradients(in[0], w, local, causal, in[1])
 		return []*Node{y, g.Dx, g.DWq, g.DWk, g.DWv, g.DWo}
 	})
+	out, got := runHeads(t, r, err, d, n)
+	for dev := 1; dev < n; dev++ { // replicated outputs: bit-identical on every device
+		for i, name := range []string{"y", "dx"} {
+			if maxDiff(flat(out[dev][i]), flat(out[0][i])) != 0 {
+				t.Errorf("%d devices: %s differs between device 0 and device %d", n, name, dev)
+			}
+		}
+	}
+	return got
+}
+
+// runHeads runs r (and err, from building it) on n devices with the head case's inputs, the
+// weights cut by heads; it returns every device's outputs and y, dx (device 0) and the weights'
+// gradients joined from the shards.
+func runHeads(t *testing.T, r *parallel.Runner, err error, d headData, n int) (out [][]*tensors.Tensor, got []*tensors.Tensor) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,25 +109,10 @@ func runHeadParallel(t *testing.T, backend backends.Backend, d headData, n int, 
 	for dev := range n {
 		inputs[dev] = []*tensors.Tensor{d.x, d.dy, wq[dev], wk[dev], wv[dev], wo[dev]}
 	}
-	out, err := r.Run(inputs)
-	if err != nil {
+	if out, err = r.Run(inputs); err != nil {
 		t.Fatal(err)
 	}
-	for dev := 1; dev < n; dev++ { // replicated outputs: bit-identical on every device
-		for i, name := range []string{"y", "dx"} {
-			if maxDiff(flat(out[dev][i]), flat(out[0][i])) != 0 {
-				t.Errorf("%d devices: %s differs between device 0 and device %d", n, name, dev)
-			}
-		}
-	}
-	col := func(i, axis int) *tensors.Tensor {
-		var s []*tensors.Tensor
-		for dev := range n {
-			s = append(s, out[dev][i])
-		}
-		return join(t, s, axis)
-	}
-	return []*tensors.Tensor{out[0][0], out[0][1], col(2, 0), col(3, 0), col(4, 0), col(5, 1)}
+	return out, []*tensors.Tensor{out[0][0], out[0][1], gather(t, out, 2, 0), gather(t, out, 3, 0), gather(t, out, 4, 0), gather(t, out, 5, 1)}
 }
 
 func TestHeadParallelEqualsMultiHeadAttention(t *testing.T) {

@@ -121,3 +121,17 @@ func execOnce(t *testing.T, backend backends.Backend, fn func([]*Node) []*Node, 
 	}
 	return out[0]
 }
+
+// gather joins output i of every device along axis: the whole of a sharded result.
+func gather(t *testing.T, out [][]*tensors.Tensor, i, axis int) *tensors.Tensor {
+	t.Helper()
+	var s []*tensors.Tensor
+	for dev := range out {
+		s = append(s, out[dev][i])
+	}
+	j, err := parallel.Join(s, axis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}

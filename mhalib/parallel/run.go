@@ -125,19 +125,7 @@ func Shard(t *tensors.Tensor, axis, n int) ([]*tensors.Tensor, error) {
 	if n == 1 {
 		return []*tensors.Tensor{t}, nil
 	}
-	mesh, err := Mesh(n)
-	if err != nil {
-		return nil, err
-	}
-	b := distributed.BuildSpec(mesh)
-	for i := range t.Rank() {
-		if i == axis {
-			b = b.S(MeshAxis)
-		} else {
-			b = b.R()
-		}
-	}
-	spec, err := b.Done()
+	spec, err := cutSpec(Cut{Rank: t.Rank(), Axis: axis}, n)
 	if err != nil {
 		return nil, err
 	}
@@ -156,19 +144,7 @@ func Join(shards []*tensors.Tensor, axis int) (*tensors.Tensor, error) {
 	if len(shards) == 1 {
 		return shards[0], nil
 	}
-	mesh, err := Mesh(len(shards))
-	if err != nil {
-		return nil, err
-	}
-	b := distributed.BuildSpec(mesh)
-	for i := range shards[0].Rank() {
-		if i == axis {
-			b = b.S(MeshAxis)
-		} else {
-			b = b.R()
-		}
-	}
-	spec, err := b.Done()
+	spec, err := cutSpec(Cut{Rank: shards[0].Rank(), Axis: axis}, len(shards))
 	if err != nil {
 		return nil, err
 	}
@@ -177,4 +153,13 @@ func Join(shards []*tensors.Tensor, axis int) (*tensors.Tensor, error) {
 		return nil, err
 	}
 	return dt.Merge()
+}
+
+// cutSpec is c's sharding spec on a new mesh of n devices.
+func cutSpec(c Cut, n int) (*distributed.ShardingSpec, error) {
+	mesh, err := Mesh(n)
+	if err != nil {
+		return nil, err
+	}
+	return c.Spec(mesh)
 }

@@ -38,7 +38,7 @@ func referenceSDPA(t *testing.T, backend backends.Backend, d seqData, causal boo
 	t.Helper()
 	return execOnce(t, backend, func(in []*Node) []*Node {
 		q, k, v := in[0], in[1], in[2]
-		o, _ := mhalib.ScaledDotProductAttention(q, k, v).Causal(mhalibCausal(causal)).Done()
+		o := mhalib.ScaledDotProductAttention(q, k, v).Causal(mhalibCausal(causal)).Done()
 		return append([]*Node{o}, Gradient(ReduceAllSum(Mul(o, in[3])), q, k, v)...)
 	}, d.q, d.k, d.v, d.dOut)
 }
@@ -51,20 +51,7 @@ func runSequenceParallel(t *testing.T, backend backends.Backend, d seqData, n in
 		out, dq, dk, dv := parallel.SequenceParallelGradients(in[0], in[1], in[2], parallel.DefaultScale(sD), causal, in[3], in[4])
 		return []*Node{out, dq, dk, dv}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Finalize()
-	ks, vs := shard(t, d.k, 2, n), shard(t, d.v, 2, n)
-	inputs := make([][]*tensors.Tensor, n)
-	for dev := range n {
-		offset := tensors.FromValue(int32(dev * sLk / n))
-		inputs[dev] = []*tensors.Tensor{d.q, ks[dev], vs[dev], offset, d.dOut}
-	}
-	out, err := r.Run(inputs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, got := runSequence(t, r, err, d, n, true)
 	for dev := 1; dev < n; dev++ {
 		for i, name := range []string{"out", "dq"} {
 			if maxDiff(flat(out[dev][i]), flat(out[0][i])) != 0 {
@@ -72,14 +59,31 @@ func runSequenceParallel(t *testing.T, backend backends.Backend, d seqData, n in
 			}
 		}
 	}
-	col := func(i int) *tensors.Tensor {
-		var s []*tensors.Tensor
-		for dev := range n {
-			s = append(s, out[dev][i])
-		}
-		return join(t, s, 2)
+	return got
+}
+
+// runSequence runs r (and err, from building it) on n devices with the sequence case's inputs
+// q, k and v cut along the keys, [offset,] dOut; it returns every device's outputs and out, dq
+// (device 0) and dk, dv joined from the shards.
+func runSequence(t *testing.T, r *parallel.Runner, err error, d seqData, n int, offset bool) (out [][]*tensors.Tensor, got []*tensors.Tensor) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return []*tensors.Tensor{out[0][0], out[0][1], col(2), col(3)}
+	defer r.Finalize()
+	ks, vs := shard(t, d.k, 2, n), shard(t, d.v, 2, n)
+	inputs := make([][]*tensors.Tensor, n)
+	for dev := range n {
+		inputs[dev] = []*tensors.Tensor{d.q, ks[dev], vs[dev]}
+		if offset {
+			inputs[dev] = append(inputs[dev], tensors.FromValue(int32(dev*sLk/n)))
+		}
+		inputs[dev] = append(inputs[dev], d.dOut)
+	}
+	if out, err = r.Run(inputs); err != nil {
+		t.Fatal(err)
+	}
+	return out, []*tensors.Tensor{out[0][0], out[0][1], gather(t, out, 2, 2), gather(t, out, 3, 2)}
 }
 
 func TestSequenceParallelEqualsAttention(t *testing.T) {

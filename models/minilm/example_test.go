@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/gomlx/gomlx/backends"
+
 	"github.com/mhalab/mhalab/models/minilm"
 	"github.com/mhalab/mhalab/models/probe"
 	"github.com/mhalab/mhalab/xla"
@@ -34,14 +36,7 @@ func ExampleModel_Embed() {
 
 // The attention weights of every layer and head for one sentence.
 func ExampleModel_Attention() {
-	m, err := minilm.Load(must(minilm.DefaultDir()))
-	if err != nil {
-		log.Fatal(err)
-	}
-	backend, _, err := xla.NewWithReason("go")
-	if err != nil {
-		log.Fatal(err)
-	}
+	m, backend := modelOnGo()
 	encs, _, err := m.Encode([]string{"The cat sat on the mat because it was tired."}, 0)
 	if err != nil {
 		log.Fatal(err)
@@ -64,14 +59,7 @@ func must(dir string, err error) string {
 // zero-ablated, and head 5.11's output at token 8 of the first sentence (before the ablation
 // replaced it: a plain traced run).
 func ExampleModel_Probe() {
-	m, err := minilm.Load(must(minilm.DefaultDir()))
-	if err != nil {
-		log.Fatal(err)
-	}
-	backend, _, err := xla.NewWithReason("go")
-	if err != nil {
-		log.Fatal(err)
-	}
+	m, backend := modelOnGo() // minilm.Load(dir), xla.NewWithReason("go"), as above
 	encs, _, err := m.Encode([]string{"The cat sat on the mat because it was tired.", "The tired cat slept."}, 0)
 	if err != nil {
 		log.Fatal(err)
@@ -88,4 +76,17 @@ func ExampleModel_Probe() {
 	z := plain.Heads[5].Row(0, 11, 8) // [dk = 32]: head 11 of layer 5 at query token 8 ("it")
 	fmt.Printf("cos %.4f → %.4f with %s; |z| has %d numbers\n",
 		minilm.Cosine(plain.Embeddings[0], plain.Embeddings[1]), minilm.Cosine(cut.Embeddings[0], cut.Embeddings[1]), abl, len(z))
+}
+
+// modelOnGo loads the installed model and the pure-Go backend.
+func modelOnGo() (*minilm.Model, backends.Backend) {
+	m, err := minilm.Load(must(minilm.DefaultDir()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	backend, _, err := xla.NewWithReason("go")
+	if err != nil {
+		log.Fatal(err)
+	}
+	return m, backend
 }

@@ -24,10 +24,10 @@ func TestPinsAgree(t *testing.T) {
 		}
 	}
 	for key, want := range map[string]string{
-		"MINILM_SAFETENSORS_SHA256": FileWeights.SHA256,
-		"MINILM_SAFETENSORS_SIZE":   strconv.FormatInt(FileWeights.Size, 10),
-		"MINILM_TOKENIZER_SHA256":   FileTokenizer.SHA256,
-		"MINILM_CONFIG_SHA256":      FileConfig.SHA256,
+		"MINILM_SAFETENSORS_SHA256": FileWeights().SHA256,
+		"MINILM_SAFETENSORS_SIZE":   strconv.FormatInt(FileWeights().Size, 10),
+		"MINILM_TOKENIZER_SHA256":   FileTokenizer().SHA256,
+		"MINILM_CONFIG_SHA256":      FileConfig().SHA256,
 		"MINILM_DIR_NAME":           DirName,
 	} {
 		if pins[key] != want {

@@ -39,7 +39,7 @@ func encoderLayer(ctx *context.Context, c Config, x, valid *Node, withWeights bo
 	case heads != nil:
 		a, weights = probeAttention(ctx.In(attentionScope), c, x, valid, heads) // [B, L, E], [B, h, L, L]
 	case withWeights:
-		a, weights = mhaOf(ctx, c, x, valid).DoneWithWeights(false) // [B, L, E], [B, h, L, L]
+		a, weights = mhaOf(ctx, c, x, valid).DoneWithWeights() // [B, L, E], [B, h, L, L]
 	default:
 		a = mhaOf(ctx, c, x, valid).Done() // [B, L, E]
 	}

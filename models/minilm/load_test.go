@@ -17,7 +17,7 @@ import (
 func copyModel(t *testing.T, src string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, p := range []modelfiles.Pinned{FileConfig, FileTokenizer, FileWeights} {
+	for _, p := range []modelfiles.Pinned{FileConfig(), FileTokenizer(), FileWeights()} {
 		if err := os.Symlink(filepath.Join(src, p.Name), filepath.Join(dir, p.Name)); err != nil {
 			t.Fatal(err)
 		}
@@ -29,7 +29,7 @@ func copyModel(t *testing.T, src string) string {
 // file and the fix, before anything is parsed.
 func TestLoadBadFiles(t *testing.T) {
 	src := modelDir(t)
-	weights, err := os.ReadFile(filepath.Join(src, FileWeights.Name))
+	weights, err := os.ReadFile(filepath.Join(src, FileWeights().Name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,22 +38,22 @@ func TestLoadBadFiles(t *testing.T) {
 		damage func(dir string) error
 		want   string
 	}{
-		{"missing weights", func(dir string) error { return os.Remove(filepath.Join(dir, FileWeights.Name)) }, "model.safetensors is missing"},
-		{"missing tokenizer", func(dir string) error { return os.Remove(filepath.Join(dir, FileTokenizer.Name)) }, "tokenizer.json is missing"},
+		{"missing weights", func(dir string) error { return os.Remove(filepath.Join(dir, FileWeights().Name)) }, "model.safetensors is missing"},
+		{"missing tokenizer", func(dir string) error { return os.Remove(filepath.Join(dir, FileTokenizer().Name)) }, "tokenizer.json is missing"},
 		{"truncated weights", func(dir string) error {
-			p := filepath.Join(dir, FileWeights.Name)
+			p := filepath.Join(dir, FileWeights().Name)
 			os.Remove(p)
 			return os.WriteFile(p, weights[:len(weights)/2], 0o644)
 		}, "model.safetensors is truncated: 45434188 bytes, want 90868376"},
 		{"altered weights", func(dir string) error {
-			p := filepath.Join(dir, FileWeights.Name)
+			p := filepath.Join(dir, FileWeights().Name)
 			os.Remove(p)
 			bad := append([]byte(nil), weights...)
 			bad[len(bad)-1] ^= 1
 			return os.WriteFile(p, bad, 0o644)
 		}, "model.safetensors has the wrong sha256"},
 		{"altered config", func(dir string) error {
-			p := filepath.Join(dir, FileConfig.Name)
+			p := filepath.Join(dir, FileConfig().Name)
 			data, err := os.ReadFile(p)
 			if err != nil {
 				return err
@@ -62,7 +62,7 @@ func TestLoadBadFiles(t *testing.T) {
 			return os.WriteFile(p, []byte(strings.Replace(string(data), "384", "385", 1)), 0o644)
 		}, "config.json has the wrong sha256"},
 		{"weights is a folder", func(dir string) error {
-			p := filepath.Join(dir, FileWeights.Name)
+			p := filepath.Join(dir, FileWeights().Name)
 			os.Remove(p)
 			return os.Mkdir(p, 0o755)
 		}, "model.safetensors is not a regular file"},

@@ -55,15 +55,15 @@ func Load(dir string) (*Model, error) {
 // (BERT's fields; GELU, absolute positions), tokenizer.json (WordPiece) and model.safetensors
 // with BERT's tensor names. A file that does not fit is one error naming it and why.
 func LoadFolder(dir string) (*Model, error) {
-	cfg, err := ReadConfig(filepath.Join(dir, FileConfig.Name))
+	cfg, err := ReadConfig(filepath.Join(dir, FileConfig().Name))
 	if err != nil {
 		return nil, err
 	}
-	tk, err := LoadTokenizer(filepath.Join(dir, FileTokenizer.Name))
+	tk, err := LoadTokenizer(filepath.Join(dir, FileTokenizer().Name))
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, FileWeights.Name)
+	path := filepath.Join(dir, FileWeights().Name)
 	f, err := torchio.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("minilm: %w", err)
@@ -93,7 +93,7 @@ func (m *Model) Context(backend backends.Backend) (*context.Context, error) {
 		copies[name] = c
 	}
 	ctx := context.New()
-	if err := loadWeights(ctx, m.Config, copies, filepath.Join(m.Dir, FileWeights.Name)); err != nil {
+	if err := loadWeights(ctx, m.Config, copies, filepath.Join(m.Dir, FileWeights().Name)); err != nil {
 		return nil, err
 	}
 	m.ctxs[backend] = ctx

@@ -135,8 +135,8 @@ func probeAttention(ctx *context.Context, c Config, x, valid *Node, heads func(z
 		return mhalib.SplitHeads(Add(y, Reshape(b, 1, 1, E)), h)               // [B, h, L, dk]
 	}
 	q, k, v := proj(mhalib.VarQProjWeight, 0), proj(mhalib.VarKProjWeight, 1), proj(mhalib.VarVProjWeight, 2)
-	z, weights := mhalib.ScaledDotProductAttention(q, k, v).KeyPaddingMask(mhalib.MaskAttendWhereTrue(valid)).Done() // [B, h, L, dk], [B, h, L, L]
-	merged := mhalib.MergeHeads(heads(z))                                                                            // [B, L, E]
+	z, weights := mhalib.ScaledDotProductAttention(q, k, v).KeyPaddingMask(mhalib.MaskAttendWhereTrue(valid)).DoneWithWeights() // [B, h, L, dk], [B, h, L, L]
+	merged := mhalib.MergeHeads(heads(z))                                                                                       // [B, L, E]
 	out := ctx.In(mhalib.ScopeOutProj)
 	y := DotGeneral(merged, []int{2}, nil, weight(out, g, "weight"), []int{1}, nil) // [B, L, E]
 	return Add(y, Reshape(weight(out, g, "bias"), 1, 1, E)), weights

@@ -12,7 +12,7 @@ func FuzzTokenizerEncode(f *testing.F) {
 		f.Add(s)
 	}
 	dir := modelDir(f)
-	tk, err := LoadTokenizer(dir + "/" + FileTokenizer.Name)
+	tk, err := LoadTokenizer(dir + "/" + FileTokenizer().Name)
 	if err != nil {
 		f.Fatal(err)
 	}

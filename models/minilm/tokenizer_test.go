@@ -22,7 +22,7 @@ type tokenizerFixture struct {
 // of the fixture (accents, CJK, emoji, punctuation, long words, empty, whitespace only, ...).
 func TestTokenizerMatchesHuggingFace(t *testing.T) {
 	dir := modelDir(t)
-	tk, err := LoadTokenizer(dir + "/" + FileTokenizer.Name)
+	tk, err := LoadTokenizer(dir + "/" + FileTokenizer().Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ testdata/tokenizer.json
 testdata/attention.json
     attention weights of one sentence with attn_implementation="eager" in float32 and the same
     weights in float64: every head of layers ATTN_LAYERS in full, and for every layer and head the
-    mean weight on the first token and the weight of "it" on "cat" (what notebook 11 shows).
+    mean weight on the first token and the weight of "it" on "cat" (what notebook 12 shows).
 testdata/model.json
     AutoModelForCausalLM.from_pretrained(dir, gguf_file=..., dtype=float32) (weights dequantised
     to float32 by gguf): logits of whole prompts (top-5 ids and a slice of values at every

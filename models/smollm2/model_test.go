@@ -427,7 +427,7 @@ type attentionFixture struct {
 // TestAttentionWeights: Runner.Attention returns the logits of Runner.Logits and, for every
 // layer and query head, causal weights (zero above the diagonal, rows summing to 1) equal to
 // transformers' eager attention in float64: every head of 4 layers in full, and the first-token
-// share and the "it" → "cat" weight of all 270 heads (what notebook 11 shows), within
+// share and the "it" → "cat" weight of all 270 heads (what notebook 12 shows), within
 // 4 × transformers' own float32 error on the weights.
 func TestAttentionWeights(t *testing.T) {
 	var fx attentionFixture

@@ -12,8 +12,8 @@ import (
 // (go run ./notebooks/induction/fixtures, WriteFixtures on xla:cpu).
 const (
 	RepeatFile           = "repeat.safetensors"     // notebook 07: Repeat after RepeatSteps steps
-	InductionWeightsFile = "induction.safetensors"  // notebook 10: Induction after InductionSteps steps
-	InductionRecordsFile = "induction-records.json" // notebook 10: its records, thinned to the milestones
+	InductionWeightsFile = "induction.safetensors"  // notebook 11: Induction after InductionSteps steps
+	InductionRecordsFile = "induction-records.json" // notebook 11: its records, thinned to the milestones
 	RepeatSteps          = 400                      // how long Repeat trains for its committed weights
 	recordEvery          = 25                       // Induction's records: every 25 steps
 )

@@ -31,7 +31,7 @@ func ForwardWithWeights(ctx *context.Context, m decode.Decoder, tokens *Node) []
 		lctx := ctx.In(layerName(i))
 		normed := mhalib.LayerNorm(lctx.In("norm"), x, mhalib.LayerNormEps) // [B, L, E]
 		attn, w := mhalib.MultiHeadAttention(lctx, normed, normed, normed, m.Heads).Scope("attn").
-			Causal(mhalib.CausalTopLeft).DoneWithWeights(false) // [B, L, E], [B, H, L, L]
+			Causal(mhalib.CausalTopLeft).DoneWithWeights() // [B, L, E], [B, H, L, L]
 		x = Add(x, attn)
 		outs = append(outs, w)
 	}

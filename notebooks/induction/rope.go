@@ -42,7 +42,7 @@ func ropeForward(ctx *context.Context, m decode.Decoder, rotaryDims int, tokens 
 		q := mhalib.RoPE(mhalib.SplitHeads(mhalib.Linear(actx.In("q_proj"), h, m.Embed, true), m.Heads)).RotaryDims(rotaryDims).Done() // [B, H, L, dk]
 		k := mhalib.RoPE(mhalib.SplitHeads(mhalib.Linear(actx.In("k_proj"), h, m.Embed, true), m.Heads)).RotaryDims(rotaryDims).Done() // [B, H, L, dk]
 		v := mhalib.SplitHeads(mhalib.Linear(actx.In("v_proj"), h, m.Embed, true), m.Heads)                                            // [B, H, L, dk]
-		o, w := mhalib.ScaledDotProductAttention(q, k, v).Causal(mhalib.CausalTopLeft).Done()                                          // [B, H, L, dk], [B, H, L, L]
+		o, w := mhalib.ScaledDotProductAttention(q, k, v).Causal(mhalib.CausalTopLeft).DoneWithWeights()                               // [B, H, L, dk], [B, H, L, L]
 		x = Add(x, mhalib.Linear(actx.In("out_proj"), mhalib.MergeHeads(o), m.Embed, true))                                            // [B, L, E]
 		outs = append(outs, w)
 	}

@@ -1,5 +1,5 @@
 // Package induction trains small attention-only decoders to continue repeated random tokens,
-// and measures their heads as they change: the training code of notebook 10 ("watch heads
+// and measures their heads as they change: the training code of notebook 11 ("watch heads
 // learn").
 //
 // A sequence holds a prefix of P random tokens at offset s, then the same P tokens again (Task).

@@ -29,7 +29,7 @@ type Config struct {
 	Seed         uint64         // initial weights (drawn by the backend) and the sequences
 }
 
-// Repeat is notebook 10's run: a random prefix of 12 distinct tokens (vocabulary 32) followed
+// Repeat is notebook 11's run: a random prefix of 12 distinct tokens (vocabulary 32) followed
 // by its copy, 24 tokens in all; width 64, 4 heads, 2 layers; Adam at 3e-3, batches of 16.
 var Repeat = Config{
 	Task:         Task{Vocab: 32, Len: 24, MinPrefix: 12, MaxPrefix: 12},
@@ -39,7 +39,7 @@ var Repeat = Config{
 	Seed:         1,
 }
 
-// Induction is notebook 10's run, the one where induction heads form: sequences of 32 random
+// Induction is notebook 11's run, the one where induction heads form: sequences of 32 random
 // tokens (vocabulary 64) in which a stretch of 8–16 tokens, at a random offset, is repeated right
 // after itself, so the distance to copy from varies and only matching tokens finds it. The model
 // is attention-only (2 layers of 4 heads, width 64) with rotary positions on half of each head's

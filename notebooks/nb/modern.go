@@ -9,7 +9,7 @@ import (
 	"github.com/mhalab/mhalab/mhalib"
 )
 
-// Helpers and pictures for notebook 12 (attention in today's LLMs).
+// Helpers and pictures for notebook 10 (attention in today's LLMs).
 
 // CacheBytes returns the bytes of ctx's KV-cache tensors: the variables in a "kv_cache" scope
 // (mhalib.KVCache.Append creates them there), measured from their shapes.

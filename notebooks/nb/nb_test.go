@@ -159,3 +159,13 @@ func TestModernHelpers(t *testing.T) {
 		t.Errorf("CausalRowStats = %v %v %v %v, want 3 0 0.5 0.5", ratio, spread, sum, diff)
 	}
 }
+
+func TestOwnershipPicture(t *testing.T) {
+	svg := nb.Ownership("heads", "head", 2, 4, func(i int) int { return i / 2 })
+	wellFormed(t, "Ownership", svg)
+	for _, want := range []string{"device 0", "device 1", nb.DeviceColour(1)} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("Ownership picture lacks %q", want)
+		}
+	}
+}

@@ -112,6 +112,10 @@ func TestCompareTimesOnlyWhenRangesSeparate(t *testing.T) {
 			t.Errorf("CompareTimes(%v, %v) = %q, want %q…", c.a, c.b, got, c.says)
 		}
 	}
+	ms3 := []time.Duration{3 * time.Millisecond, 1 * time.Millisecond, 2 * time.Millisecond}
+	if got := nb.TimesOf(ms3); got.Median != 2*time.Millisecond || got.Min != time.Millisecond || got.Runs != 3 {
+		t.Errorf("TimesOf(3, 1, 2 ms) = %+v", got)
+	}
 	if n := nb.Time(4, func() {}); n.Runs != 4 || n.Min > n.Low || n.Low > n.Median || n.Median > n.High || n.High > n.Max {
 		t.Errorf("Time: %+v", n)
 	}

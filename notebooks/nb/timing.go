@@ -24,9 +24,18 @@ func Time(runs int, fn func()) Times {
 		fn()
 		d[i] = time.Since(start)
 	}
-	slices.Sort(d)
-	return Times{Median: d[runs/2], Min: d[0], Max: d[runs-1], Low: d[runs/4], High: d[(3*runs)/4],
-		Runs: runs}
+	return TimesOf(d)
+}
+
+// TimesOf summarises durations measured elsewhere (one per step of a loop, say): the median, the
+// quartiles, the fastest and the slowest. It panics when there are none.
+func TimesOf(durations []time.Duration) Times {
+	if len(durations) == 0 {
+		panic(fmt.Errorf("nb.TimesOf: no durations"))
+	}
+	d := slices.Sorted(slices.Values(durations))
+	n := len(d)
+	return Times{Median: d[n/2], Min: d[0], Max: d[n-1], Low: d[n/4], High: d[(3*n)/4], Runs: n}
 }
 
 // Ms returns the median in milliseconds.

@@ -18,7 +18,7 @@ import (
 
 func TestRunRefusesBeforeLoading(t *testing.T) {
 	model := t.TempDir()
-	config := filepath.Join(model, minilm.FileConfig.Name)
+	config := filepath.Join(model, minilm.FileConfig().Name)
 	if err := os.WriteFile(config, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}

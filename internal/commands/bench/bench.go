@@ -66,6 +66,9 @@ func (o Options) Run(ctx context.Context, io cli.IO) error {
 	if cfg.Threads < 1 {
 		return fmt.Errorf("--threads %d: want at least 1", cfg.Threads)
 	}
+	if cfg.Devices < 0 || cfg.Devices > xla.MaxDevices {
+		return cli.Usagef("--devices %d: want 1 to %d (0: the backend's own count)", cfg.Devices, xla.MaxDevices)
+	}
 	if cfg.Budget < 0 || cfg.MemTimeout <= 0 {
 		return fmt.Errorf("--budget %s --mem-timeout %s: want positive durations", cfg.Budget, cfg.MemTimeout)
 	}

@@ -83,7 +83,7 @@ func Demo(ctx context.Context, w io.Writer, backend backends.Backend, reason str
 	}
 	exec, err := mlctx.NewExec(backend, mctx, func(ctx *mlctx.Context, x *graph.Node) (output, weights *graph.Node) {
 		// x: [B, L, E] → output [B, L, E], weights [B, h, L, L]
-		return mhalib.MultiHeadAttention(ctx, x, x, x, cfg.Heads).DoneWithWeights(false)
+		return mhalib.MultiHeadAttention(ctx, x, x, x, cfg.Heads).DoneWithWeights()
 	})
 	if err != nil {
 		return err

@@ -128,8 +128,8 @@ type Args struct {
 	IsCausal           bool // the causal mask of is_causal=True, besides any attn_mask
 }
 
-// InputNames are the tensors an inputs file may hold.
-var InputNames = []string{"query", "key", "value", "attn_mask", "key_padding_mask"}
+// inputNames are the tensors an inputs file may hold.
+var inputNames = []string{"query", "key", "value", "attn_mask", "key_padding_mask"}
 
 // Inputs are the checked inputs of one forward pass (CheckInputs).
 type Inputs struct {
@@ -146,7 +146,7 @@ type Inputs struct {
 func CheckInputs(ts map[string]*tensors.Tensor, spec torchio.MHASpec, o Args) (*Inputs, error) {
 	var unknown []string
 	for name := range ts {
-		if !slices.Contains(InputNames, name) {
+		if !slices.Contains(inputNames, name) {
 			unknown = append(unknown, name)
 		}
 	}
@@ -293,7 +293,10 @@ func Forward(backend backends.Backend, weights map[string]*tensors.Tensor, fi *I
 		}
 		var out, w *Node
 		if o.NeedWeights {
-			out, w = b.DoneWithWeights(o.AverageAttnWeights) // [B, Lq, E], [B, Lq, Lk'] or [B, h, Lq, Lk']
+			out, w = b.DoneWithWeights() // [B, Lq, E], [B, h, Lq, Lk']
+			if o.AverageAttnWeights {
+				w = ReduceMean(w, 1) // [B, Lq, Lk']
+			}
 		} else {
 			out = b.Done()
 		}

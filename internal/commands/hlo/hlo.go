@@ -37,10 +37,12 @@ type Config struct {
 
 // Options are the flags of `mhalab hlo`.
 type Options struct {
-	Stage     string // StableHLO, HLOStage or Optimized
-	Stats     bool   // print only the op counts (and fusions)
-	Backend   string // xla:cpu or xla:cuda
-	MaxMemory uint64 // refuse sizes whose input and weights need more bytes than this
+	Stage     string    // StableHLO, HLOStage or Optimized
+	Stats     bool      // print only the op counts (and fusions)
+	Backend   string    // xla:cpu or xla:cuda
+	Devices   int       // ≥ 1: > 1 compiles head-parallel attention for that many devices (HLODevices)
+	Given     cli.Given // whether --stage was given (with Devices > 1 the default is Optimized)
+	MaxMemory uint64    // refuse sizes whose input and weights need more bytes than this
 	Config
 }
 
@@ -61,12 +63,33 @@ func (o Options) Run(_ context.Context, io cli.IO) error {
 	if err := check(o.Config, o.MaxMemory); err != nil {
 		return err
 	}
+	if o.Devices < 1 || o.Devices > xla.MaxDevices {
+		return cli.Usagef("--devices %d: want 1 to %d", o.Devices, xla.MaxDevices)
+	}
+	if o.Devices > 1 && !o.Given["stage"] {
+		o.Stage = Optimized // the partitioned program is XLA's, after its SPMD passes
+	}
+	if o.Devices > 1 && o.Stage == StableHLO {
+		return cli.Usagef("--devices %d shows XLA's HLO of one device's program: use --stage hlo or --stage optimized", o.Devices)
+	}
+	if o.Devices > 1 && o.Heads%o.Devices != 0 {
+		return cli.Usagef("--devices %d does not divide --heads %d: each device holds whole heads", o.Devices, o.Heads)
+	}
 	if o.Stage != StableHLO {
 		// XLA reads $XLA_FLAGS once, when the process creates its first XLA client: before
 		// the backend below.
 		if err := xla.EnableHLODump(); err != nil {
 			return err
 		}
+	}
+	if o.Devices > 1 {
+		backend, reason, err := xla.NewWithDevices(o.Backend, o.Devices)
+		if err != nil {
+			return err
+		}
+		defer backend.Finalize()
+		fmt.Fprintf(io.Err, "mhalab hlo: backend %s\n", reason)
+		return HLODevices(io.Out, io.Err, backend, o.Config, o.Devices, o.Stage, o.Stats)
 	}
 	backend, reason, err := xla.NewWithReason(o.Backend)
 	if err != nil {

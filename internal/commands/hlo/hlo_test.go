@@ -90,7 +90,7 @@ func TestHLOOptimizedCountsFusions(t *testing.T) {
 }
 
 func TestRunChecksBeforeCompiling(t *testing.T) {
-	ok := Options{Stage: StableHLO, Backend: xla.SpecCPU, MaxMemory: 1 << 30, Config: Config{Batch: 2, Seq: 8, DModel: 32, Heads: 4}}
+	ok := Options{Stage: StableHLO, Backend: xla.SpecCPU, Devices: 1, MaxMemory: 1 << 30, Config: Config{Batch: 2, Seq: 8, DModel: 32, Heads: 4}}
 	for _, c := range []struct {
 		edit  func(*Options)
 		want  string
@@ -100,6 +100,9 @@ func TestRunChecksBeforeCompiling(t *testing.T) {
 		{func(o *Options) { o.Backend = xla.SpecGo }, "--backend go: the pure-Go backend does not compile to HLO", true},
 		{func(o *Options) { o.Backend = "tpu" }, "tpu", true},
 		{func(o *Options) { o.Heads = 5 }, "--heads 5 does not divide --dmodel 32", false},
+		{func(o *Options) { o.Devices = 0 }, "--devices 0: want 1 to", true},
+		{func(o *Options) { o.Devices, o.Given = 2, cli.Given{"stage": true} }, "--devices 2 shows XLA's HLO of one device's program", true},
+		{func(o *Options) { o.Devices, o.Heads, o.DModel = 3, 4, 32 }, "--devices 3 does not divide --heads 4", true},
 		{func(o *Options) { o.Seq, o.MaxMemory = 1<<40, 1<<62 }, "more than XLA can address", false},
 	} {
 		o := ok
@@ -113,7 +116,7 @@ func TestRunChecksBeforeCompiling(t *testing.T) {
 func TestRunPrintsStats(t *testing.T) {
 	xlaCPU(t)
 	var out, errs bytes.Buffer
-	o := Options{Stage: StableHLO, Stats: true, Backend: xla.SpecCPU, MaxMemory: 1 << 30, Config: Config{Batch: 2, Seq: 8, DModel: 32, Heads: 4}}
+	o := Options{Stage: StableHLO, Stats: true, Backend: xla.SpecCPU, Devices: 1, MaxMemory: 1 << 30, Config: Config{Batch: 2, Seq: 8, DModel: 32, Heads: 4}}
 	if err := o.Run(context.Background(), cli.IO{Out: &out, Err: &errs}); err != nil {
 		t.Fatal(err)
 	}

@@ -56,8 +56,8 @@ type Config struct {
 	Sinks                   *tensors.Tensor // [Hq] sink logits (gpt-oss), or nil
 }
 
-// InputNames are the tensors an inputs file may hold.
-var InputNames = []string{"query", "key", "value", "attn_mask"}
+// InputNames returns the tensors an inputs file may hold.
+func InputNames() []string { return []string{"query", "key", "value", "attn_mask"} }
 
 // ErrBadInput is wrapped by every error about the inputs or options.
 var ErrBadInput = errors.New("sdpa: bad input")
@@ -76,7 +76,7 @@ func Check(in map[string]*tensors.Tensor, o Config) error {
 	var unknown []string
 	for name := range in {
 		known := false
-		for _, n := range InputNames {
+		for _, n := range InputNames() {
 			known = known || n == name
 		}
 		if !known {
@@ -260,8 +260,7 @@ func build(nodes []*Node, hasMask bool, o Config) *Node {
 	}
 	b := mhalib.ScaledDotProductAttention(q, k, v)
 	opts(sdpaOptions{b})
-	out, _ := b.Done()
-	return out
+	return b.Done()
 }
 
 // attentionOptions sets the same options on either builder.
@@ -282,7 +281,7 @@ func (s sdpaOptions) setGQA(on bool)            { s.b.EnableGQA(on) }
 func (s sdpaOptions) setScale(x float64)        { s.b.Scale(x) }
 func (s sdpaOptions) setSoftCap(c float64)      { s.b.SoftCap(c) }
 func (s sdpaOptions) setALiBi(sl []float64)     { s.b.ALiBi(sl) }
-func (s sdpaOptions) setMask(m mhalib.Mask)     { s.b.Mask(m) }
+func (s sdpaOptions) setMask(m mhalib.Mask)     { s.b.AttnMask(m) }
 func (s sdpaOptions) setCausal(c mhalib.Causal) { s.b.Causal(c) }
 func (s sdpaOptions) setWindow(l, r int)        { s.b.Window(l, r, mhalib.AlignTopLeft) }
 func (s sdpaOptions) setSinks(x *Node)          { s.b.Sinks(x) }
@@ -293,7 +292,7 @@ func (s flashOptions) setGQA(on bool)            { s.b.EnableGQA(on) }
 func (s flashOptions) setScale(x float64)        { s.b.Scale(x) }
 func (s flashOptions) setSoftCap(c float64)      { s.b.SoftCap(c) }
 func (s flashOptions) setALiBi(sl []float64)     { s.b.ALiBi(sl) }
-func (s flashOptions) setMask(m mhalib.Mask)     { s.b.Mask(m) }
+func (s flashOptions) setMask(m mhalib.Mask)     { s.b.AttnMask(m) }
 func (s flashOptions) setCausal(c mhalib.Causal) { s.b.Causal(c) }
 func (s flashOptions) setWindow(l, r int)        { s.b.Window(l, r, mhalib.AlignTopLeft) }
 func (s flashOptions) setSinks(x *Node)          { s.b.Sinks(x) }

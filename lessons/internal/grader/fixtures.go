@@ -13,7 +13,7 @@ import (
 )
 
 // FixtureDir is where the PyTorch fixtures are, seen from a lesson's folder (go test runs in it).
-var FixtureDir = filepath.Join("..", "testdata")
+const FixtureDir = "../testdata"
 
 // Fixture is one file of lessons/testdata, written by PyTorch (lessons/testdata/gen.py).
 type Fixture struct {

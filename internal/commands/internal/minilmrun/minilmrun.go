@@ -102,7 +102,7 @@ func Files(dir string) []cli.FileArg {
 		dir = d
 	}
 	var files []cli.FileArg
-	for _, p := range []modelfiles.Pinned{minilm.FileConfig, minilm.FileTokenizer, minilm.FileWeights} {
+	for _, p := range []modelfiles.Pinned{minilm.FileConfig(), minilm.FileTokenizer(), minilm.FileWeights()} {
 		files = append(files, cli.FileArg{Flag: "--model's " + p.Name, Path: filepath.Join(dir, p.Name)})
 	}
 	return files

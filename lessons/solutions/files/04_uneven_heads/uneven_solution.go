@@ -44,8 +44,8 @@ func UnevenAttention(q, k, v *Node, sizes []int) *Node {
 	outs := make([]*Node, len(sizes))
 	for n := range sizes {
 		// Default scale 1/√d_n: d_n is the last axis of this head's q, so every head gets its own.
-		out, _ := mhalib.ScaledDotProductAttention(qs[n], ks[n], vs[n]).Done() // [B, 1, Lq, d_n]
-		outs[n] = Squeeze(out, 1)                                              // [B, Lq, d_n]
+		out := mhalib.ScaledDotProductAttention(qs[n], ks[n], vs[n]).Done() // [B, 1, Lq, d_n]
+		outs[n] = Squeeze(out, 1)                                           // [B, Lq, d_n]
 	}
 	return Concatenate(outs, -1) // [B, Lq, D]
 }

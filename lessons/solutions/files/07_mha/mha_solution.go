@@ -41,7 +41,7 @@ func MultiHeadAttention(query, key, value *Node, w Weights, numHeads int) *Node 
 	// 2) heads
 	q, k, v = mhalib.SplitHeads(q, numHeads), mhalib.SplitHeads(k, numHeads), mhalib.SplitHeads(v, numHeads) // [B, h, L, E/h]
 	// 3) attention in every head at once
-	heads, _ := mhalib.ScaledDotProductAttention(q, k, v).Done() // [B, h, Lq, E/h]
+	heads := mhalib.ScaledDotProductAttention(q, k, v).Done() // [B, h, Lq, E/h]
 	// 4) concatenate the heads, 5) output projection
 	return linear(mhalib.MergeHeads(heads), w.Wo, w.Bo) // [B, Lq, E]
 }

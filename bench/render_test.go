@@ -1,0 +1,49 @@
+package bench
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCommandLine(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{}, "mhalab bench"},
+		{Config{Quick: true, Backends: []string{"go", "xla:cpu"}}, "mhalab bench --quick --backends go,xla:cpu"},
+		{Config{Suites: []string{"mha", "torch"}, Groups: []string{"seed003"}, Budget: 3 * time.Second, Threads: 1}, "mhalab bench --suites mha,torch --groups seed003 --budget 3s --threads 1"},
+	} {
+		if got := c.cfg.commandLine(); got != c.want {
+			t.Errorf("commandLine(%+v) = %q, want %q", c.cfg, got, c.want)
+		}
+	}
+}
+
+func TestRenderReport(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.json")
+	rep := &benchReport{Started: "2026-12-01T18:15:19Z", Command: "mhalab bench --quick", Machine: machineInfo{CPUs: 2, LoadBefore: "1.00 1.00 1.00"}}
+	if err := writeJSON(path, rep); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := RenderReport(&out, path); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"2026-12-01T18:15:19Z", "Command: `mhalab bench --quick`", "load average (1, 5, 15 min) before 1.00 1.00 1.00"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("rendered report lacks %q:\n%s", want, out.String())
+		}
+	}
+	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderReport(&out, path); err == nil || !strings.HasPrefix(err.Error(), path+": not a JSON report") {
+		t.Errorf("RenderReport({}) = %v", err)
+	}
+}

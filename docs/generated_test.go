@@ -1,0 +1,28 @@
+package docs
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mhalab/mhalab/docs/internal/docgen"
+)
+
+// TestGeneratedRegions checks each generated region (notebook and lesson tables, performance
+// reports) against what its generator writes now (make docs rewrites them).
+func TestGeneratedRegions(t *testing.T) {
+	for _, file := range docFiles(t) {
+		data, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := docgen.Regenerate(root, file, string(data))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if out != string(data) {
+			t.Errorf("%s: a generated region is out of date (make docs rewrites it):\n%s", file, docgen.FirstDiff(string(data), out))
+		}
+	}
+}
