@@ -20,12 +20,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-	"github.com/gomlx/gomlx/backends"
 
-	"github.com/mhalab/mhalab/internal/modelcmd"
 	"github.com/mhalab/mhalab/internal/testenv"
-	"github.com/mhalab/mhalab/models/smollm2"
-	"github.com/mhalab/mhalab/xla"
 )
 
 // browser is a headless Chromium on a live server, recording every request the page makes and
@@ -217,7 +213,7 @@ func TestMiniLMInChromium(t *testing.T) {
 	m := openModel(t, NameMiniLM)
 	b, _ := newBrowser(t, m)
 	var out bytes.Buffer
-	if err := modelcmd.Attention(modelcmd.AttentionOptions{Options: modelcmd.Options{Backend: testBackend(), JSON: true}}, sentence, &out, io.Discard); err != nil {
+	if err := attentionJSON(&out); err != nil {
 		t.Fatal(err)
 	}
 	var want struct {
@@ -287,8 +283,7 @@ var (
 func greedyIDs(t *testing.T, prompt string) []int {
 	generateOnce.Do(func() {
 		var out bytes.Buffer
-		newBackend := func() (backends.Backend, string, error) { return xla.NewWithReason(testBackend()) }
-		generateErr = smollm2.RunGenerate(newBackend, smollm2.GenerateOptions{MaxNewTokens: 5, Sampling: smollm2.Sampling{Greedy: true}, JSON: true, Prompt: prompt}, &out, io.Discard)
+		generateErr = greedyGenerate(prompt, 5, &out)
 		var v struct{ IDs []int }
 		if generateErr == nil {
 			generateErr = json.Unmarshal(out.Bytes(), &v)
