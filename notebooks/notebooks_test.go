@@ -257,7 +257,8 @@ func TestNotebooksDoNotWriteFixedNamesInSharedTmp(t *testing.T) {
 var writes = []string{
 	"00_attention_by_hand.ipynb", "01_qkv_projection.ipynb", "02_heads.ipynb",
 	"03_sdpa_masks.ipynb", "04_mha.ipynb", "05_flash.ipynb", "06_parity.ipynb",
-	"07_kvcache.ipynb", "08_xla.ipynb", "09_real_sentences.ipynb", "13_devices.ipynb",
+	"07_kvcache.ipynb", "08_xla.ipynb", "09_real_sentences.ipynb", "10_modern_attention.ipynb",
+	"11_heads_learn.ipynb", "13_devices.ipynb",
 }
 
 var stubFunc = regexp.MustCompile(`(?m)^func (\w+)\(`)
