@@ -72,3 +72,16 @@ func asUsage(err error, ue **UsageError) bool {
 	*ue = u
 	return ok
 }
+
+func TestBuildNoteOnlyForTheGoBackend(t *testing.T) {
+	const note = "built without GOEXPERIMENT=simd"
+	if got := withBuildNote("go (requested)", true, note); got != "go (requested); "+note {
+		t.Errorf("go backend: %q", got)
+	}
+	if got := withBuildNote("xla:cpu (requested)", false, note); got != "xla:cpu (requested)" {
+		t.Errorf("xla backend got the go backend's note: %q", got)
+	}
+	if got := withBuildNote("go (requested)", true, ""); got != "go (requested)" {
+		t.Errorf("no note: %q", got)
+	}
+}

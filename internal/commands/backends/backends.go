@@ -19,7 +19,7 @@ type Options struct{}
 // Run prints one row per backend, then the default backend and why.
 func (Options) Run(_ context.Context, io cli.IO) error {
 	Print(io.Out, xla.Available())
-	_, reason, err := xla.NewWithReason("")
+	_, reason, err := cli.NewWithReason("")
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/mhalab/mhalab/internal/cli"
 	"github.com/mhalab/mhalab/mhalib"
 	"github.com/mhalab/mhalab/mhalib/inspect"
-	"github.com/mhalab/mhalab/xla"
 )
 
 // Options are the flags of `mhalab demo`.
@@ -37,7 +36,7 @@ func (o Options) Run(ctx context.Context, io cli.IO) error {
 	if err := check(o.Config, o.MaxMemory); err != nil {
 		return err
 	}
-	backend, reason, err := xla.NewWithReason(o.Backend)
+	backend, reason, err := cli.NewWithReason(o.Backend)
 	if err != nil {
 		return err
 	}

@@ -91,7 +91,7 @@ func (o Options) Run(_ context.Context, io cli.IO) error {
 		fmt.Fprintf(io.Err, "mhalab hlo: backend %s\n", reason)
 		return HLODevices(io.Out, io.Err, backend, o.Config, o.Devices, o.Stage, o.Stats)
 	}
-	backend, reason, err := xla.NewWithReason(o.Backend)
+	backend, reason, err := cli.NewWithReason(o.Backend)
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ func Load(o Options, sentences []string) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	backend, reason, err := xla.NewWithReason(o.Backend)
+	backend, reason, err := cli.NewWithReason(o.Backend)
 	if err != nil {
 		return nil, err
 	}
