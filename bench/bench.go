@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -147,14 +148,15 @@ func SplitList(s string) []string {
 
 // Run measures what cfg asks for, prints the report to stdout as markdown tables (and writes
 // it to cfg.JSONPath) and returns an error when a measurement that must work failed. Progress
-// and unavailable backends are reported on stderr.
-func Run(stdout, stderr io.Writer, cfg Config) error {
-	_, err := run(stdout, stderr, cfg)
+// and unavailable backends are reported on stderr. When ctx ends (Ctrl-C), Run stops after the
+// measurement under way and returns ctx's error, printing and writing nothing.
+func Run(ctx context.Context, stdout, stderr io.Writer, cfg Config) error {
+	_, err := run(ctx, stdout, stderr, cfg)
 	return err
 }
 
 // run is Run, also returning the report.
-func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
+func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 	command := cfg.commandLine()
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -265,7 +267,7 @@ func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 		got := map[string]mhaResult{}
 		for _, python := range pythons {
 			bar.start("PyTorch nn.MultiheadAttention " + key + when)
-			if torchFailed[python] {
+			if torchFailed[python] || ctx.Err() != nil {
 				continue
 			}
 			info, results, note := benchTorch(cfg, python, byKey[key][:1])
@@ -285,6 +287,9 @@ func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 		return got
 	}
 	for _, key := range keys {
+		if ctx.Err() != nil {
+			break
+		}
 		var before map[string]mhaResult
 		if len(pythons) > 0 {
 			before = timeTorch(key, "")
@@ -296,6 +301,9 @@ func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 		// each case compares times measured under (nearly) the same machine load.
 		for _, spec := range order {
 			for _, c := range byKey[key] {
+				if ctx.Err() != nil {
+					break
+				}
 				bar.start(fmt.Sprintf("%s %s %s%s", spec, c.Group, c.impl(), causalSuffix(c.Causal)))
 				var r mhaResult
 				withFastGo(spec, func() { r = benchMHA(live[spec], spec, c, cfg.Budget) })
@@ -312,31 +320,37 @@ func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 	rep.MHA = append(rep.MHA, poolTorch(torchRuns)...)
 	if suites["decode"] {
 		for _, spec := range order {
+			if ctx.Err() != nil {
+				break
+			}
 			bar.start(spec + " decoding: KV cache vs recompute")
 			rep.Decode = append(rep.Decode, benchDecode(live[spec], spec, decodeCfg))
 		}
 	}
-	if suites["minilm"] {
+	if suites["minilm"] && ctx.Err() == nil {
 		bar.start("all-MiniLM-L6-v2 sentence embeddings")
 		rep.MiniLM = benchMiniLM(cfg, findPython(firstOf(cfg.Pythons)), order, live)
 	}
-	if suites["smollm2"] {
+	if suites["smollm2"] && ctx.Err() == nil {
 		bar.start("SmolLM2-135M-Instruct generation and KV cache")
 		rep.SmolLM2 = benchSmolLM2(cfg, findPython(firstOf(cfg.Pythons)), order, live)
 	}
-	if suites["explore"] {
+	if suites["explore"] && ctx.Err() == nil {
 		bar.start("the live explorer: updates and generated tokens")
 		rep.Explore = benchExplore(cfg, order)
 	}
-	if suites["modern"] {
+	if suites["modern"] && ctx.Err() == nil {
 		rep.Modern = benchModern(cfg, findPython(firstOf(cfg.Pythons)), order, live, bar)
 	}
-	if suites["devices"] {
+	if suites["devices"] && ctx.Err() == nil {
 		rep.Devices = benchDevices(order, live, cfg.Devices, cfg.Quick, cfg.Budget, bar)
 	}
 	for _, mc := range memCfgs {
+		if ctx.Err() != nil {
+			break
+		}
 		bar.start(mc.label())
-		r := runMemMeasurement(mc, cfg.MemTimeout, cfg.ChildCommand)
+		r := runMemMeasurement(ctx, mc, cfg.MemTimeout, cfg.ChildCommand)
 		if mc.Kind == "ckpt" || mc.Kind == "autodiff" {
 			rep.Checkpoint = append(rep.Checkpoint, r)
 		} else {
@@ -344,6 +358,9 @@ func run(stdout, stderr io.Writer, cfg Config) (*benchReport, error) {
 		}
 	}
 	bar.finish()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	rep.Machine.LoadAfter = loadAverage()
 	compareWithTorch(rep)
 	if !cfg.Quick {

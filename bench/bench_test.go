@@ -2,7 +2,9 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -24,7 +26,7 @@ func TestBenchQuick(t *testing.T) {
 	jsonPath := filepath.Join(dir, "bench.json")
 	var stdout, stderr bytes.Buffer
 	cfg := Config{Quick: true, Suites: []string{"mha", "decode"}, Backends: SplitList(testBackendList(t)), JSONPath: jsonPath}
-	if err := Run(&stdout, &stderr, cfg); err != nil {
+	if err := Run(context.Background(), &stdout, &stderr, cfg); err != nil {
 		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	out := stdout.String()
@@ -158,7 +160,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{Suites: []string{"mha"}, Budget: -time.Second}, "budget -1s"},
 		{Config{Suites: []string{"memory"}}, "need Config.ChildCommand"},
 	} {
-		err := Run(io.Discard, io.Discard, c.cfg)
+		err := Run(context.Background(), io.Discard, io.Discard, c.cfg)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Run(%+v): err = %v, want one containing %q", c.cfg, err, c.want)
 		}
@@ -185,5 +187,33 @@ func TestMedianAndFormat(t *testing.T) {
 		if got := FormatDuration(d); got != want {
 			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// TestRunStopsWhenCancelled: a cancelled context (Ctrl-C) measures nothing more, prints and
+// writes nothing, and returns the context's error.
+func TestRunStopsWhenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout bytes.Buffer
+	path := filepath.Join(t.TempDir(), "bench.json")
+	err := Run(ctx, &stdout, io.Discard, Config{Quick: true, Suites: []string{"mha", "decode"}, Backends: []string{"go"}, JSONPath: path})
+	if !errors.Is(err, context.Canceled) || stdout.Len() != 0 {
+		t.Errorf("cancelled: error %v, stdout %q; want context.Canceled and nothing", err, stdout.String())
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Errorf("cancelled run wrote %s", path)
+	}
+}
+
+// TestMemMeasurementStopsWithItsContext: Ctrl-C (the context) kills a memory measurement's
+// child process at once, not after its time limit.
+func TestMemMeasurementStopsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	r := runMemMeasurement(ctx, memConfig{Backend: "go", Kind: "flash", B: 1, L: 8, H: 1, D: 8}, time.Minute, []string{"sh", "-c", "sleep 60", "sh"})
+	if time.Since(start) > 30*time.Second || !strings.HasPrefix(r.Error, "stopped: ") {
+		t.Errorf("after %s: error %q, want it stopped at once", time.Since(start).Round(time.Millisecond), r.Error)
 	}
 }

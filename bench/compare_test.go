@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -56,7 +57,7 @@ func TestBenchCompareBadFile(t *testing.T) {
 		notJSON:                            "--compare " + notJSON + ": not a JSON report of mhalab bench: invalid character",
 		empty:                              "--compare " + empty + `: not a JSON report of mhalab bench (no "started" field)`,
 	} {
-		err := Run(io.Discard, io.Discard, Config{Quick: true, Suites: []string{"mha"}, Backends: []string{"go"}, ComparePath: path})
+		err := Run(context.Background(), io.Discard, io.Discard, Config{Quick: true, Suites: []string{"mha"}, Backends: []string{"go"}, ComparePath: path})
 		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("--compare %s: err = %v, want one line starting %q", path, err, want)
 		}

@@ -17,7 +17,8 @@ import (
 
 // The devices suite: attention across the devices of one backend (mhalib/parallel), timed on
 // 1, 2, 4 … devices. On xla:cpu the devices are virtual and share the machine's cores, so the
-// times show the cost of partitioning and of the all-reduces, not a speed-up; on several GPUs
+// times show the cost of partitioning and of the all-reduces (and how the work spreads over the
+// cores), not the scaling of real devices; on several GPUs
 // (`--backend xla:cuda --devices N`) the same rows measure the real thing.
 
 // devicesResult is one timed case on one device count.
@@ -195,8 +196,9 @@ func benchDevicesCase(backend backends.Backend, spec string, c devicesCase, n in
 // printDevices writes the devices suite's table.
 func printDevices(w io.Writer, rows []devicesResult, cpus int) {
 	fmt.Fprintln(w, "\n== Attention across devices (mhalib/parallel; step = forward + backward) ==")
-	fmt.Fprintf(w, "xla:cpu devices are virtual: they share this machine's %d core(s), so more devices show the\n", cpus)
-	fmt.Fprintln(w, "overhead of partitioning and all-reduces, not a speed-up. On GPUs: mhalab bench --suites devices --backends xla:cuda --devices N.")
+	fmt.Fprintf(w, "xla:cpu devices are virtual: all of them share this machine's %d core(s), so the times show the\n", cpus)
+	fmt.Fprintln(w, "overhead of partitioning and all-reduces and how the work spreads over the cores, not what as many real")
+	fmt.Fprintln(w, "devices would give. On GPUs: mhalab bench --suites devices --backends xla:cuda --devices N.")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "backend\tcase\tshape\tdevices\tmedian ms\tCPU ms\tvs 1 device\tinputs/device\tall-reduce B\tring B/device\tload\t")
 	base := map[string]float64{}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ func TestBenchDevicesQuick(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	cfg := Config{Quick: true, Suites: []string{"devices"}, Backends: []string{xla.SpecCPU}, Devices: 2, Budget: 100 * time.Millisecond}
-	rep, err := run(&stdout, &stderr, cfg)
+	rep, err := run(context.Background(), &stdout, &stderr, cfg)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
@@ -31,7 +32,7 @@ func TestBenchDevicesQuick(t *testing.T) {
 			t.Errorf("bad result %+v", r)
 		}
 	}
-	if out := stdout.String(); !strings.Contains(out, "virtual") || !strings.Contains(out, "not a speed-up") {
+	if out := stdout.String(); !strings.Contains(out, "virtual") || !strings.Contains(out, "not what as many real") {
 		t.Errorf("the table does not say the CPU devices are virtual:\n%s", out)
 	}
 }

@@ -94,17 +94,19 @@ func memoryConfigs(quick bool, specs []string, memory, checkpoint bool) []memCon
 }
 
 // runMemMeasurement runs cfg in a child process: child is the command line that calls
-// RunChild, cfg's JSON is appended to it.
-func runMemMeasurement(cfg memConfig, timeout time.Duration, child []string) memResult {
+// RunChild, cfg's JSON is appended to it. The child is killed after timeout, or when parent
+// ends (Ctrl-C).
+func runMemMeasurement(parent context.Context, cfg memConfig, timeout time.Duration, child []string) memResult {
 	res := memResult{memConfig: cfg}
 	spec, err := json.Marshal(cfg)
 	if err != nil {
 		res.Error = err.Error()
 		return res
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, child[0], append(slices.Clone(child[1:]), string(spec))...)
+	cmd.WaitDelay = time.Second // once it is killed, stop waiting for what it started to close its output
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	runErr := cmd.Run()
@@ -116,6 +118,8 @@ func runMemMeasurement(cfg memConfig, timeout time.Duration, child []string) mem
 	}
 	var exitErr *exec.ExitError
 	switch {
+	case parent.Err() != nil:
+		res.Error = "stopped: " + parent.Err().Error()
 	case ctx.Err() != nil:
 		res.Error = fmt.Sprintf("killed after the time limit %s", timeout)
 	case errors.As(runErr, &exitErr) && exitErr.ProcessState != nil && strings.Contains(exitErr.ProcessState.String(), "killed"):

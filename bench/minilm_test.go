@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -49,7 +50,7 @@ func TestBenchMiniLMQuick(t *testing.T) {
 	needMiniLM(t)
 	var stdout, stderr bytes.Buffer
 	cfg := Config{Quick: true, Suites: []string{"minilm"}, Backends: []string{"go"}, Pythons: []string{"/nonexistent/python"}}
-	if err := Run(&stdout, &stderr, cfg); err != nil {
+	if err := Run(context.Background(), &stdout, &stderr, cfg); err != nil {
 		t.Fatalf("%v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
 	out := stdout.String()

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -19,7 +20,7 @@ func TestBenchModernQuick(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	cfg := Config{Quick: true, Suites: []string{"modern"}, Backends: SplitList(testBackendList(t)),
 		Pythons: []string{"/nonexistent/python"}, JSONPath: jsonPath, TorchDevice: "cuda"}
-	if err := Run(&stdout, &stderr, cfg); err != nil {
+	if err := Run(context.Background(), &stdout, &stderr, cfg); err != nil {
 		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	out := stdout.String()

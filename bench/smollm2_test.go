@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -30,7 +31,7 @@ func TestBenchSmolLM2Quick(t *testing.T) {
 	jsonPath := filepath.Join(t.TempDir(), "bench.json")
 	cfg := Config{Quick: true, Suites: []string{"smollm2"}, Backends: []string{"go"}, Pythons: []string{"/nonexistent/python"},
 		JSONPath: jsonPath}
-	if err := Run(&stdout, &stderr, cfg); err != nil {
+	if err := Run(context.Background(), &stdout, &stderr, cfg); err != nil {
 		t.Fatalf("%v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
 	out := stdout.String()

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,7 +30,7 @@ func TestBenchTorchBeforeAfter(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	cfg := Config{Quick: true, Suites: []string{"mha", "torch"}, Backends: []string{"go"}, Pythons: []string{"/bin/sh"},
 		TorchScript: script, Budget: 1}
-	rep, err := run(&stdout, &stderr, cfg)
+	rep, err := run(context.Background(), &stdout, &stderr, cfg)
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, stdout.String(), stderr.String())
 	}

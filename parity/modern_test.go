@@ -17,13 +17,13 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/mhalab/mhalab/internal/backendtest"
-	"github.com/mhalab/mhalab/internal/sdpacmd"
+	"github.com/mhalab/mhalab/internal/commands/sdpa"
 	"github.com/mhalab/mhalab/mhalib"
 	"github.com/mhalab/mhalab/torchio"
 )
 
 // TestModernParity compares mhalib's modern attention (issue 13) with the PyTorch references of
-// parity/modern_gen.py: attention cases through `mhalab sdpa`'s logic (internal/sdpacmd) with
+// parity/modern_gen.py: attention cases through `mhalab sdpa`'s logic (internal/commands/sdpa) with
 // SDPA and with FlashAttention, RoPE cases, MLA cases. Fixtures are in testdata/modern;
 // `make parity` regenerates them (and random configurations) into $MHALAB_MODERN_PARITY_DIR.
 //
@@ -139,16 +139,16 @@ func toDType(x *tensors.Tensor, dt dtypes.DType) *tensors.Tensor {
 	return tensors.FromFlatDataAndDimensions(f, x.Shape().Dimensions...)
 }
 
-// modernAttention runs an attention case through sdpacmd with SDPA and with flash.
+// modernAttention runs an attention case through internal/commands/sdpa with SDPA and with flash.
 func modernAttention(t *testing.T, backend backends.Backend, ts map[string]*tensors.Tensor, cfg map[string]any, dt dtypes.DType) map[string]*tensors.Tensor {
 	t.Helper()
 	in := map[string]*tensors.Tensor{}
-	for _, n := range sdpacmd.InputNames() {
+	for _, n := range sdpa.InputNames() {
 		if x := ts[n]; x != nil {
 			in[n] = toDType(x, dt)
 		}
 	}
-	o := sdpacmd.Options{WindowLeft: sdpacmd.Unbounded, WindowRight: sdpacmd.Unbounded, EnableGQA: true}
+	o := sdpa.Config{WindowLeft: sdpa.Unbounded, WindowRight: sdpa.Unbounded, EnableGQA: true}
 	o.IsCausal, _ = cfg["is_causal"].(bool)
 	o.ALiBi, _ = cfg["alibi"].(bool)
 	if s, ok := cfg["scale"].(float64); ok {
@@ -169,7 +169,7 @@ func modernAttention(t *testing.T, backend backends.Backend, ts map[string]*tens
 	res := map[string]*tensors.Tensor{}
 	for _, flash := range []bool{false, true} {
 		o.Flash, o.BlockQ, o.BlockK = flash, 4, 4 // several tiles at these sizes, few enough for XLA to compile quickly
-		out, err := sdpacmd.Attention(backend, in, o)
+		out, err := sdpa.Attention(backend, in, o)
 		if err != nil {
 			t.Fatalf("flash=%v: %v", flash, err)
 		}

@@ -11,8 +11,8 @@ import (
 // device mesh (GoMLX's SPMD or AutoSharding strategies) runs one program per device. The CPU
 // plugin makes as many virtual devices as its client option "cpu_device_count" asks for (its
 // default is 4; $XLA_FLAGS' --xla_force_host_platform_device_count is ignored by this plugin):
-// they share the machine's cores, so on a small machine they show the cost of partitioning,
-// not a speed-up. A CUDA plugin has one device per GPU. The pure-Go backend has one device.
+// they share the machine's cores, so they show the cost of partitioning and how the work
+// spreads over the cores, not what as many real devices would give. A CUDA plugin has one device per GPU. The pure-Go backend has one device.
 //
 // Each XLA CPU client reserves about 2.45 GiB of address space: create one backend per device
 // count and reuse it.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mhalab/mhalab/cmd/mhalab/internal/badinputs"
+	"github.com/mhalab/mhalab/internal/cli"
 )
 
 // Forward fixtures and bad files, relative to cmd/mhalab (where the tests run).
@@ -61,12 +63,16 @@ func TestBadInputs(t *testing.T) {
 func TestPanicIsOneLine(t *testing.T) {
 	saved := commands
 	t.Cleanup(func() { commands = saved })
-	commands = append(commands, command{name: "boom", summary: "panics", run: func(command, []string, io.Writer, io.Writer) error {
-		var m map[string]int
-		m["x"]++ // assignment to entry in nil map
-		return nil
-	}}, command{name: "boomerr", summary: "panics with an error", run: func(command, []string, io.Writer, io.Writer) error {
-		panic(errors.New("graph: shapes [2 3] and\n[4] do not broadcast"))
+	commands = append(commands, command{name: "boom", summary: "panics", parse: func(command, []string, io.Writer) (runner, error) {
+		return runFunc(func(context.Context, cli.IO) error {
+			var m map[string]int
+			m["x"]++ // assignment to entry in nil map
+			return nil
+		}), nil
+	}}, command{name: "boomerr", summary: "panics with an error", parse: func(command, []string, io.Writer) (runner, error) {
+		return runFunc(func(context.Context, cli.IO) error {
+			panic(errors.New("graph: shapes [2 3] and\n[4] do not broadcast"))
+		}), nil
 	}})
 	for _, name := range []string{"boom", "boomerr"} {
 		t.Setenv(debugEnv, "")
@@ -83,6 +89,11 @@ func TestPanicIsOneLine(t *testing.T) {
 		}
 	}
 }
+
+// runFunc is a runner made of a function.
+type runFunc func(context.Context, cli.IO) error
+
+func (f runFunc) Run(ctx context.Context, io cli.IO) error { return f(ctx, io) }
 
 // TestHelpFits100Columns checks every help text: mhalab --help and mhalab <command> -h.
 func TestHelpFits100Columns(t *testing.T) {

@@ -1,14 +1,19 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"unicode/utf8"
+
+	"github.com/mhalab/mhalab/internal/cli"
 )
 
 // command is one row of the table in main.go.
@@ -16,23 +21,30 @@ type command struct {
 	name    string
 	args    string // synopsis of the arguments, e.g. "[--backend B] [--runs N]"
 	summary string // one sentence
-	// run executes the command with its arguments (without "mhalab <name>"). A *usageError
-	// exits 2, any other error 1 (see main.go).
-	run func(c command, args []string, stdout, stderr io.Writer) error
+	// parse fills the command's options from its arguments (without "mhalab <name>"); -h
+	// prints the command's help to stdout and returns flag.ErrHelp, a bad flag a
+	// *cli.UsageError.
+	parse func(c command, args []string, stdout io.Writer) (runner, error)
+	// interruptible commands stop cleanly when their context ends: Ctrl-C (SIGINT) or SIGTERM
+	// cancels it (a second Ctrl-C kills). The others are killed by Ctrl-C, as any program.
+	interruptible bool
 }
+
+// runner is a command's options, ready to run: func (o Options) Run(ctx, io) in the command's
+// package under internal/commands.
+type runner interface {
+	Run(ctx context.Context, io cli.IO) error
+}
+
+// exitInterrupted is the exit status of a command stopped by Ctrl-C: 128 + SIGINT, what a shell
+// reports for a program the signal killed.
+const exitInterrupted = 130
 
 // helpWidth is the width help text is wrapped to.
 const helpWidth = 100
 
 // debugEnv set to 1 makes a recovered panic print its stack.
 const debugEnv = "MHALAB_DEBUG"
-
-// usageError is a command line that does not fit the synopsis: exit 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
 func lookup(name string) (command, bool) {
 	for _, c := range commands {
@@ -62,9 +74,17 @@ func usage(w io.Writer) {
 		"zero or negative; a malformed file), 2 bad usage (unknown command or flag, a missing or malformed flag value).")
 }
 
-// run dispatches args (without the program name) and returns the exit status. A panic in
-// the command becomes a one-line internal error (exit 1).
-func run(args []string, stdout, stderr io.Writer) (code int) {
+// run dispatches args (without the program name) with empty standard input and no signal
+// handling (what the tests call) and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	return runIO(args, cli.IO{Out: stdout, Err: stderr}, false)
+}
+
+// runIO dispatches args (without the program name) and returns the exit status. With signals,
+// Ctrl-C and SIGTERM cancel an interruptible command's context. A panic in the command becomes
+// a one-line internal error (exit 1).
+func runIO(args []string, streams cli.IO, signals bool) (code int) {
+	stdout, stderr := streams.Out, streams.Err
 	if len(args) == 0 {
 		usage(stderr)
 		return 2
@@ -92,11 +112,27 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			code = 1
 		}
 	}()
-	err := c.run(c, args[1:], stdout, stderr)
-	var ue *usageError
+	ctx := context.Background()
+	if signals && c.interruptible {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		go func() {
+			<-ctx.Done()
+			stop() // the next Ctrl-C kills, as it would without this handler
+		}()
+	}
+	r, err := c.parse(c, args[1:], stdout)
+	if err == nil {
+		err = r.Run(ctx, streams)
+	}
+	var ue *cli.UsageError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		fmt.Fprintf(stderr, "mhalab %s: interrupted\n", name)
+		return exitInterrupted
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "mhalab %s: %s\n", name, oneLine(err.Error()))
 		fmt.Fprintf(stderr, "Run \"mhalab %s -h\" for usage.\n", name)
@@ -132,10 +168,10 @@ func parseFlags(fs *flag.FlagSet, c command, args []string, stdout io.Writer) er
 			commandHelp(stdout, fs, c)
 			return flag.ErrHelp
 		}
-		return &usageError{err.Error()}
+		return &cli.UsageError{Msg: err.Error()}
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
+		return cli.Usagef("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
 }

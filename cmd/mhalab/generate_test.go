@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/internal/cli"
 	"github.com/mhalab/mhalab/internal/testenv"
 	"github.com/mhalab/mhalab/models/smollm2"
 )
@@ -56,7 +58,7 @@ func TestGenerateBadInputs(t *testing.T) {
 		{[]string{"generate", "--top-p", "0.9", "x"}, "--top-p needs --temperature"},
 		{[]string{"generate", "--max-new-tokens", "0", "x"}, "--max-new-tokens 0: want ≥ 1"},
 		{[]string{"generate", "--model", "/nonexistent/m.gguf", "x"}, "/nonexistent/m.gguf"},
-		{[]string{"generate", "--model", "generate.go", "x"}, "not a GGUF file"},
+		{[]string{"generate", "--model", "main.go", "x"}, "not a GGUF file"},
 		{[]string{"chat", "--temperature", "1", "--top-p", "2"}, "--top-p 2"},
 		{[]string{"generate", "--temperature", "0", "x"}, "--temperature 0: want T > 0"},
 		{[]string{"chat", "--temperature", "0"}, "--temperature 0: want T > 0"},
@@ -153,6 +155,15 @@ func TestGenerateJSONAndStream(t *testing.T) {
 			t.Errorf("chat: exit %d, stdout %q (stderr %s)", code, stdout, stderr)
 		}
 	}
+}
+
+// runChatFrom runs `mhalab chat` with args, reading the conversation from stdin.
+func runChatFrom(c command, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	r, err := c.parse(c, args, stdout)
+	if err != nil {
+		return err
+	}
+	return r.Run(context.Background(), cli.IO{In: stdin, Out: stdout, Err: stderr})
 }
 
 // TestChatREPL: two turns; the second sees the first through the KV cache.

@@ -1,26 +1,20 @@
 package main
 
-// mhalab lessons: the classroom exercises of lessons/, run by package internal/lessonrun. This
-// file parses the flags and makes one call.
+// mhalab lessons: the classroom exercises of lessons/ (internal/commands/lessons, which runs
+// internal/lessonrun). This file holds its help and parses its flags.
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/mhalab/mhalab/internal/cli"
+	"github.com/mhalab/mhalab/internal/commands/lessons"
 	"github.com/mhalab/mhalab/internal/lessonrun"
 )
-
-// lessonsStdin is where reset reads its confirmation (tests replace it).
-var lessonsStdin io.Reader = os.Stdin
 
 const lessonsUsage = `usage: mhalab lessons <subcommand> [flags]
 
@@ -66,26 +60,24 @@ Progress is kept in lessons/.mhalab-progress.json: delete it to start over.
 lessons/README.md has the students' and the teachers' guides.
 `
 
-// runLessons parses the flags of a lessons subcommand and runs it.
-func runLessons(args []string, stdout, stderr io.Writer) error {
+// parseLessons parses the subcommand and the flags of `mhalab lessons`.
+func parseLessons(_ command, args []string, stdout io.Writer) (runner, error) {
 	sub := "list"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		sub, args = args[0], args[1:]
 	}
 	if sub == "help" {
 		fmt.Fprint(stdout, lessonsUsage)
-		return nil
+		return nil, flag.ErrHelp
 	}
 	fs := newFlagSet("lessons " + sub)
-	o := lessonrun.Options{Stdout: stdout, Stderr: stderr, Stdin: lessonsStdin}
+	o := lessons.Options{Sub: sub}
 	fs.StringVar(&o.Root, "root", "", "the mhalab repository (default: found from the current folder)")
 	fs.StringVar(&o.Backend, "backend", "go", "backend of the exercises: go or xla:cpu")
 	fs.DurationVar(&o.Timeout, "timeout", 60*time.Second, "time limit for running the code of one exercise")
 	fs.DurationVar(&o.CompileTimeout, "compile-timeout", 5*time.Minute, "time allowed for compiling, on top of --timeout")
-	mem := bytesFlag(0)
-	fs.Var(&mem, "memory", "memory limit of the program running a student's code (e.g. 4GiB)")
-	var seed uint64
-	fs.Uint64Var(&seed, "seed", 0, "seed of the checks' random inputs (default: a fresh one)")
+	fs.Var(bytesValue{&o.MemoryFlag}, "memory", "memory limit of the program running a student's code (e.g. 4GiB)")
+	fs.Uint64Var(&o.SeedValue, "seed", 0, "seed of the checks' random inputs (default: a fresh one)")
 	fs.BoolVar(&o.NoSandbox, "no-sandbox", false, "run the students' code without the sandbox")
 	switch sub {
 	case "reset":
@@ -106,33 +98,13 @@ func runLessons(args []string, stdout, stderr io.Writer) error {
 	pos, err := lessonsParseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, lessonsUsage)
-		return err
+		return nil, err
 	}
 	if err != nil {
-		return &usageError{err.Error()}
+		return nil, &cli.UsageError{Msg: err.Error()}
 	}
-	if o.Timeout <= 0 || o.CompileTimeout <= 0 || (sub == "watch" && o.Interval <= 0) {
-		return &usageError{"--timeout, --compile-timeout and --interval must be positive"}
-	}
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "seed":
-			o.Seed = strconv.FormatUint(seed, 10)
-		case "memory":
-			o.Memory = int64(mem)
-		}
-	})
-	if o.Memory != 0 && o.Memory < 512<<20 {
-		return fmt.Errorf("--memory %s: too small; a program running GoMLX needs at least 512 MiB of address space (the default is 4 GiB)", mem.String())
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err = lessonrun.Run(ctx, sub, pos, o)
-	var ue *lessonrun.UsageError
-	if errors.As(err, &ue) {
-		return &usageError{ue.Msg}
-	}
-	return err
+	o.Args, o.Given = pos, given(fs)
+	return o, nil
 }
 
 // lessonsParseFlags parses flags that may come before, between or after the positional

@@ -5,8 +5,10 @@
 //
 // Run "mhalab help" for every command, "mhalab <command> -h" for its flags.
 //
-// This file is the table of commands. Each command's file parses its flags and calls packages
-// (mhalib, xla, bench, torchio, internal/lessonrun, internal/modelcmd, models/smollm2); cli.go holds the flag and error plumbing they share.
+// This file is the table of commands. Each command lives in its own package under
+// internal/commands (options struct, Run(ctx, cli.IO)); parse.go and lessons.go fill the options
+// from the flags; cli.go holds the help, the dispatch and the mapping of errors to exit
+// statuses.
 //
 // # Exit status
 //
@@ -17,6 +19,9 @@
 //	2  bad usage: the command line does not fit the synopsis (unknown command or flag, a
 //	   flag value of the wrong type or not one of its listed choices, a missing required flag,
 //	   an extra argument)
+//	130 interrupted: Ctrl-C stopped generate, chat or bench. These, explore and lessons stop
+//	   cleanly on Ctrl-C or SIGTERM (a second Ctrl-C kills); the other commands are killed by
+//	   the first, as any program.
 //
 // Errors are one line on stderr, "mhalab <command>: <what is wrong>"; a usage error adds a
 // second line pointing to -h. A panic (a bug) is reported the same way, as an internal error;
@@ -25,10 +30,10 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/mhalab/mhalab/fastgo" // fast pure-Go matmul for the "go" backend (MHALAB_FASTGO=0: off)
+	"github.com/mhalab/mhalab/internal/cli"
 	"github.com/mhalab/mhalab/internal/sandbox"
 	"github.com/mhalab/mhalab/mhalib/dotgrad"
 )
@@ -39,77 +44,80 @@ var commands = []command{
 		name:    "demo",
 		args:    "[--backend B] [--runs N] [--batch B] [--seq L] [--dmodel E] [--heads H] [--seed S]",
 		summary: "one multi-head self-attention forward pass (default batch 32, seq 128, d_model 512, 8 heads), checked and timed",
-		run:     runDemo,
+		parse:   parseDemo,
 	},
 	{
 		name: "forward",
 		args: "--weights W.safetensors --inputs I.safetensors --out O.safetensors --num-heads N [--batch-first] " +
 			"[--add-zero-attn] [--need-weights] [--average-attn-weights] [--is-causal] [--backend B]",
 		summary: "torch.nn.MultiheadAttention forward with a PyTorch state_dict; inputs and outputs in PyTorch's layouts (safetensors)",
-		run:     runForward,
+		parse:   parseForward,
 	},
 	{
 		name: "sdpa",
 		args: "--inputs I.safetensors --out O.safetensors [--is-causal] [--scale S] [--enable-gqa] [--window-left N] [--window-right N] " +
 			"[--alibi] [--softcap C] [--rope half|interleaved] [--rope-theta T] [--flash] [--backend B]",
 		summary: "scaled dot-product attention with GQA, RoPE, sliding window, ALiBi and soft-cap on tensors from a safetensors file (float32; PyTorch's SDPA layout)",
-		run:     runSDPA,
+		parse:   parseSDPA,
 	},
 	{
 		name:    "hlo",
 		args:    "[--stage stablehlo|hlo|optimized] [--stats] [--backend B] [--batch B] [--seq L] [--dmodel E] [--heads H] [--separate] [--causal]",
 		summary: "what XLA makes of the multi-head self-attention graph: its StableHLO, its HLO, or the optimised HLO with fusions counted",
-		run:     runHLO,
+		parse:   parseHLO,
 	},
 	{
-		name:    "bench",
-		args:    "[--quick] [--backends LIST] [--suites LIST] [--json FILE] [--python PATHS] [--torch-device cpu|cuda] [--threads N] [--budget D]",
-		summary: "time MHA on every backend and PyTorch side by side (markdown + JSON); KV-cache decoding; peak memory of flash vs plain attention and of checkpointing",
-		run:     runBench,
+		name:          "bench",
+		args:          "[--quick] [--backends LIST] [--suites LIST] [--json FILE] [--python PATHS] [--torch-device cpu|cuda] [--threads N] [--budget D]",
+		summary:       "time MHA on every backend and PyTorch side by side (markdown + JSON); KV-cache decoding; peak memory of flash vs plain attention and of checkpointing",
+		parse:         parseBench,
+		interruptible: true,
 	},
 	{
 		name:    "embed",
 		args:    "[--backend B] [--json] [--model DIR] [--max-tokens N] SENTENCE...",
 		summary: "sentence embeddings with all-MiniLM-L6-v2 (mean pooling, L2-normalised); --json: one object per line",
-		run:     runEmbed,
+		parse:   parseEmbed,
 	},
 	{
 		name:    "attention",
 		args:    "[--backend B] [--json] [--html FILE] [--model DIR] [--max-tokens N] SENTENCE",
 		summary: "attention weights of every layer and head of all-MiniLM-L6-v2 on a sentence; --html FILE: the explorer page",
-		run:     runAttention,
+		parse:   parseAttention,
 	},
 	{
-		name:    "explore",
-		args:    "[--model DIR|FILE|minilm|smollm2] [--port N] [--backend B] [--max-tokens N]",
-		summary: "the live attention explorer: a web page on 127.0.0.1 (URL with a token) showing every head's attention as you type, the next-token distribution, generation step by step with the KV cache",
-		run:     runExplore,
+		name:          "explore",
+		args:          "[--model DIR|FILE|minilm|smollm2] [--port N] [--backend B] [--max-tokens N]",
+		summary:       "the live attention explorer: a web page on 127.0.0.1 (URL with a token) showing every head's attention as you type, the next-token distribution, generation step by step with the KV cache",
+		parse:         parseExplore,
+		interruptible: true,
 	},
 	{
 		name: "generate",
 		args: "[--backend B] [--max-new-tokens N] [--greedy | --temperature T --top-k K --top-p P --seed S] [--chat] [--json] [--model FILE] PROMPT",
 		summary: "continue PROMPT with SmolLM2-135M-Instruct, streamed (--json: one object {prompt_ids, ids, text}); " +
 			"stops at <|im_end|> or after N tokens; --chat wraps PROMPT in the chat template",
-		run: runGenerate,
+		parse:         parseGenerate,
+		interruptible: true,
 	},
 	{
-		name:    "chat",
-		args:    "[--backend B] [--max-new-tokens N] [--max-context N] [--temperature T --top-k K --top-p P --seed S] [--model FILE]",
-		summary: "talk with SmolLM2-135M-Instruct: one line per message, the history stays in the KV cache; Ctrl-D quits",
-		run:     runChat,
+		name:          "chat",
+		args:          "[--backend B] [--max-new-tokens N] [--max-context N] [--temperature T --top-k K --top-p P --seed S] [--model FILE]",
+		summary:       "talk with SmolLM2-135M-Instruct: one line per message, the history stays in the KV cache; Ctrl-D quits",
+		parse:         parseChat,
+		interruptible: true,
 	},
 	{
 		name:    "backends",
 		summary: "list the backends (go, xla:cpu, xla:cuda): available or why not, plugin, PJRT version, devices",
-		run:     runBackends,
+		parse:   parseBackends,
 	},
 	{
-		name:    "lessons",
-		args:    "[list | check [N] | hint N | watch | reset N | solution N | verify | grade DIR...] [flags]",
-		summary: "classroom exercises in lessons/: progress, check, hints, watch mode; verify and grade for teachers",
-		run: func(_ command, args []string, stdout, stderr io.Writer) error {
-			return runLessons(args, stdout, stderr)
-		},
+		name:          "lessons",
+		args:          "[list | check [N] | hint N | watch | reset N | solution N | verify | grade DIR...] [flags]",
+		summary:       "classroom exercises in lessons/: progress, check, hints, watch mode; verify and grade for teachers",
+		parse:         parseLessons,
+		interruptible: true,
 	},
 }
 
@@ -119,5 +127,5 @@ func main() {
 	if err := fastgo.InstallError(); err != nil {
 		fmt.Fprintln(os.Stderr, "mhalab:", err) // once per run: built with another GoMLX, the go backend is slower
 	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(runIO(os.Args[1:], cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, true))
 }

@@ -55,6 +55,9 @@ type Request struct {
 	// Reset starts a new generation from Text (POST /api/step); otherwise a step continues the
 	// current one when its text is Text.
 	Reset bool `json:"reset,omitempty"`
+	// Generation asks Analyze for the current generation (Text followed by the tokens generated
+	// so far, with its KV cache) instead of Text alone, when the generation's text is Text.
+	Generation bool `json:"generation,omitempty"`
 }
 
 // Result is what the page shows for one request.

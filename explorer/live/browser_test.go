@@ -20,12 +20,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-	"github.com/gomlx/gomlx/backends"
 
-	"github.com/mhalab/mhalab/internal/modelcmd"
 	"github.com/mhalab/mhalab/internal/testenv"
-	"github.com/mhalab/mhalab/models/smollm2"
-	"github.com/mhalab/mhalab/xla"
 )
 
 // browser is a headless Chromium on a live server, recording every request the page makes and
@@ -217,7 +213,7 @@ func TestMiniLMInChromium(t *testing.T) {
 	m := openModel(t, NameMiniLM)
 	b, _ := newBrowser(t, m)
 	var out bytes.Buffer
-	if err := modelcmd.Attention(modelcmd.AttentionOptions{Options: modelcmd.Options{Backend: testBackend(), JSON: true}}, sentence, &out, io.Discard); err != nil {
+	if err := attentionJSON(&out); err != nil {
 		t.Fatal(err)
 	}
 	var want struct {
@@ -287,8 +283,7 @@ var (
 func greedyIDs(t *testing.T, prompt string) []int {
 	generateOnce.Do(func() {
 		var out bytes.Buffer
-		newBackend := func() (backends.Backend, string, error) { return xla.NewWithReason(testBackend()) }
-		generateErr = smollm2.RunGenerate(newBackend, smollm2.GenerateOptions{MaxNewTokens: 5, Sampling: smollm2.Sampling{Greedy: true}, JSON: true, Prompt: prompt}, &out, io.Discard)
+		generateErr = greedyGenerate(prompt, 5, &out)
 		var v struct{ IDs []int }
 		if generateErr == nil {
 			generateErr = json.Unmarshal(out.Bytes(), &v)
@@ -353,6 +348,17 @@ func TestSmolLM2InChromium(t *testing.T) {
 	}
 	if page.Positions != 5+len(want) || page.BytesPerLayer != int64(page.Positions*2*3*64*4) {
 		t.Errorf("cache: %d positions, %d bytes per layer; want %d positions of 2×3×64 float32", page.Positions, page.BytesPerLayer, 5+len(want))
+	}
+	// Moving the temperature during the generation keeps showing it (its tokens and cache).
+	b.do(`const t = document.getElementById("temperature"); t.value = "0.5"; t.dispatchEvent(new Event("input"))`)
+	n = b.settle(n)
+	var after struct {
+		IDs  string
+		Bars int
+	}
+	b.js(`({ids: document.getElementById("generated").dataset.ids, bars: document.querySelectorAll("#bars .bar").length})`, &after)
+	if after.IDs != page.IDs || after.Bars == 0 {
+		t.Errorf("temperature 0.5 during the generation: ids %s (was %s), %d bars", after.IDs, page.IDs, after.Bars)
 	}
 	// Switch head 0.0 off and step once more: the page answers without an error.
 	b.do(`document.getElementById("ablate").click()`)

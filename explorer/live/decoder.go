@@ -172,14 +172,28 @@ func (d *decoder) Analyze(r Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.measureInduction(); err != nil {
+		return nil, err
+	}
+	ab := ablation(r.Ablate)
+	if g := d.gen; r.Generation && g != nil && g.text == r.Text {
+		var cached []float32 // the cache's logits when every head is on
+		if len(ab.Heads) == 0 {
+			cached = g.logits
+		}
+		res, _, err := d.result(g.ids, ab, s, r.Bars, cached)
+		if err != nil {
+			return nil, err
+		}
+		res.Generated, res.Done, res.Cache = append([]int{}, g.ids[g.prompt:]...), g.done, d.cache(g)
+		res.Millis = ms(time.Since(start))
+		return res, nil
+	}
 	ids, err := d.encode(r.Text)
 	if err != nil {
 		return nil, err
 	}
-	if err := d.measureInduction(); err != nil {
-		return nil, err
-	}
-	res, _, err := d.result(ids, ablation(r.Ablate), s, r.Bars, nil)
+	res, _, err := d.result(ids, ab, s, r.Bars, nil)
 	if err != nil {
 		return nil, err
 	}

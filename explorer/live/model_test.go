@@ -2,6 +2,7 @@ package live
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -14,9 +15,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
-
-	"github.com/mhalab/mhalab/internal/modelcmd"
+	"github.com/mhalab/mhalab/internal/cli"
+	"github.com/mhalab/mhalab/internal/commands/attention"
+	"github.com/mhalab/mhalab/internal/commands/generate"
 	"github.com/mhalab/mhalab/internal/testenv"
 	"github.com/mhalab/mhalab/models/minilm"
 	"github.com/mhalab/mhalab/models/smollm2"
@@ -96,12 +97,26 @@ func decodeWeights(t *testing.T, raw json.RawMessage) (layers, heads, L int, w [
 
 const sentence = "The cat sat on the mat because it was tired."
 
+// attentionJSON writes `mhalab attention --json` of sentence to out.
+func attentionJSON(out io.Writer) error {
+	var o attention.Options
+	o.Backend, o.JSON, o.Sentences = testBackend(), true, []string{sentence}
+	return o.Run(context.Background(), cli.IO{Out: out, Err: io.Discard})
+}
+
+// greedyGenerate writes `mhalab generate --json --greedy --max-new-tokens n` of prompt to out.
+func greedyGenerate(prompt string, n int, out io.Writer) error {
+	var o generate.Options
+	o.Backend, o.MaxNewTokens, o.JSON, o.Prompt = testBackend(), n, true, []string{prompt}
+	return o.Run(context.Background(), cli.IO{Out: out, Err: io.Discard})
+}
+
 // TestMiniLMMatchesAttentionCommand: the explorer's tokens and weights (padded to a bucket,
 // sent as uint16) equal `mhalab attention --json` on the same sentence within 2e-5.
 func TestMiniLMMatchesAttentionCommand(t *testing.T) {
 	m := openModel(t, NameMiniLM)
 	var out bytes.Buffer
-	if err := modelcmd.Attention(modelcmd.AttentionOptions{Options: modelcmd.Options{Backend: testBackend(), JSON: true}}, sentence, &out, io.Discard); err != nil {
+	if err := attentionJSON(&out); err != nil {
 		t.Fatal(err)
 	}
 	var want struct {
@@ -253,8 +268,7 @@ func TestSmolLM2StepsMatchGenerate(t *testing.T) {
 	m := openModel(t, NameSmolLM2)
 	const prompt, steps = "The capital of France is", 5
 	var out bytes.Buffer
-	newBackend := func() (backends.Backend, string, error) { return xla.NewWithReason(testBackend()) }
-	if err := smollm2.RunGenerate(newBackend, smollm2.GenerateOptions{MaxNewTokens: steps, Sampling: smollm2.Sampling{Greedy: true}, JSON: true, Prompt: prompt}, &out, io.Discard); err != nil {
+	if err := greedyGenerate(prompt, steps, &out); err != nil {
 		t.Fatal(err)
 	}
 	var want struct{ IDs []int }
@@ -286,6 +300,15 @@ func TestSmolLM2StepsMatchGenerate(t *testing.T) {
 		t.Errorf("stepped %v, generate --json --greedy %v", res.Generated, want.IDs)
 	}
 	t.Logf("generated %v; last step %.0f ms", res.Generated, res.Millis)
+
+	// Analysing the generation with other controls keeps its tokens and its cache.
+	again, err := m.Analyze(Request{Text: prompt, Generation: true, Temperature: 0.8, TopK: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if toJSON(again.IDs) != toJSON(res.IDs) || again.Cache == nil || again.Cache.Positions != res.Cache.Positions || again.Kept != 5 {
+		t.Errorf("analysing the generation: ids %v (want %v), cache %+v, %d kept (want 5)", again.IDs, res.IDs, again.Cache, again.Kept)
+	}
 
 	// Switching heads off moves the next-token distribution.
 	var off []Head

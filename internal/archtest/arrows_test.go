@@ -61,6 +61,13 @@ func layerOf(rel string) layer {
 	return application
 }
 
+// isCommand reports whether rel is one of mhalab's commands: a package under internal/commands
+// (an application, run only by cmd/mhalab), not their shared helpers in
+// internal/commands/internal.
+func isCommand(rel string) bool {
+	return strings.HasPrefix(rel, "internal/commands/") && !within(rel, "internal/commands/internal")
+}
+
 // isLessonTooling reports whether rel may import lessons/...: the lessons themselves and their
 // tooling, a package with a path element starting with "lesson" (internal/lessonrun, the runner
 // the command calls).
@@ -85,6 +92,8 @@ func arrowError(from, to string) string {
 		return "" // a package tree's own parts
 	case lt == command:
 		return "nothing imports cmd/: the command only parses flags and calls packages"
+	case isCommand(to) && lf != command:
+		return "a command (internal/commands/...) is imported only by cmd/mhalab's table of commands; what commands share lives in internal/cli or internal/commands/internal"
 	case within(to, "notebooks") && !within(from, "notebooks"):
 		return "notebooks/ is imported only by the notebooks"
 	case within(to, "lessons") && !isLessonTooling(from):
@@ -100,7 +109,9 @@ func arrowError(from, to string) string {
 // pkg is what `go list -json` says of a package.
 type pkg struct {
 	ImportPath string
-	Name       string
+	Name       string   // the package clause ("main" for a program)
+	Dir        string   // its folder
+	GoFiles    []string // its non-test Go files, in Dir
 	Standard   bool
 	Imports    []string
 	Deps       []string
@@ -110,7 +121,7 @@ type pkg struct {
 // goList runs `go list -json args...` in the module and decodes its packages.
 func goList(t *testing.T, args ...string) []pkg {
 	t.Helper()
-	cmd := exec.Command("go", append([]string{"list", "-e", "-json=ImportPath,Name,Standard,Imports,Deps,Error"}, args...)...)
+	cmd := exec.Command("go", append([]string{"list", "-e", "-json=ImportPath,Name,Dir,GoFiles,Standard,Imports,Deps,Error"}, args...)...)
 	cmd.Dir = "../.."
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -260,6 +271,17 @@ func TestArrowRules(t *testing.T) {
 		{"torchio", "mhalib", true},
 		{"torchio", "parity", false},
 		{"xla", "cmd/mhalab", false},
+		{"cmd/mhalab", "internal/commands/demo", true},
+		{"internal/commands/demo", "internal/cli", true},
+		{"internal/commands/demo", "bench", true},
+		{"internal/commands/embed", "internal/commands/internal/minilmrun", true},
+		{"internal/commands/chat", "internal/commands/generate", false},
+		{"internal/commands/chat", "internal/commands/internal/smolrun", true},
+		{"internal/commands/demo", "cmd/mhalab", false},
+		{"bench", "internal/commands/bench", false},
+		{"parity", "internal/commands/sdpa", false},
+		{"models/smollm2", "internal/commands/generate", false},
+		{"internal/cli", "internal/commands/demo", false},
 	} {
 		if why := arrowError(c.from, c.to); (why == "") != c.ok {
 			t.Errorf("%s → %s: allowed %v, want %v (%s)", c.from, c.to, why == "", c.ok, why)

@@ -37,8 +37,8 @@ type Options struct {
 	Backend        string        // "go" (default) or "xla:cpu": the exercises' backend
 	Timeout        time.Duration // limit on running the code of one exercise (default 60 s)
 	CompileTimeout time.Duration // time allowed for compiling, on top of Timeout (default 5 min)
-	Stdout, Stderr io.Writer     // default os.Stdout, os.Stderr
-	Stdin          io.Reader     // reset's confirmation (default os.Stdin)
+	Stdout, Stderr io.Writer     // nil: discarded (the command passes its own)
+	Stdin          io.Reader     // reset's confirmation (nil: empty)
 
 	Yes        bool          // reset: do not ask
 	Output     string        // grade: the CSV file (default grades.csv)
@@ -96,13 +96,13 @@ func Run(ctx context.Context, sub string, args []string, o Options) error {
 		env.compile = 5 * time.Minute
 	}
 	if env.stdout == nil {
-		env.stdout = os.Stdout
+		env.stdout = io.Discard
 	}
 	if env.stderr == nil {
-		env.stderr = os.Stderr
+		env.stderr = io.Discard
 	}
 	if env.stdin == nil {
-		env.stdin = os.Stdin
+		env.stdin = strings.NewReader("")
 	}
 	if env.seed == "" {
 		// One seed for the whole run, drawn here and printed: --seed repeats it.

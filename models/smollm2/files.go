@@ -48,3 +48,16 @@ func CheckDefault() (string, error) {
 	}
 	return p, nil
 }
+
+// OpenModel opens the model file path, or the default one when path is "". Errors say how to
+// fix them (run the setup step, or which file is corrupt).
+func OpenModel(path string) (*Model, error) {
+	if path == "" {
+		p, err := CheckDefault()
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
+	return Open(path)
+}

@@ -4,7 +4,7 @@
 (() => {
   const $ = (id) => document.getElementById(id);
   const TOKEN = new URLSearchParams(location.search).get("token") || "";
-  const state = { info: null, res: null, layer: 0, head: 0, ablate: new Set(), reset: true,
+  const state = { info: null, res: null, layer: 0, head: 0, ablate: new Set(), reset: true, generating: false,
     seq: 0, shown: 0, sortKey: null, sortDesc: true, timer: null, att: null };
 
   async function api(path, body) {
@@ -38,7 +38,8 @@
       if (seq === state.seq) { document.body.dataset.busy = "0"; document.body.dataset.seq = String(seq); }
     }
   }
-  const analyze = () => send("api/analyze");
+  // analyze shows the text, or, while a generation goes on, the generation with the new controls.
+  const analyze = () => send("api/analyze", { generation: state.generating && !state.reset });
   const later = () => { clearTimeout(state.timer); state.timer = setTimeout(analyze, 120); };
 
   // weights decodes the base64 uint16 weights into one Float32Array [layers, heads, L, L].
@@ -209,7 +210,7 @@
     const showT = () => { const t = +$("temperature").value; $("temperatureOut").textContent = t === 0 ? "0 (greedy)" : t.toFixed(2); };
     const showP = () => { $("toppOut").textContent = (+$("topp").value).toFixed(2); };
     for (const id of ["temperature", "topk", "topp", "seed"]) $(id).addEventListener("input", () => { showT(); showP(); later(); });
-    $("step").addEventListener("click", () => { const reset = state.reset; state.reset = false; send("api/step", { reset }); });
+    $("step").addEventListener("click", () => { const reset = state.reset; state.reset = false; state.generating = true; send("api/step", { reset }); });
     $("reset").addEventListener("click", () => { state.reset = true; analyze(); });
     if (info.kind === "decoder") { $("text").value = "The capital of France is"; drawGroups(); }
     document.body.dataset.ready = "1";
