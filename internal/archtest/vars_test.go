@@ -11,7 +11,7 @@ import (
 )
 
 // TestNoExportedMutableVars fails for an exported package-level var in a non-test .go file of
-// the module (generated files included): another package could assign it or change its
+// the repository (generated files and the tools module included): another package could assign it or change its
 // elements. Allowed: sentinel errors — a name starting with Err, or a value that is a call of
 // errors.New or fmt.Errorf (nb.WriteMe). Expose a function returning a fresh copy, or a const.
 func TestNoExportedMutableVars(t *testing.T) {
