@@ -16,11 +16,15 @@ import (
 	"github.com/mhalab/mhalab/xla"
 )
 
-// Groups lists the groups of forward-pass cases (Config.Groups).
-var Groups = []string{"seed003", "long", "llm"}
+// Groups returns the groups of forward-pass cases (Config.Groups), a fresh slice.
+func Groups() []string { return slices.Clone(groups) }
 
-// Suites lists the suites in the order Run runs them.
-var Suites = []string{"mha", "torch", "decode", "minilm", "smollm2", "explore", "modern", "memory", "checkpoint", "devices"}
+// Suites returns the suites in the order Run runs them, a fresh slice.
+func Suites() []string { return slices.Clone(suites) }
+
+var groups = []string{"seed003", "long", "llm"}
+
+var suites = []string{"mha", "torch", "decode", "minilm", "smollm2", "explore", "modern", "memory", "checkpoint", "devices"}
 
 // Config is what one Run measures and where it writes. The zero value of a field means its
 // default, as documented on the field.
@@ -71,11 +75,11 @@ type Config struct {
 // withDefaults checks cfg and fills in the defaults.
 func (cfg Config) withDefaults() (Config, error) {
 	if len(cfg.Suites) == 0 {
-		cfg.Suites = Suites
+		cfg.Suites = slices.Clone(suites)
 	}
 	for _, s := range cfg.Suites {
-		if !slices.Contains(Suites, s) {
-			return cfg, fmt.Errorf("bench: unknown suite %q (valid: %s)", s, strings.Join(Suites, ", "))
+		if !slices.Contains(suites, s) {
+			return cfg, fmt.Errorf("bench: unknown suite %q (valid: %s)", s, strings.Join(suites, ", "))
 		}
 	}
 	for _, b := range cfg.Backends {
@@ -90,8 +94,8 @@ func (cfg Config) withDefaults() (Config, error) {
 		}
 	}
 	for _, g := range cfg.Groups {
-		if !slices.Contains(Groups, g) {
-			return cfg, fmt.Errorf("bench: unknown case group %q (valid: %s)", g, strings.Join(Groups, ", "))
+		if !slices.Contains(groups, g) {
+			return cfg, fmt.Errorf("bench: unknown case group %q (valid: %s)", g, strings.Join(groups, ", "))
 		}
 	}
 	switch cfg.TorchDevice {

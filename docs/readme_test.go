@@ -19,7 +19,7 @@ var measuredRE = regexp.MustCompile(`\d(\.\d+)?\s?(×([^0-9]|$)|x\b|ms\b)`)
 // handTyped returns the lines of a Markdown text outside console blocks and generated regions
 // that state a number followed by × or ms.
 func handTyped(text string) []string {
-	text = docgen.RegionRE.ReplaceAllString(text, "")
+	text = docgen.StripRegions(text)
 	var bad []string
 	inConsole, inFence := false, false
 	for line := range strings.Lines(text) {

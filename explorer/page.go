@@ -14,11 +14,15 @@ import (
 //go:embed page.html
 var pageTemplate string
 
-// ViewJS is the script that draws the head view, the heatmap and the model view's thumbnails
-// (one global, AttentionView): Write inlines it into the page; the live explorer serves it.
+// viewJS is view.js (ViewJS).
 //
 //go:embed view.js
-var ViewJS string
+var viewJS string
+
+// ViewJS returns the script that draws the head view, the heatmap and the model view's
+// thumbnails (one global, AttentionView): Write inlines it into the page; the live explorer
+// serves it.
+func ViewJS() string { return viewJS }
 
 // Data is what the page shows: one sentence's tokens and attention weights.
 type Data struct {
@@ -50,7 +54,7 @@ func Write(w io.Writer, d Data) error {
 	buf.WriteString("}")
 	// The data sits in a <script type="application/json">: json.Marshal escapes <, > and &, so
 	// no token can close the element.
-	page := strings.Replace(pageTemplate, "/*VIEW*/", ViewJS, 1)
+	page := strings.Replace(pageTemplate, "/*VIEW*/", viewJS, 1)
 	page = strings.Replace(page, "/*DATA*/{}", buf.String(), 1)
 	page = strings.Replace(page, "<!--TITLE-->", html.EscapeString(d.Title), 1)
 	_, err = io.WriteString(w, page)

@@ -22,6 +22,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -41,8 +42,29 @@ type Exercise struct {
 	Notebook string   // the notebook that tells the story of the concept
 }
 
-// Exercises lists the exercises in order, one concept each.
-var Exercises = []Exercise{
+// Exercises returns the exercises in order, one concept each: a fresh copy.
+func Exercises() []Exercise {
+	out := make([]Exercise, len(exercises))
+	for i, e := range exercises {
+		e.Given = slices.Clone(e.Given)
+		out[i] = e
+	}
+	return out
+}
+
+// Manifest returns a fresh copy of the git blob hash (`git hash-object FILE`) of every embedded
+// file of the lessons folder, by path ("01_linear/linear.go"), so that a pristine copy can be
+// told from an edited one.
+func Manifest() map[string]string { return maps.Clone(manifest) }
+
+// ManifestHash returns the git blob hash of one embedded file of the lessons folder, and whether
+// it is one.
+func ManifestHash(name string) (hash string, ok bool) {
+	hash, ok = manifest[name]
+	return hash, ok
+}
+
+var exercises = []Exercise{
 	{1, "01_linear", "Linear projection, PyTorch layout", "linear.go", nil, "linear_test.go", "linear_solution.go", "notebooks/01_qkv_projection.ipynb"},
 	{2, "02_xavier", "Xavier-uniform initialisation", "xavier.go", nil, "xavier_test.go", "xavier_solution.go", "notebooks/01_qkv_projection.ipynb"},
 	{3, "03_heads", "Split and merge heads", "heads.go", nil, "heads_test.go", "heads_solution.go", "notebooks/02_heads.ipynb"},
@@ -70,7 +92,7 @@ var files embed.FS
 
 // Lookup returns the exercise with the given number, or false.
 func Lookup(number int) (Exercise, bool) {
-	for _, e := range Exercises {
+	for _, e := range exercises {
 		if e.Number == number {
 			return e, true
 		}
@@ -95,7 +117,7 @@ func (e Exercise) Protected() []string {
 // lessons/internal/grader and the PyTorch fixtures in lessons/testdata.
 func Shared() []string {
 	var out []string
-	for p := range Manifest {
+	for p := range manifest {
 		if strings.HasPrefix(p, "internal/grader/") || strings.HasPrefix(p, "testdata/") {
 			out = append(out, p)
 		}
@@ -109,7 +131,7 @@ func Shared() []string {
 // hash equals Manifest's. A binary built from a tree where the file was edited embeds the edit;
 // the caller then needs another source, e.g. the git object named by Manifest[name].
 func Original(name string) (data []byte, genuine bool, err error) {
-	want, ok := Manifest[name]
+	want, ok := manifest[name]
 	if !ok {
 		return nil, false, fmt.Errorf("lessons: %s is not a file of the lessons", name)
 	}

@@ -13,8 +13,8 @@ import (
 // copies could not be told from edited ones.
 func TestManifest(t *testing.T) {
 	names := EmbeddedNames()
-	if len(names) != len(Manifest) {
-		t.Errorf("%d files embedded, %d in Manifest: run `go generate ./lessons`", len(names), len(Manifest))
+	if len(names) != len(manifest) {
+		t.Errorf("%d files embedded, %d in Manifest: run `go generate ./lessons`", len(names), len(manifest))
 	}
 	for _, name := range names {
 		data, genuine, err := Original(name)
@@ -50,12 +50,12 @@ func questions(hint string) (items, asking int) {
 // TestCatalogue checks that every exercise has its files, a stub with a TODO, a solution in
 // solutions/files (not beside the stub) under the tag solution, and a hint of 2 or 3 questions.
 func TestCatalogue(t *testing.T) {
-	for i, e := range Exercises {
+	for i, e := range exercises {
 		if e.Number != i+1 {
 			t.Errorf("exercise %s has number %d, want %d (in order)", e.Dir, e.Number, i+1)
 		}
 		for _, name := range append([]string{"README.md", "hint.md", e.File, e.Grader}, e.Given...) {
-			if _, ok := Manifest[e.Path(name)]; !ok {
+			if _, ok := manifest[e.Path(name)]; !ok {
 				t.Errorf("%s is not embedded (add it to the go:embed lines of lessons.go)", e.Path(name))
 			}
 		}

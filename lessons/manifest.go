@@ -2,9 +2,10 @@
 
 package lessons
 
-// Manifest maps every embedded file of the lessons folder to its git blob hash
-// (`git hash-object FILE`), so that a pristine copy can be told from an edited one.
-var Manifest = map[string]string{
+// manifest maps every embedded file of the lessons folder to its git blob hash
+// (`git hash-object FILE`), so that a pristine copy can be told from an edited one
+// (Manifest, ManifestHash).
+var manifest = map[string]string{
 	"01_linear/README.md":                                    "62b8cfa7c2b69f061c3421690f47eef6cbaca6e0",
 	"01_linear/hint.md":                                      "09fd3d77712f98c0dd5db3dc139a434cf3ec911d",
 	"01_linear/linear.go":                                    "93fb56174ec3898e9e197a71e57f034a46f7d902",

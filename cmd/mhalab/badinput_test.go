@@ -25,11 +25,11 @@ const (
 	lessonsStudent = badinputs.LessonsStudent
 )
 
-// TestBadInputs runs every bad input (internal/badinputs.Cases) and checks what it gets;
+// TestBadInputs runs every bad input (internal/badinputs.Cases()) and checks what it gets;
 // BAD_INPUTS.md must be the table of them (go generate ./cmd/mhalab rewrites it).
 func TestBadInputs(t *testing.T) {
 	var rows []string
-	for _, c := range badinputs.Cases {
+	for _, c := range badinputs.Cases() {
 		code, stdout, stderr := runCLI(c.Args...)
 		cmdline := "mhalab " + strings.Join(c.Args, " ")
 		lines := badinputs.Lines(stderr)

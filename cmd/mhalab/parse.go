@@ -118,8 +118,8 @@ func parseBench(c command, args []string, stdout io.Writer) (runner, error) {
 	var o benchcmd.Options
 	fs.BoolVar(&o.Quick, "quick", false, "small shapes and few runs (CI smoke test, well under a minute)")
 	fs.StringVar(&o.Backends, "backends", "", "comma-separated backends (default: every available one of go, xla:cpu, xla:cuda; go-gomlx: go with fastgo off)")
-	fs.StringVar(&o.Suites, "suites", strings.Join(bench.Suites, ","), "comma-separated suites: "+strings.Join(bench.Suites, ", "))
-	fs.StringVar(&o.Groups, "groups", "", "comma-separated groups of forward-pass cases to run: "+strings.Join(bench.Groups, ", ")+" (default: all)")
+	fs.StringVar(&o.Suites, "suites", strings.Join(bench.Suites(), ","), "comma-separated suites: "+strings.Join(bench.Suites(), ", "))
+	fs.StringVar(&o.Groups, "groups", "", "comma-separated groups of forward-pass cases to run: "+strings.Join(bench.Groups(), ", ")+" (default: all)")
 	fs.StringVar(&o.JSONPath, "json", filepath.Join("build", "bench", "bench.json"), "write the results as JSON to this file")
 	fs.StringVar(&o.ComparePath, "compare", "", "JSON report of a previous run (its --json file): print, per case, the change of the median and of the ratio to PyTorch")
 	fs.StringVar(&o.Pythons, "python", "", "Pythons with PyTorch, comma-separated, each timed (default: $MHALAB_TORCH_VENV/bin/python, the venv of scripts/setup.sh, else python3)")

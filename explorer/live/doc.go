@@ -1,7 +1,7 @@
 // Package live is the live attention explorer behind `mhalab explore`: a small web application
 // on 127.0.0.1 that runs a model as the reader types. It shows every layer's and head's
 // attention (head view, heatmap, model view: the drawings of the static explorer page, served
-// from explorer.ViewJS), per-head summaries (previous token, first token or sink, induction
+// from explorer.ViewJS()), per-head summaries (previous token, first token or sink, induction
 // score on a repeated random sequence), and, for a decoder (a Llama-family GGUF file such as
 // SmolLM2), the next-token distribution under temperature, top-k and top-p, and generation
 // token by token with the KV cache growing (bytes per layer, which query heads share which

@@ -76,7 +76,7 @@ func NewServer(m Model, o Options) (*Server, error) {
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(sub)))
 	mux.HandleFunc("GET /view.js", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
-		_, _ = w.Write([]byte(explorer.ViewJS))
+		_, _ = w.Write([]byte(explorer.ViewJS()))
 	})
 	mux.HandleFunc("GET /api/info", s.authed(func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, s.info) }))
 	mux.HandleFunc("POST /api/analyze", s.authed(s.api(s.model.Analyze)))

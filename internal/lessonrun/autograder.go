@@ -235,7 +235,7 @@ func (env *runner) autograderSources() (map[string][]byte, error) {
 			return nil
 		}
 		data, err := os.ReadFile(p)
-		if _, inManifest := lessons.Manifest[rel]; inManifest {
+		if _, inManifest := lessons.ManifestHash(rel); inManifest {
 			data, err = env.original(rel) // the stubs and graders as published, not the teacher's edits
 		}
 		if err != nil {

@@ -69,7 +69,7 @@ func refusedResult(e lessons.Exercise, refused []string) *result {
 // report prints the result of one exercise for its student.
 func (env *runner) report(r *result) {
 	e, w := r.exercise, env.stdout
-	fmt.Fprintf(w, "Exercise %d of %d · %s · %s\n", e.Number, len(lessons.Exercises), e.Dir, e.Title)
+	fmt.Fprintf(w, "Exercise %d of %d · %s · %s\n", e.Number, len(lessons.Exercises()), e.Dir, e.Title)
 	for _, n := range r.notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,17 +28,14 @@ import (
 func (env *runner) verify(ctx context.Context) error {
 	start := time.Now()
 	var problems []string
-	names := make([]string, 0, len(lessons.Manifest))
-	for name := range lessons.Manifest {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	manifest := lessons.Manifest()
+	names := slices.Sorted(maps.Keys(manifest))
 	for _, name := range names {
 		data, err := os.ReadFile(env.inLessons(name))
 		switch {
 		case err != nil:
 			problems = append(problems, fmt.Sprintf("lessons/%s: %v", name, err))
-		case lessons.GitBlobHash(data) != lessons.Manifest[name]:
+		case lessons.GitBlobHash(data) != manifest[name]:
 			problems = append(problems, fmt.Sprintf("lessons/%s differs from lessons/manifest.go: after changing it on purpose, run `go generate ./lessons`", name))
 		}
 	}
@@ -52,7 +50,7 @@ func (env *runner) verify(ctx context.Context) error {
 	}
 	defer os.RemoveAll(tmp)
 	overlay := map[string]string{}
-	for _, e := range lessons.Exercises {
+	for _, e := range lessons.Exercises() {
 		src, err := solutions.Source(e.Dir, e.Solution)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("lessons/solutions/files/%s: %v", e.Path(e.Solution), err))
@@ -68,12 +66,12 @@ func (env *runner) verify(ctx context.Context) error {
 		overlay[env.inLessons(e.Path(e.File))] = ""
 		overlay[env.inLessons(e.Path(e.Solution))] = copyPath
 	}
-	fmt.Fprintf(env.stdout, "mhalab lessons verify: %d exercises on backend %s (stubs, then solutions), random inputs from seed %s (--seed repeats them)\n\n", len(lessons.Exercises), env.backend, env.seed)
-	stubs := env.runGoTest(ctx, goTestRun{exercises: lessons.Exercises})
-	solved := env.runGoTest(ctx, goTestRun{exercises: lessons.Exercises, tags: []string{"solution"}, overlay: overlay})
+	fmt.Fprintf(env.stdout, "mhalab lessons verify: %d exercises on backend %s (stubs, then solutions), random inputs from seed %s (--seed repeats them)\n\n", len(lessons.Exercises()), env.backend, env.seed)
+	stubs := env.runGoTest(ctx, goTestRun{exercises: lessons.Exercises()})
+	solved := env.runGoTest(ctx, goTestRun{exercises: lessons.Exercises(), tags: []string{"solution"}, overlay: overlay})
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "EXERCISE\tSTUB (must fail)\tSOLUTION (must pass)\t")
-	for i, e := range lessons.Exercises {
+	for i, e := range lessons.Exercises() {
 		st, so := stubs[i], solved[i]
 		stubOK := st.status == "fail" && len(st.checks) > 0 && !allPassed(st.checks)
 		stubCell := "fails: " + st.checksSummary() + " checks pass"
@@ -109,7 +107,7 @@ func (env *runner) verify(ctx context.Context) error {
 		}
 		return fmt.Errorf("verify: %d problems", len(problems))
 	}
-	fmt.Fprintf(env.stdout, "\nverify: every stub fails and every solution passes (%d exercises, %s)\n", len(lessons.Exercises), elapsed)
+	fmt.Fprintf(env.stdout, "\nverify: every stub fails and every solution passes (%d exercises, %s)\n", len(lessons.Exercises()), elapsed)
 	return nil
 }
 

@@ -60,7 +60,7 @@ func (env *runner) record(e lessons.Exercise, res *result) {
 // next is the first exercise not done, or false when all are.
 func (env *runner) next() (lessons.Exercise, bool) {
 	p := env.loadProgress()
-	for _, e := range lessons.Exercises {
+	for _, e := range lessons.Exercises() {
 		if !p.Exercises[e.Dir].Passed {
 			return e, true
 		}

@@ -97,7 +97,7 @@ func isGradeCSV(data []byte) bool {
 		return false
 	}
 	for _, col := range row[1 : n-3] {
-		if !slices.ContainsFunc(lessons.Exercises, func(e lessons.Exercise) bool { return e.Dir == col }) {
+		if !slices.ContainsFunc(lessons.Exercises(), func(e lessons.Exercise) bool { return e.Dir == col }) {
 			return false
 		}
 	}

@@ -192,7 +192,7 @@ func Run(ctx context.Context, sub string, args []string, o Options) error {
 	case "verify":
 		return env.verify(ctx)
 	default: // grade, gradescope
-		exercises := lessons.Exercises
+		exercises := lessons.Exercises()
 		if o.Exercises != "" {
 			exercises = nil
 			for _, s := range strings.Split(o.Exercises, ",") {
@@ -226,12 +226,12 @@ func exerciseArg(s string) (lessons.Exercise, error) {
 			return e, nil
 		}
 	}
-	for _, e := range lessons.Exercises {
+	for _, e := range lessons.Exercises() {
 		if e.Dir == strings.TrimSuffix(filepath.Base(s), "/") {
 			return e, nil
 		}
 	}
-	return lessons.Exercise{}, usagef("no exercise %q: give a number from 1 to %d", s, len(lessons.Exercises))
+	return lessons.Exercise{}, usagef("no exercise %q: give a number from 1 to %d", s, len(lessons.Exercises()))
 }
 
 // FindRoot returns dir (when given) or the first folder from the working directory upwards

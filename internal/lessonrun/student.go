@@ -21,15 +21,15 @@ import (
 func (env *runner) list() error {
 	p := env.loadProgress()
 	done := 0
-	for _, e := range lessons.Exercises {
+	for _, e := range lessons.Exercises() {
 		if p.Exercises[e.Dir].Passed {
 			done++
 		}
 	}
 	next, hasNext := env.next()
-	fmt.Fprintf(env.stdout, "mhalab lessons: %d of %d exercises done\n\n", done, len(lessons.Exercises))
+	fmt.Fprintf(env.stdout, "mhalab lessons: %d of %d exercises done\n\n", done, len(lessons.Exercises()))
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
-	for _, e := range lessons.Exercises {
+	for _, e := range lessons.Exercises() {
 		entry, tried := p.Exercises[e.Dir]
 		mark, note := "✗", "not tried yet"
 		if tried {

@@ -15,13 +15,15 @@ import (
 	"testing"
 )
 
-// CIValues are the values of the CI environment variable that mean "these tests run under CI"
-// (GitHub Actions sets CI=true; .ci/run sets it too). scripts/test.sh and the Makefile accept the
-// same ones (TestShellAndMakeAgree checks it).
-var CIValues = []string{"true", "1", "yes"}
+// CIValues returns the values of the CI environment variable that mean "these tests run under
+// CI" (GitHub Actions sets CI=true; .ci/run sets it too), a fresh slice. scripts/test.sh and the
+// Makefile accept the same ones (TestShellAndMakeAgree checks it).
+func CIValues() []string { return slices.Clone(ciValues) }
+
+var ciValues = []string{"true", "1", "yes"}
 
 // InCI reports whether the tests run under CI: $CI is one of CIValues.
-func InCI() bool { return slices.Contains(CIValues, os.Getenv("CI")) }
+func InCI() bool { return slices.Contains(ciValues, os.Getenv("CI")) }
 
 // RequireOrSkip stops the test because of reason (what is missing and how to install it): it
 // fails under CI and skips elsewhere.

@@ -64,8 +64,8 @@ func TestShellAndMakeAgree(t *testing.T) {
 			t.Errorf("%s: %d definitions of CI's values (%s), want 1", c.file, len(m), c.re)
 			continue
 		}
-		if got := strings.Split(string(m[0][1]), c.sep); !slices.Equal(got, CIValues) {
-			t.Errorf("%s accepts CI=%q, internal/testenv %q", c.file, got, CIValues)
+		if got := strings.Split(string(m[0][1]), c.sep); !slices.Equal(got, ciValues) {
+			t.Errorf("%s accepts CI=%q, internal/testenv %q", c.file, got, ciValues)
 		}
 	}
 }

@@ -18,8 +18,10 @@ const (
 	recordEvery          = 25                       // Induction's records: every 25 steps
 )
 
-// Fixtures are the committed runs by name: "repeat" and "induction".
-var Fixtures = []string{"repeat", "induction"}
+// Fixtures returns the committed runs by name, a fresh slice: "repeat" and "induction".
+func Fixtures() []string { return slices.Clone(fixtures) }
+
+var fixtures = []string{"repeat", "induction"}
 
 // WriteFixtures trains the run named (one of Fixtures) from its seed on backend and writes its
 // committed files into dir. It checks what the notebooks rely on first: Repeat copies (accuracy
@@ -27,7 +29,7 @@ var Fixtures = []string{"repeat", "induction"}
 func WriteFixtures(backend backends.Backend, dir, name string) (summary string, err error) {
 	switch name {
 	case "repeat":
-		r, err := NewRun(backend, Repeat)
+		r, err := NewRun(backend, Repeat())
 		if err != nil {
 			return "", err
 		}
@@ -44,7 +46,7 @@ func WriteFixtures(backend backends.Backend, dir, name string) (summary string, 
 		path := filepath.Join(dir, RepeatFile)
 		return fmt.Sprintf("%s: accuracy %.3f, scores %.2f", path, s.Accuracy, s.Induction), Save(path, r.Ctx, r.Config)
 	case "induction":
-		r, err := NewRun(backend, Induction)
+		r, err := NewRun(backend, Induction())
 		if err != nil {
 			return "", err
 		}
@@ -64,5 +66,5 @@ func WriteFixtures(backend backends.Backend, dir, name string) (summary string, 
 		return fmt.Sprintf("%s and %s: maps at records %v; last: accuracy %.3f, previous-token %.2f, induction %.2f",
 			path, InductionRecordsFile, keep, last.Accuracy, last.PrevToken, last.Induction), Save(path, r.Ctx, r.Config)
 	}
-	return "", fmt.Errorf("induction: no committed run %q (want one of %v)", name, Fixtures)
+	return "", fmt.Errorf("induction: no committed run %q (want one of %v)", name, fixtures)
 }

@@ -82,11 +82,11 @@ func TestScores(t *testing.T) {
 // ForwardWithWeights computes Decoder.Logits from the same variables.
 func TestForwardWithWeightsIsTheDecoder(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
-		r, err := NewRun(backend, Repeat)
+		r, err := NewRun(backend, Repeat())
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := context.ExecOnce(backend, r.Ctx, Repeat.Model.Logits, r.Eval.Tokens)
+		want, err := context.ExecOnce(backend, r.Ctx, Repeat().Model.Logits, r.Eval.Tokens)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +102,7 @@ func TestForwardWithWeightsIsTheDecoder(t *testing.T) {
 		if d > 1e-5 {
 			t.Errorf("ForwardWithWeights logits differ from Decoder.Logits by %g", d)
 		}
-		if len(outs) != 1+Repeat.Model.Layers || !slices.Equal(outs[1].Shape().Dimensions, []int{64, 4, 24, 24}) {
+		if len(outs) != 1+Repeat().Model.Layers || !slices.Equal(outs[1].Shape().Dimensions, []int{64, 4, 24, 24}) {
 			t.Errorf("weights: %d outputs, first %s", len(outs), outs[1].Shape())
 		}
 	})
@@ -138,7 +138,7 @@ func TestCommittedWeightsCopy(t *testing.T) {
 // A few steps of training lower the loss, and Save/Load round-trips the weights.
 func TestTrainSaveLoad(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
-		r, err := NewRun(backend, Repeat)
+		r, err := NewRun(backend, Repeat())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +184,7 @@ func mean(v []float64) float64 {
 
 func TestTrainRecordedSavesAndLoads(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
-		r, err := NewRun(backend, Repeat)
+		r, err := NewRun(backend, Repeat())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +219,7 @@ func TestTrainRecordedSavesAndLoads(t *testing.T) {
 }
 
 func TestSampleAnyTokens(t *testing.T) {
-	task := Induction.Task
+	task := Induction().Task
 	seed := testenv.Seed(t, 1)
 	b := task.Sample(rand.New(rand.NewPCG(seed, 1)), 200)
 	mask := tensors.MustCopyFlatData[float32](b.Mask)
@@ -253,7 +253,7 @@ func TestSampleAnyTokens(t *testing.T) {
 // weight on later keys), and changing the last token leaves the earlier logits unchanged.
 func TestRotaryModel(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
-		r, err := NewRun(backend, Induction)
+		r, err := NewRun(backend, Induction())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,7 +268,7 @@ func TestRotaryModel(t *testing.T) {
 		if d := maxDiff(outs[0], want); d > 1e-5 {
 			t.Errorf("Forward's logits differ from Logits by %g", d)
 		}
-		L := Induction.Task.Len
+		L := Induction().Task.Len
 		for l, w := range outs[1:] {
 			if !slices.Equal(w.Shape().Dimensions, []int{64, 4, L, L}) {
 				t.Fatalf("layer %d weights %s", l, w.Shape())
@@ -289,14 +289,14 @@ func TestRotaryModel(t *testing.T) {
 		}
 		tokens := tensors.MustCopyFlatData[int32](r.Eval.Tokens)
 		for n := range 64 {
-			tokens[n*L+L-1] = (tokens[n*L+L-1] + 1) % int32(Induction.Task.Vocab)
+			tokens[n*L+L-1] = (tokens[n*L+L-1] + 1) % int32(Induction().Task.Vocab)
 		}
 		changed, err := r.Logits(tensors.FromFlatDataAndDimensions(tokens, 64, L))
 		if err != nil {
 			t.Fatal(err)
 		}
 		a, b := tensors.MustCopyFlatData[float32](want), tensors.MustCopyFlatData[float32](changed)
-		V := Induction.Task.Vocab
+		V := Induction().Task.Vocab
 		for n := range 64 {
 			for i := range L - 1 {
 				for v := range V {
@@ -333,8 +333,8 @@ func TestInductionHeadsForm(t *testing.T) {
 		testenv.RequireOrSkip(t, fmt.Sprintf("xla:cpu unavailable: %v", err))
 	}
 	dotgrad.Install()
-	t.Logf("Induction, seed %d, %d steps on xla:cpu", Induction.Seed, inductionSteps)
-	r, err := NewRun(backend, Induction)
+	t.Logf("Induction, seed %d, %d steps on xla:cpu", Induction().Seed, inductionSteps)
+	r, err := NewRun(backend, Induction())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +379,7 @@ func TestFixturesAreFresh(t *testing.T) {
 	}
 	dotgrad.Install()
 	dir := t.TempDir()
-	for _, name := range Fixtures {
+	for _, name := range Fixtures() {
 		summary, err := WriteFixtures(backend, dir, name)
 		if err != nil {
 			t.Fatal(err)
@@ -439,7 +439,7 @@ func TestCommittedInduction(t *testing.T) {
 		t.Errorf("records: milestones %v, induction scores of layer 1 %v → %v", keep, first.Induction[1], last.Induction[1])
 	}
 	for _, i := range keep {
-		if len(records[i].Maps) != 2 || len(records[i].Tokens) != Induction.Task.Len {
+		if len(records[i].Maps) != 2 || len(records[i].Tokens) != Induction().Task.Len {
 			t.Errorf("record %d (step %d) has no maps", i, records[i].Step)
 		}
 	}

@@ -29,17 +29,19 @@ type Config struct {
 	Seed         uint64         // initial weights (drawn by the backend) and the sequences
 }
 
-// Repeat is notebook 11's run: a random prefix of 12 distinct tokens (vocabulary 32) followed
+// Repeat returns notebook 11's run: a random prefix of 12 distinct tokens (vocabulary 32) followed
 // by its copy, 24 tokens in all; width 64, 4 heads, 2 layers; Adam at 3e-3, batches of 16.
-var Repeat = Config{
-	Task:         Task{Vocab: 32, Len: 24, MinPrefix: 12, MaxPrefix: 12},
-	Model:        decode.Decoder{Vocab: 32, Embed: 64, Heads: 4, Layers: 2, MaxLen: 24},
-	Batch:        16,
-	LearningRate: 3e-3,
-	Seed:         1,
+func Repeat() Config {
+	return Config{
+		Task:         Task{Vocab: 32, Len: 24, MinPrefix: 12, MaxPrefix: 12},
+		Model:        decode.Decoder{Vocab: 32, Embed: 64, Heads: 4, Layers: 2, MaxLen: 24},
+		Batch:        16,
+		LearningRate: 3e-3,
+		Seed:         1,
+	}
 }
 
-// Induction is notebook 11's run, the one where induction heads form: sequences of 32 random
+// Induction returns notebook 11's run, the one where induction heads form: sequences of 32 random
 // tokens (vocabulary 64) in which a stretch of 8–16 tokens, at a random offset, is repeated right
 // after itself, so the distance to copy from varies and only matching tokens finds it. The model
 // is attention-only (2 layers of 4 heads, width 64) with rotary positions on half of each head's
@@ -47,17 +49,19 @@ var Repeat = Config{
 // previous token), the other half compares contents the same way at any distance. AdamW
 // (weight decay 0.01) at a peak learning rate of 3e-3: 100 warm-up steps, then a cosine decay
 // over InductionSteps − 100 steps; batches of 64.
-var Induction = Config{
-	Task:         Task{Vocab: 64, Len: 32, MinPrefix: 8, MaxPrefix: 16, AnyTokens: true},
-	Model:        decode.Decoder{Vocab: 64, Embed: 64, Heads: 4, Layers: 2, MaxLen: 32},
-	RoPE:         true,
-	RotaryDims:   8,
-	Batch:        64,
-	LearningRate: 3e-3,
-	WeightDecay:  0.01,
-	WarmupSteps:  100,
-	DecaySteps:   InductionSteps - 100,
-	Seed:         1,
+func Induction() Config {
+	return Config{
+		Task:         Task{Vocab: 64, Len: 32, MinPrefix: 8, MaxPrefix: 16, AnyTokens: true},
+		Model:        decode.Decoder{Vocab: 64, Embed: 64, Heads: 4, Layers: 2, MaxLen: 32},
+		RoPE:         true,
+		RotaryDims:   8,
+		Batch:        64,
+		LearningRate: 3e-3,
+		WeightDecay:  0.01,
+		WarmupSteps:  100,
+		DecaySteps:   InductionSteps - 100,
+		Seed:         1,
+	}
 }
 
 // InductionSteps is how long Induction trains (its heads form after about 200–300 steps).

@@ -21,7 +21,8 @@ var generators = map[string]func(root string) (string, error){
 	"performance": performanceReports,
 }
 
-var RegionRE = regexp.MustCompile(`(?s)(<!-- begin generated: ([a-z-]+) -->\n)(.*?)(<!-- end generated: ([a-z-]+) -->)`)
+// regionRE matches one generated region: its begin line, its text and its end line.
+var regionRE = regexp.MustCompile(`(?s)(<!-- begin generated: ([a-z-]+) -->\n)(.*?)(<!-- end generated: ([a-z-]+) -->)`)
 
 // notebookTable lists notebooks/*.ipynb with the title of each (its first Markdown heading).
 func notebookTable(root string) (string, error) {
@@ -192,8 +193,8 @@ func performanceReports(root string) (string, error) {
 func Regenerate(root, file, text string) (string, error) {
 	prefix := strings.Repeat("../", strings.Count(file, "/"))
 	var genErr error
-	out := RegionRE.ReplaceAllStringFunc(text, func(region string) string {
-		m := RegionRE.FindStringSubmatch(region)
+	out := regionRE.ReplaceAllStringFunc(text, func(region string) string {
+		m := regionRE.FindStringSubmatch(region)
 		name := m[2]
 		if m[5] != name {
 			genErr = fmt.Errorf("%s: region %s ends with %s", file, name, m[5])
@@ -215,3 +216,6 @@ func Regenerate(root, file, text string) (string, error) {
 	})
 	return out, genErr
 }
+
+// StripRegions returns text without its generated regions (begin line, text and end line).
+func StripRegions(text string) string { return regionRE.ReplaceAllString(text, "") }

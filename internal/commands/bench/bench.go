@@ -45,14 +45,14 @@ func (o Options) Run(ctx context.Context, io cli.IO) error {
 	cfg.Backends = bench.SplitList(o.Backends)
 	cfg.Groups = bench.SplitList(o.Groups)
 	for _, g := range cfg.Groups {
-		if !slices.Contains(bench.Groups, g) {
-			return cli.Usagef("--groups: unknown group %q (valid: %s)", g, strings.Join(bench.Groups, ", "))
+		if !slices.Contains(bench.Groups(), g) {
+			return cli.Usagef("--groups: unknown group %q (valid: %s)", g, strings.Join(bench.Groups(), ", "))
 		}
 	}
 	cfg.Pythons = bench.SplitList(o.Pythons)
 	for _, s := range cfg.Suites {
-		if !slices.Contains(bench.Suites, s) {
-			return cli.Usagef("--suites: unknown suite %q (valid: %s)", s, strings.Join(bench.Suites, ", "))
+		if !slices.Contains(bench.Suites(), s) {
+			return cli.Usagef("--suites: unknown suite %q (valid: %s)", s, strings.Join(bench.Suites(), ", "))
 		}
 	}
 	for _, b := range cfg.Backends {

@@ -19,7 +19,7 @@ import (
 // valid are options that pass every check (a quick mha suite on go).
 func valid(t *testing.T) Options {
 	return Options{Config: bench.Config{Quick: true, JSONPath: filepath.Join(t.TempDir(), "b.json"), TorchDevice: "cpu", Threads: 1, MemTimeout: time.Minute},
-		Suites: "mha", Backends: "go", Groups: bench.Groups[0], Self: []string{"mhalab-test", "bench"}, NoProgress: true}
+		Suites: "mha", Backends: "go", Groups: bench.Groups()[0], Self: []string{"mhalab-test", "bench"}, NoProgress: true}
 }
 
 func TestRunRefusesBadFlags(t *testing.T) {

@@ -6,6 +6,7 @@ package badinputs
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -30,10 +31,18 @@ const (
 	LessonsStudent = "testdata/student" // a student's copy of lessons/ with one exercise folder
 )
 
-// Cases are the bad command lines tried. Each must exit with code and print want (a
+// Cases returns the bad command lines tried, a fresh slice. Each must exit with code and print want (a
 // substring) on the first line of stderr: one line for a bad value (exit 1), that line and a
 // pointer to -h for bad usage (exit 2); never a panic or a stack.
-var Cases = []Case{
+func Cases() []Case {
+	out := make([]Case, len(cases))
+	for i, c := range cases {
+		out[i] = Case{slices.Clone(c.Args), c.Code, c.Want}
+	}
+	return out
+}
+
+var cases = []Case{
 	{[]string{"nope"}, 2, `unknown command "nope"`},
 	{[]string{"demo", "--batch", "3000000000", "--seq", "3000000000"}, 1, "the forward pass would need 2.0 QiB of float32 tensors"},
 	{[]string{"demo", "--seq", "100000"}, 1, "the forward pass would need 28 TiB"},

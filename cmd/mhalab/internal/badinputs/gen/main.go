@@ -35,7 +35,7 @@ func run() error {
 		return fmt.Errorf("go build: %v\n%s", err, out)
 	}
 	var rows []string
-	for _, c := range badinputs.Cases {
+	for _, c := range badinputs.Cases() {
 		cmd := exec.Command(bin, c.Args...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
