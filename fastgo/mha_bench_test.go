@@ -26,6 +26,7 @@ func BenchmarkMHA(b *testing.B) {
 		{"seed003", 32, 128, 512, 8, false},
 		{"seed003_causal", 32, 128, 512, 8, true},
 		{"long", 1, 4096, 512, 8, false},
+		{"long_causal", 1, 4096, 512, 8, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			backend := newBackend(b)

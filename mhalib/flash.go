@@ -194,9 +194,10 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 
 	// q is scaled once (cheaper than scaling every tile of scores). v gets a column of ones, so
 	// that p·[v | 1] gives Σ p·v and the row sums l = Σ p from one matrix product.
-	q := MulScalar(qIn, scale)                             // [B, Hq, Lq, dk]
-	ones := Ones(g, shapes.Make(dtype, batch, hkv, lk, 1)) // [B, Hkv, Lk, 1]
-	v1 := concatAxis([]*Node{v, ones}, 3)                  // [B, Hkv, Lk, dv+1]
+	q := MulScalar(qIn, scale)                                                   // [B, Hq, Lq, dk]
+	ones := Ones(g, shapes.Make(dtype, batch, hkv, lk, 1))                       // [B, Hkv, Lk, 1]
+	v1 := concatAxis([]*Node{v, ones}, 3)                                        // [B, Hkv, Lk, dv+1]
+	qs, ks, vs := newAxisSlicer(q, 2), newAxisSlicer(k, 2), newAxisSlicer(v1, 2) // one transpose each where Gather slices
 	st := &flashRows{dv: dv, withL: withLSE, batch: batch, heads: heads, dtype: dtype, sinks: ms.sinks, graph: g}
 
 	// The schedule of tiles (host integers only, flashPlan): which rows meet which key block.
@@ -208,9 +209,9 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 		st.enter(t.Row1)
 		c0, cols, rows := t.Col0, t.Col1-t.Col0, t.Row1-t.Row0
 		causal := ms.causal
-		qa := sliceAxis(q, 2, st.first, rows)     // [B, Hq, rows, dk]
-		kb := st.after(sliceAxis(k, 2, c0, cols)) // [B, Hkv, cols, dk]
-		vb := sliceAxis(v1, 2, c0, cols)          // [B, Hkv, cols, dv+1]
+		qa := qs.slice(st.first, rows)     // [B, Hq, rows, dk]
+		kb := st.after(ks.slice(c0, cols)) // [B, Hkv, cols, dk]
+		vb := vs.slice(c0, cols)           // [B, Hkv, cols, dv+1]
 
 		// 1) Scores of the tile (each query head against its key head), masked.
 		s := groupedScores(qa, kb) // [B, Hq, rows, cols]
@@ -279,9 +280,10 @@ func (st *flashRows) enter(to int) {
 func (st *flashRows) finish(n int) {
 	rows := st.acc.Shape().Dim(2)
 	take := func(x *Node) (head, rest *Node) {
-		head = sliceAxis(x, 2, 0, n)
+		rowsOf := newAxisSlicer(x, 2) // one transpose of x for both parts where Gather slices
+		head = rowsOf.slice(0, n)
 		if n < rows {
-			rest = sliceAxis(x, 2, n, rows-n)
+			rest = rowsOf.slice(n, rows-n)
 		}
 		return
 	}

@@ -79,6 +79,60 @@ func sliceAxis(x *Node, axis, from, n int) *Node {
 	return takeAxis(x, axis, idx)
 }
 
+// axisSlicer cuts many slices of one tensor along one axis (FlashAttention's key blocks and
+// query rows). Where the backend can differentiate Slice it is sliceAxis; elsewhere x is
+// transposed once with axis in front ([x.dim(axis), other axes…]) and each slice is a Gather of
+// contiguous rows and a transpose of that slice only, instead of sliceAxis's transposes of the
+// whole of x for every slice.
+type axisSlicer struct {
+	x, front *Node // x, and x with axis moved to the front (nil where Slice is used)
+	axis     int
+}
+
+// newAxisSlicer prepares x for slices along axis.
+func newAxisSlicer(x *Node, axis int) *axisSlicer {
+	if axis < 0 {
+		axis += x.Rank()
+	}
+	s := &axisSlicer{x: x, axis: axis}
+	if axis != 0 && !differentiableSlices(x.Graph()) {
+		perm := make([]int, 0, x.Rank())
+		perm = append(perm, axis)
+		for a := range x.Rank() {
+			if a != axis {
+				perm = append(perm, a)
+			}
+		}
+		s.front = TransposeAllDims(x, perm...) // [x.dim(axis), other axes…]
+	}
+	return s
+}
+
+// slice returns x[..., from:from+n, ...] along the slicer's axis, like sliceAxis.
+func (s *axisSlicer) slice(from, n int) *Node {
+	x, axis := s.x, s.axis
+	if s.front == nil || (from == 0 && n == x.Shape().Dimensions[axis]) {
+		return sliceAxis(x, axis, from, n)
+	}
+	idx := make([][]int32, n)
+	for i := range idx {
+		idx[i] = []int32{int32(from + i)}
+	}
+	rows := Gather(s.front, Const(x.Graph(), idx)) // [n, other axes…]
+	back := make([]int, x.Rank())
+	for a := range back {
+		switch {
+		case a < axis:
+			back[a] = a + 1
+		case a == axis:
+			back[a] = 0
+		default:
+			back[a] = a
+		}
+	}
+	return TransposeAllDims(rows, back...) // x's axes, axis resized to n
+}
+
 // takeIndex returns x with axis removed, keeping entry i of it: x[..., i, ...].
 func takeIndex(x *Node, axis, i int) *Node {
 	if axis < 0 {
