@@ -348,11 +348,16 @@ func (ms *maskSet) causalTile(g *Graph, rowOff, rows, colOff, cols int) *Node {
 	if ms.causal == NoCausal {
 		return nil
 	}
-	tile := shapes.Make(dtypes.Int32, 1, 1, rows, cols)
-	i := AddScalar(Iota(g, tile, 2), ms.queryPosition(rowOff)) // query position, [1, 1, rows, cols]
-	j := AddScalar(Iota(g, tile, 3), colOff)                   // key position, [1, 1, rows, cols]
-	return LogicalOr(causalSeesNode(i, j),
-		GreaterOrEqual(j, Scalar(g, dtypes.Int32, ms.causalLk))) // [1, 1, rows, cols]
+	// Positions are computed on a column and a row and broadcast: two passes over the tile
+	// (FlashAttention builds one tile per key block) instead of two iotas and two additions.
+	i := AddScalar(Iota(g, shapes.Make(dtypes.Int32, 1, 1, rows, 1), 2), ms.queryPosition(rowOff))     // query position, [1, 1, rows, 1]
+	j := AddScalar(Iota(g, shapes.Make(dtypes.Int32, 1, 1, 1, cols), 3), colOff)                       // key position, [1, 1, 1, cols]
+	sees := causalSeesNode(BroadcastToDims(i, 1, 1, rows, cols), BroadcastToDims(j, 1, 1, rows, cols)) // [1, 1, rows, cols]
+	if colOff+cols <= ms.causalLk {
+		return sees // no extra key in the tile
+	}
+	extra := GreaterOrEqual(j, Scalar(g, dtypes.Int32, ms.causalLk)) // [1, 1, 1, cols]
+	return LogicalOr(sees, BroadcastToDims(extra, 1, 1, rows, cols)) // [1, 1, rows, cols]
 }
 
 // combine reduces tiles [B|1, h|1, rows|1, cols] with op, broadcasting size-1 axes.
