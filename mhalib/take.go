@@ -28,15 +28,8 @@ func takeAxis(x *Node, axis int, indices []int) *Node {
 		axis += rank
 	}
 	// Gather picks along the leading axis: move axis to the front.
-	toFront := make([]int, 0, rank)
-	toFront = append(toFront, axis)
-	for a := range rank {
-		if a != axis {
-			toFront = append(toFront, a)
-		}
-	}
 	if axis != 0 {
-		x = TransposeAllDims(x, toFront...) // [x.dim(axis), other axes...]
+		x = TransposeAllDims(x, axisToFront(rank, axis)...) // [x.dim(axis), other axes...]
 	}
 	idx := make([][]int32, len(indices))
 	for i, j := range indices {
@@ -44,20 +37,38 @@ func takeAxis(x *Node, axis int, indices []int) *Node {
 	}
 	out := Gather(x, Const(g, idx)) // [len(indices), other axes...]
 	if axis != 0 {
-		back := make([]int, rank)
-		for a := range rank {
-			switch {
-			case a < axis:
-				back[a] = a + 1
-			case a == axis:
-				back[a] = 0
-			default:
-				back[a] = a
-			}
-		}
-		out = TransposeAllDims(out, back...) // x's axes, axis resized
+		out = TransposeAllDims(out, axisFromFront(rank, axis)...) // x's axes, axis resized
 	}
 	return out
+}
+
+// axisToFront is the permutation that moves axis to the front of rank axes, keeping the others
+// in order: [axis, 0, 1, …].
+func axisToFront(rank, axis int) []int {
+	perm := make([]int, 0, rank)
+	perm = append(perm, axis)
+	for a := range rank {
+		if a != axis {
+			perm = append(perm, a)
+		}
+	}
+	return perm
+}
+
+// axisFromFront is axisToFront's inverse: the leading axis goes back to position axis.
+func axisFromFront(rank, axis int) []int {
+	perm := make([]int, rank)
+	for a := range rank {
+		switch {
+		case a < axis:
+			perm[a] = a + 1
+		case a == axis:
+			perm[a] = 0
+		default:
+			perm[a] = a
+		}
+	}
+	return perm
 }
 
 // sliceAxis returns x[..., from:from+n, ...] along axis (x itself when that is all of it):
@@ -96,14 +107,7 @@ func newAxisSlicer(x *Node, axis int) *axisSlicer {
 	}
 	s := &axisSlicer{x: x, axis: axis}
 	if axis != 0 && !differentiableSlices(x.Graph()) {
-		perm := make([]int, 0, x.Rank())
-		perm = append(perm, axis)
-		for a := range x.Rank() {
-			if a != axis {
-				perm = append(perm, a)
-			}
-		}
-		s.front = TransposeAllDims(x, perm...) // [x.dim(axis), other axes…]
+		s.front = TransposeAllDims(x, axisToFront(x.Rank(), axis)...) // [x.dim(axis), other axes…]
 	}
 	return s
 }
@@ -118,19 +122,8 @@ func (s *axisSlicer) slice(from, n int) *Node {
 	for i := range idx {
 		idx[i] = []int32{int32(from + i)}
 	}
-	rows := Gather(s.front, Const(x.Graph(), idx)) // [n, other axes…]
-	back := make([]int, x.Rank())
-	for a := range back {
-		switch {
-		case a < axis:
-			back[a] = a + 1
-		case a == axis:
-			back[a] = 0
-		default:
-			back[a] = a
-		}
-	}
-	return TransposeAllDims(rows, back...) // x's axes, axis resized to n
+	rows := Gather(s.front, Const(x.Graph(), idx))                  // [n, other axes…]
+	return TransposeAllDims(rows, axisFromFront(x.Rank(), axis)...) // x's axes, axis resized to n
 }
 
 // takeIndex returns x with axis removed, keeping entry i of it: x[..., i, ...].
