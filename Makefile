@@ -227,7 +227,7 @@ notebooks-ci:
 	$(MAKE) lab-check LAB_SCREENSHOT=
 
 # ---- Committed training runs (notebooks/induction) --------------------------------------------
-#   make induction-fixtures   retrain the runs notebooks 07 and 10 read (notebooks/induction/testdata)
+#   make induction-fixtures   retrain the runs notebooks 07 and 11 read (notebooks/induction/testdata)
 #       from their seeds on xla:cpu (~1 min); TestFixturesAreFresh checks the files equal a fresh run
 .PHONY: induction-fixtures
 induction-fixtures:
