@@ -29,8 +29,11 @@ import (
 // under the attention's scope); the compiled step reads them and context.Exec stores their new
 // values after each run (on XLA their buffers are donated). The position pos is a scalar int32
 // input of the step, so one compiled graph serves every step. Appending is a DynamicUpdateSlice
-// where the backend has it (XLA: in place, O(n) work); the pure-Go backend lacks it, and there
-// the append is Where(position ∈ [pos, pos+n), new, cache), which copies the cache once per step.
+// where the backend has it; on XLA it still writes a fresh copy of the cache, O(maxLen) per step
+// (the buffers are donated, but GoMLX v0.26 declares no input/output aliasing to XLA). The
+// pure-Go backend lacks it, and there the append is Where(position ∈ [pos, pos+n), new, cache),
+// which also copies the cache once per step. A decoding step attends over the cache as read
+// before the append plus the new block (Step), so the attention does not wait for that copy.
 // The attention of a step always spans all maxLen positions (masked), O(maxLen) per query.
 //
 // The host side. KVCache counts the positions filled: Advance(n) returns the position for the
