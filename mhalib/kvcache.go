@@ -29,8 +29,11 @@ import (
 // under the attention's scope); the compiled step reads them and context.Exec stores their new
 // values after each run (on XLA their buffers are donated). The position pos is a scalar int32
 // input of the step, so one compiled graph serves every step. Appending is a DynamicUpdateSlice
-// where the backend has it (XLA: in place, O(n) work); the pure-Go backend lacks it, and there
-// the append is Where(position ∈ [pos, pos+n), new, cache), which copies the cache once per step.
+// where the backend has it; on XLA it still writes a fresh copy of the cache, O(maxLen) per step
+// (the buffers are donated, but GoMLX v0.26 declares no input/output aliasing to XLA). The
+// pure-Go backend lacks it, and there the append is Where(position ∈ [pos, pos+n), new, cache),
+// which also copies the cache once per step. A decoding step attends over the cache as read
+// before the append plus the new block (Step), so the attention does not wait for that copy.
 // The attention of a step always spans all maxLen positions (masked), O(maxLen) per query.
 //
 // The host side. KVCache counts the positions filled: Advance(n) returns the position for the
@@ -206,9 +209,75 @@ func (c *KVCache) Attend(q, keys, values, pos *Node, scale float64) *Node {
 // Step is Append then Attend (StepCache): it stores k [B, h, n, dk] and v [B, h, n, dv] at
 // positions [pos, pos+n) in ctx's scope and attends q [B, Hq, n, dk] over the cache, query i
 // seeing positions 0 … pos+i; it returns [B, Hq, n, dv].
+//
+// A short block (n ≤ maxLen/4: decoding) attends over the cache as it was before the append and
+// over the new keys and values directly (attendSplit), so the attention does not read the
+// appended tensors: on XLA the append writes a fresh copy of the cache (GoMLX v0.26 donates the
+// variables' buffers but declares no input/output aliasing), and reading that copy made a step
+// with Hkv 32 about twice as slow as the copy alone. A longer block (prefill) appends first and
+// attends over the result (Attend), whose logits stay [B, Hq, n, maxLen].
 func (c *KVCache) Step(ctx *context.Context, q, k, v, pos *Node, scale float64) *Node {
+	if n := k.Shape().Dim(2); 4*n <= c.maxLen {
+		old := c.current(ctx, k, v) // [B, h, maxLen, dk], [B, h, maxLen, dv]: before the append
+		c.Append(ctx, k, v, pos)
+		return c.attendSplit(q, k, v, old[0], old[1], pos, scale)
+	}
 	keys, values := c.Append(ctx, k, v, pos) // [B, h, maxLen, dk], [B, h, maxLen, dv]
 	return c.Attend(q, keys, values, pos, scale)
+}
+
+// current returns the cache tensors keys [B, h, maxLen, dk] and values [B, h, maxLen, dv] of
+// ctx's scope as the graph reads them before Append (zeros when the variables are new), for
+// blocks k [B, h, n, dk] and v [B, h, n, dv].
+func (c *KVCache) current(ctx *context.Context, k, v *Node) [2]*Node {
+	c.checkBlock("k", k, c.keyDim)
+	c.checkBlock("v", v, c.valueDim)
+	var out [2]*Node
+	for i, x := range []struct {
+		name string
+		blk  *Node
+	}{{VarCacheKeys, k}, {VarCacheValues, v}} {
+		dims := x.blk.Shape().Clone().Dimensions
+		dims[2] = c.maxLen
+		shape := shapes.Make(x.blk.DType(), dims...)
+		variable := ctx.GetVariableByScopeAndName(ctx.Scope(), x.name)
+		if variable == nil {
+			variable = ctx.Checked(false).WithInitializer(zeroInit).VariableWithShape(x.name, shape)
+			variable.Trainable = false
+		} else if !variable.Shape().Equal(shape) {
+			panicArg("cache variable "+ctx.Scope()+"/"+x.name, "holds shape %s, this cache needs %s", variable.Shape(), shape)
+		}
+		out[i] = variable.ValueGraph(x.blk.Graph())
+	}
+	return out
+}
+
+// attendSplit is Attend for new queries q [B, Hq, n, dk] at positions pos … pos+n−1 over the
+// cache before the append, keys [B, h, maxLen, dk] and values [B, h, maxLen, dv] (positions
+// < pos), and the new block k [B, h, n, dk], v [B, h, n, dv] (query i sees new key i' ≤ i): one
+// softmax over both parts' logits, [B, Hq, n, maxLen+n]. It returns [B, Hq, n, dv].
+func (c *KVCache) attendSplit(q, k, v, keys, values, pos *Node, scale float64) *Node {
+	c.checkQuery(q)
+	if pos == nil || !pos.IsScalar() || pos.DType() != dtypes.Int32 {
+		panicArg("pos", "must be a scalar int32 node")
+	}
+	g := q.Graph()
+	n := q.Shape().Dim(2)
+	negInf := func(x *Node) *Node {
+		return BroadcastToDims(Scalar(g, x.DType(), math.Inf(-1)), x.Shape().Dimensions...)
+	}
+	old := MulScalar(groupedScores(q, keys), scale)                        // [B, Hq, n, maxLen]
+	j := Iota(g, shapes.Make(dtypes.Int32, 1, 1, n, c.maxLen), 3)          // [1, 1, n, maxLen]: position of key j
+	filled := BroadcastToDims(LessThan(j, pos), old.Shape().Dimensions...) // keys before pos
+	old = Where(filled, old, negInf(old))
+	fresh := MulScalar(groupedScores(q, k), scale) // [B, Hq, n, n]
+	blk := shapes.Make(dtypes.Int32, 1, 1, n, n)
+	sees := BroadcastToDims(causalSeesNode(Iota(g, blk, 2), Iota(g, blk, 3)), fresh.Shape().Dimensions...)
+	fresh = Where(sees, fresh, negInf(fresh))
+	weights := safeSoftmax(Concatenate([]*Node{old, fresh}, 3))                                    // [B, Hq, n, maxLen+n]
+	wOld := Slice(weights, AxisRange(), AxisRange(), AxisRange(), AxisRange(0, c.maxLen))          // [B, Hq, n, maxLen]
+	wNew := Slice(weights, AxisRange(), AxisRange(), AxisRange(), AxisRange(c.maxLen, c.maxLen+n)) // [B, Hq, n, n]
+	return Add(groupedWeightedSum(wOld, values), groupedWeightedSum(wNew, v))                      // [B, Hq, n, dv]
 }
 
 // checkQuery validates new queries q [B, Hq, n, dk] against the cache: Hq may be a multiple of

@@ -171,9 +171,28 @@ func linear(ctx *context.Context, x *Node, outDim int, useBias bool,
 	return applyLinear(x, w, b)
 }
 
+// fewRows is the most rows for which applyLinear computes (W·xᵀ)ᵀ.
+const fewRows = 64
+
 // applyLinear computes x·Wᵀ + b for x [..., in], w [out, in], b [out] (or nil): [..., out].
+//
+// With at most fewRows rows (x's size over its leading axes: a decoding step) it computes
+// (W·xᵀ)ᵀ instead: XLA's CPU compiler turns x·Wᵀ + b with one row into a matrix-vector product
+// that first copies W transposed, the whole weight per call (a [1, 1, 2048]·[2048, 2048]ᵀ + b
+// took 39 ms, the swapped form 0.5 ms, on 2 busy cores; on the pure-Go backend 3.9 → 2.1 ms).
+// The transposed result has at most fewRows·out values.
 func applyLinear(x, w, b *Node) *Node {
-	y := DotGeneral(x, []int{x.Rank() - 1}, nil, w, []int{1}, nil) // [..., out]
+	var y *Node
+	if rows := x.Shape().Size() / x.Shape().Dim(-1); rows <= fewRows {
+		y = DotGeneral(w, []int{1}, nil, x, []int{x.Rank() - 1}, nil) // [out, ...]
+		perm := make([]int, x.Rank())
+		for i := range perm {
+			perm[i] = (i + 1) % x.Rank()
+		}
+		y = TransposeAllDims(y, perm...) // [..., out]
+	} else {
+		y = DotGeneral(x, []int{x.Rank() - 1}, nil, w, []int{1}, nil) // [..., out]
+	}
 	if b != nil {
 		y = Add(y, ExpandLeftToRank(b, y.Rank())) // [..., out] + [1, …, 1, out]
 	}

@@ -86,7 +86,7 @@ func newBackend(name string) (backends.Backend, error) {
 
 // Available returns the backends this test binary will run on, and for each
 // missing one the reason.
-func Available() (names []string, missing map[string]error) {
+func Available() (avail []string, missing map[string]error) {
 	missing = map[string]error{}
 	for _, n := range names {
 		if !wanted(n) {
@@ -96,9 +96,9 @@ func Available() (names []string, missing map[string]error) {
 			missing[n] = err
 			continue
 		}
-		names = append(names, n)
+		avail = append(avail, n)
 	}
-	return
+	return avail, missing
 }
 
 // Main is meant for TestMain: it prints which backends the package's tests run on

@@ -17,3 +17,15 @@ func TestRunsOnEachBackend(t *testing.T) {
 		}
 	})
 }
+
+// TestAvailableListsGo: the pure-Go backend is always built in, so Available lists it unless
+// MHALAB_TEST_BACKENDS leaves it out (benchmarks iterate over Available's names).
+func TestAvailableListsGo(t *testing.T) {
+	if !wanted("go") {
+		t.Skip("MHALAB_TEST_BACKENDS leaves out go")
+	}
+	got, missing := Available()
+	if len(got) == 0 || got[0] != "go" {
+		t.Fatalf("Available() = %v (missing %v), want go first", got, missing)
+	}
+}
