@@ -47,13 +47,13 @@ func dotF32Vec(a, b []float32) (float32, bool) {
 	var acc0, acc1, acc2, acc3 archsimd.Float32x16
 	i := 0
 	for ; i+64 <= n; i += 64 {
-		acc0 = archsimd.LoadFloat32x16((*[16]float32)(a[i : i+16])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i:i+16])), acc0)
-		acc1 = archsimd.LoadFloat32x16((*[16]float32)(a[i+16 : i+32])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i+16:i+32])), acc1)
-		acc2 = archsimd.LoadFloat32x16((*[16]float32)(a[i+32 : i+48])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i+32:i+48])), acc2)
-		acc3 = archsimd.LoadFloat32x16((*[16]float32)(a[i+48 : i+64])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i+48:i+64])), acc3)
+		acc0 = archsimd.LoadFloat32x16((*[16]float32)(a[i:i+16])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i:i+16])), acc0)
+		acc1 = archsimd.LoadFloat32x16((*[16]float32)(a[i+16:i+32])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i+16:i+32])), acc1)
+		acc2 = archsimd.LoadFloat32x16((*[16]float32)(a[i+32:i+48])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i+32:i+48])), acc2)
+		acc3 = archsimd.LoadFloat32x16((*[16]float32)(a[i+48:i+64])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i+48:i+64])), acc3)
 	}
 	for ; i+16 <= n; i += 16 {
-		acc0 = archsimd.LoadFloat32x16((*[16]float32)(a[i : i+16])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i:i+16])), acc0)
+		acc0 = archsimd.LoadFloat32x16((*[16]float32)(a[i:i+16])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i:i+16])), acc0)
 	}
 	if i < n {
 		acc1 = archsimd.LoadFloat32x16SlicePart(a[i:n]).MulAdd(archsimd.LoadFloat32x16SlicePart(b[i:n]), acc1)
