@@ -2,8 +2,6 @@ package fastgo
 
 import (
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"testing"
 )
 
@@ -30,21 +28,7 @@ func TestGEMVAgainstFloat64(t *testing.T) {
 }
 
 func checkGEMV[T Float](t *testing.T, c gemmCase, ll, rl layout, workers int, seed uint64, unit float64) {
-	rng := rand.New(rand.NewPCG(seed, 19))
-	lDims, rDims := ll.dims(c.batch, c.m, c.k), rl.dims(c.batch, c.n, c.k)
-	lhs, rhs := make([]T, prod(lDims)), make([]T, prod(rDims))
-	for i := range lhs {
-		lhs[i] = T(rng.NormFloat64())
-	}
-	for i := range rhs {
-		rhs[i] = T(rng.NormFloat64())
-	}
-	l := newOperand(lhs, lDims, ll.contract, ll.batchAx)
-	r := newOperand(rhs, rDims, rl.contract, rl.batchAx)
-	out := make([]T, c.batch*c.m*c.n)
-	for i := range out {
-		out[i] = T(math.NaN()) // gemv must overwrite every element
-	}
+	l, r, out := randProduct[T](c, ll, rl, seed, 19)
 	var did bool
 	swapped := c.m > gemvMaxRows && c.n == 1
 	if swapped {
@@ -64,26 +48,8 @@ func checkGEMV[T Float](t *testing.T, c gemmCase, ll, rl layout, workers int, se
 	if did != want {
 		t.Fatalf("gemv took the product: %v, want %v", did, want)
 	}
-	if !did {
-		return
-	}
-	bound := 2 * float64(c.k+1) * unit
-	for b := range c.batch {
-		for i := range c.m {
-			for j := range c.n {
-				var exact, mag float64
-				for k := range c.k {
-					x := float64(lhs[l.batchOff[b]+l.crossOff[i]+l.contractOff[k]])
-					y := float64(rhs[r.batchOff[b]+r.crossOff[j]+r.contractOff[k]])
-					exact += x * y
-					mag += math.Abs(x * y)
-				}
-				got := float64(out[(b*c.m+i)*c.n+j])
-				if !(math.Abs(got-exact) <= bound*mag) {
-					t.Fatalf("out[%d,%d,%d] = %g, want %g (error %.3g > bound %.3g)", b, i, j, got, exact, math.Abs(got-exact), bound*mag)
-				}
-			}
-		}
+	if did {
+		checkProduct(t, c, l, r, out, unit, "gemv")
 	}
 }
 

@@ -25,16 +25,18 @@ import (
 // queries over the cache with bottom-right causal alignment: new query i sits at position pos+i
 // and sees positions 0 … pos+i. Positions ≥ pos+n hold stale or zero entries and are masked out.
 //
-// Where the state lives. The two tensors are non-trainable context variables (scope "kv_cache"
+// Where the state lives. The tensors are non-trainable context variables (scope "kv_cache"
 // under the attention's scope); the compiled step reads them and context.Exec stores their new
-// values after each run (on XLA their buffers are donated). The position pos is a scalar int32
-// input of the step, so one compiled graph serves every step. Appending is a DynamicUpdateSlice
-// where the backend has it; on XLA it still writes a fresh copy of the cache, O(maxLen) per step
-// (the buffers are donated, but GoMLX v0.26 declares no input/output aliasing to XLA). The
-// pure-Go backend lacks it, and there the append is Where(position ∈ [pos, pos+n), new, cache),
-// which also copies the cache once per step. A decoding step attends over the cache as read
-// before the append plus the new block (Step), so the attention does not wait for that copy.
-// The attention of a step always spans all maxLen positions (masked), O(maxLen) per query.
+// values after each run. The position pos is a scalar int32 input of the step, so one compiled
+// graph serves every step. Append writes the whole [B, h, maxLen, d] tensors: a
+// DynamicUpdateSlice where the backend has it — on XLA still a fresh copy of the cache, O(maxLen)
+// per step, because GoMLX v0.26 declares no input/output aliasing, so the donated buffer is not
+// reused (the optimised HLO shows a copy of each cache parameter) — and on the pure-Go backend,
+// which lacks it, Where(position ∈ [pos, pos+n), new, cache), also a copy. Step (the StepCache
+// path: CachedSelfAttention, mhalib/decode) avoids both: it keeps the cache in chunks of T
+// positions and a one-token step writes only the chunk being filled (kvchunks.go). The attention
+// of a step spans all positions (masked), O(maxLen) per query, as PyTorch's SDPA over a
+// preallocated cache does.
 //
 // The host side. KVCache counts the positions filled: Advance(n) returns the position for the
 // next n tokens and fails with an error (naming the capacity) when they do not fit; Reset starts
