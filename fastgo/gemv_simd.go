@@ -58,11 +58,12 @@ func dotF32Vec(a, b []float32) (float32, bool) {
 	if i < n {
 		acc1 = archsimd.LoadFloat32x16SlicePart(a[i:n]).MulAdd(archsimd.LoadFloat32x16SlicePart(b[i:n]), acc1)
 	}
-	var lanes [16]float32
-	acc0.Add(acc1).Add(acc2.Add(acc3)).Store(&lanes)
-	var s float32
-	for _, v := range lanes {
-		s += v
-	}
+	acc := acc0.Add(acc1).Add(acc2.Add(acc3))
+	x8 := acc.GetLo().Add(acc.GetHi()) // 16 → 8 → 4 lanes, then pairwise
+	x4 := x8.GetLo().Add(x8.GetHi())
+	x4 = x4.AddPairs(x4)
+	var lanes [4]float32
+	x4.Store(&lanes)
+	s := lanes[0] + lanes[1]
 	return s, true
 }
