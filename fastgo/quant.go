@@ -1,0 +1,149 @@
+package fastgo
+
+// Packed (Q8_0, Q4_1) matrix–vector products: the DotGeneral of a models/quant carrier. A
+// carrier is a float32 tensor [Bt, C, N] whose words hold a header and a matrix's GGUF blocks
+// (models/quant's doc explains why it travels as float32: GoMLX v0.26 has no custom call and
+// its DotGeneral wants one dtype). execQuantDot recognises it — the right axes and a header
+// that checks — and computes y = x·Wᵀ dequantising each 32-weight block inside the kernel, so
+// a decoding step reads 0.625 (Q4_1) or 1.06 (Q8_0) bytes per weight instead of 4.
+//
+// Kernels: quantKernels holds the row–vector products; the plain-Go ones (quant_go.go) are the
+// readable reference and the fallback, the AVX-512 ones (quant_simd.go, GOEXPERIMENT=simd) are
+// tested equal to them (quant_test.go).
+
+import (
+	"math"
+	"slices"
+	"sync/atomic"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+
+	"github.com/mhalab/mhalab/models/gguf"
+	"github.com/mhalab/mhalab/models/quant"
+)
+
+// quantKernels are the products of one packed row (its blocks) with x [cols].
+type quantKernels struct {
+	name       string
+	q4_1, q8_0 func(blocks []byte, x []float32) float32
+	dot        func(a, b []float32) float32 // Σ a·b, len(a) == len(b)
+}
+
+var (
+	quantK     quantKernels
+	quantCalls atomic.Int64
+)
+
+func init() {
+	if k, ok := simdQuantKernels(); ok {
+		quantK = k
+	} else {
+		quantK = goQuantKernels
+	}
+	if installErr == nil {
+		quant.SetExecutor(func(b backends.Backend) bool {
+			_, ok := b.(*simplego.Backend)
+			return ok && Enabled()
+		})
+	}
+}
+
+// QuantKernel names the packed-row kernels in use ("avx512" or "go").
+func QuantKernel() string { return quantK.name }
+
+// QuantCalls returns how many carrier products this package computed.
+func QuantCalls() int64 { return quantCalls.Load() }
+
+// execQuantDot computes the DotGeneral if it is a carrier's product (ok), whether or not the
+// fast path is switched on: no other executor computes a carrier.
+func execQuantDot(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer) (out *simplego.Buffer, ok bool, err error) {
+	ls, err := backend.BufferShape(inputs[0])
+	if err != nil {
+		return nil, false, nil
+	}
+	rs, err := backend.BufferShape(inputs[1])
+	if err != nil || ls.DType != dtypes.Float32 || rs.DType != dtypes.Float32 || ls.Rank() != 3 || rs.Rank() != 3 {
+		return nil, false, nil
+	}
+	rhs, err := backend.BufferData(inputs[1])
+	if err != nil {
+		return nil, false, nil
+	}
+	bt, c, n := rs.Dimensions[0], rs.Dimensions[1], rs.Dimensions[2]
+	h, blocks, isCarrier := quant.ReadCarrier(rhs.([]float32), bt, c, n)
+	if !isCarrier || ls.Dimensions[0] != bt || ls.Dimensions[2] != c {
+		return nil, false, nil
+	}
+	p, err := readDotParams(node)
+	if err != nil || !slices.Equal(p.lhsContractingAxes, []int{2}) || !slices.Equal(p.lhsBatchAxes, []int{0}) ||
+		!slices.Equal(p.rhsContractingAxes, []int{1}) || !slices.Equal(p.rhsBatchAxes, []int{0}) {
+		return nil, false, nil
+	}
+	lhs, err := backend.BufferData(inputs[0])
+	if err != nil {
+		return nil, true, err
+	}
+	m := ls.Dimensions[1]
+	out = backend.NewBuffer(shapes.Make(dtypes.Float32, bt, m, n)) // [Bt, M, N]
+	outFlat, err := backend.BufferData(out)
+	if err != nil {
+		return nil, true, err
+	}
+	quantMatMul(quantK, h, blocks, lhs.([]float32), m, outFlat.([]float32), backendParallelism(backend))
+	quantCalls.Add(1)
+	return out, true, nil
+}
+
+// quantMatMul: lhs [Bt, M, C] holds x [M, cols] (x[m, bt·C + c] = lhs[bt, m, c]); out
+// [Bt, M, N] receives y[m, r] = Σ_c W[r, c]·x[m, c] at out[bt, m, n], r = bt·N + n.
+func quantMatMul(k quantKernels, h quant.Header, blocks []byte, lhs []float32, m int, out []float32, workers int) {
+	rows, cols, bt := h.Rows, h.Cols, h.Bt
+	c, n := cols/bt, rows/bt
+	rowBytes := cols / 32 * h.Format.BlockBytes()
+	x := lhs
+	if m > 1 {
+		x = make([]float32, m*cols) // [M, cols]
+		for b := range bt {
+			for i := range m {
+				copy(x[i*cols+b*c:i*cols+(b+1)*c], lhs[(b*m+i)*c:(b*m+i+1)*c])
+			}
+		}
+	}
+	rowDot := k.q4_1
+	if h.Format == gguf.TensorQ8_0 {
+		rowDot = k.q8_0
+	}
+	parallelFor(rows, 64, workers, func(lo, hi int) {
+		var w []float32
+		if m > 1 {
+			w = make([]float32, cols)
+		}
+		for r := lo; r < hi; r++ {
+			blk := blocks[r*rowBytes : (r+1)*rowBytes]
+			at := (r/n)*m*n + r%n // out[bt, 0, n]
+			if m == 1 {
+				out[at] = rowDot(blk, x)
+				continue
+			}
+			if err := gguf.Dequantise(h.Format, blk, w); err != nil {
+				panic(err) // ReadCarrier checked the sizes
+			}
+			for i := range m {
+				out[at+i*n] = k.dot(w, x[i*cols:(i+1)*cols])
+			}
+		}
+	})
+}
+
+// f16 converts a little-endian IEEE half at b to float32: normal numbers by moving the bits,
+// the rest (zero, subnormal, Inf, NaN) by gguf.Float16.
+func f16(b []byte) float32 {
+	h := uint16(b[0]) | uint16(b[1])<<8
+	if e := h & 0x7c00; e != 0 && e != 0x7c00 {
+		return math.Float32frombits(uint32(h&0x8000)<<16 | (uint32(h&0x7fff)<<13 + (127-15)<<23))
+	}
+	return gguf.Float16(h)
+}
