@@ -25,7 +25,7 @@ import (
 	"github.com/mhalab/mhalab/models/quant"
 )
 
-// quantKernels are the products of one packed row (its blocks) with x [cols].
+// quantKernels are the products of one packed row (planar layout, quant.Planar) with x [cols].
 type quantKernels struct {
 	name       string
 	q4_1, q8_0 func(blocks []byte, x []float32) float32
@@ -128,9 +128,7 @@ func quantMatMul(k quantKernels, h quant.Header, blocks []byte, lhs []float32, m
 				out[at] = rowDot(blk, x)
 				continue
 			}
-			if err := gguf.Dequantise(h.Format, blk, w); err != nil {
-				panic(err) // ReadCarrier checked the sizes
-			}
+			dequantRow(h.Format == gguf.TensorQ4_1, blk, w)
 			for i := range m {
 				out[at+i*n] = k.dot(w, x[i*cols:(i+1)*cols])
 			}
@@ -138,12 +136,12 @@ func quantMatMul(k quantKernels, h quant.Header, blocks []byte, lhs []float32, m
 	})
 }
 
-// f16 converts a little-endian IEEE half at b to float32: normal numbers by moving the bits,
-// the rest (zero, subnormal, Inf, NaN) by gguf.Float16.
+// f16 converts the little-endian IEEE half at b to float32, exactly for every finite half
+// (normal, subnormal, zero): its exponent and mantissa bits moved into float32's places are
+// the value times 2⁻¹¹², so one exact multiplication rebiases it. No branch, no call — the
+// kernels keep their vector registers. quant.NewMatrix refuses Inf/NaN scales, the one case
+// this gets wrong.
 func f16(b []byte) float32 {
-	h := uint16(b[0]) | uint16(b[1])<<8
-	if e := h & 0x7c00; e != 0 && e != 0x7c00 {
-		return math.Float32frombits(uint32(h&0x8000)<<16 | (uint32(h&0x7fff)<<13 + (127-15)<<23))
-	}
-	return gguf.Float16(h)
+	h := uint32(b[0]) | uint32(b[1])<<8
+	return math.Float32frombits(h&0x8000<<16|h&0x7fff<<13) * 0x1p112
 }

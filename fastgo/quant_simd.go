@@ -2,11 +2,14 @@
 
 package fastgo
 
-// AVX-512 packed-row kernels (simd/archsimd). One 32-weight block per step: 16 bytes (Q4_1
-// nibbles) or 2×16 int8 (Q8_0) are widened to two vectors of 16 int32, converted to float32,
-// scaled exactly as gguf.Dequantise does (Mul then Add, separately rounded — no fused
-// multiply-add there), and multiplied into two float32 accumulators with x. The block's f16
-// scales are converted on the scalar side (f16). AVX2-only CPUs get the plain-Go kernels.
+// AVX-512 packed-row kernels (simd/archsimd). A row is in the carrier's planar layout
+// (quant.Planar): its nb f16 scales are converted first, 16 per few vector operations
+// (halfScales), into a float32 array on the stack; then each 32-weight block is one step:
+// 16 bytes (Q4_1 nibbles) or 2×16 int8 (Q8_0) widened to two vectors of 16 int32, converted
+// to float32, scaled exactly as gguf.Dequantise does (Mul then Add, separately rounded — no
+// fused multiply-add there) and multiplied into two float32 accumulators with x. The loops
+// index through unsafe.Add after one length check, so that no bounds check or call sits in
+// them and Go keeps the accumulators in registers. AVX2-only CPUs get the plain-Go kernels.
 
 import (
 	"unsafe"
@@ -21,39 +24,83 @@ func simdQuantKernels() (quantKernels, bool) {
 	return quantKernels{name: "avx512", q4_1: dotQ4_1AVX512, q8_0: dotQ8_0AVX512, dot: dotF32AVX512}, true
 }
 
-func dotQ4_1AVX512(blocks []byte, x []float32) float32 {
+// stackBlocks is how many blocks' scales a kernel converts into stack arrays (cols ≤ 2048);
+// longer rows allocate.
+const stackBlocks = 64
+
+// halfScales converts nb little-endian halves at src into dst [nb], as f16 does.
+func halfScales(src []byte, dst []float32) {
+	nb := len(dst)
+	src = src[:2*nb]
+	mag, sign := archsimd.BroadcastUint32x16(0x7fff), archsimd.BroadcastUint32x16(0x8000)
+	rebias := archsimd.BroadcastFloat32x16(0x1p112)
+	b := 0
+	for ; b+16 <= nb; b += 16 {
+		h := archsimd.LoadUint16x16((*[16]uint16)(unsafe.Pointer(&src[2*b]))).ExtendToUint32()
+		f := h.And(sign).ShiftAllLeft(16).Or(h.And(mag).ShiftAllLeft(13)).AsFloat32x16().Mul(rebias)
+		f.Store((*[16]float32)(dst[b : b+16]))
+	}
+	for ; b < nb; b++ {
+		dst[b] = f16(src[2*b:])
+	}
+}
+
+func dotQ4_1AVX512(row []byte, x []float32) float32 {
+	nb := len(x) / 32
+	if nb == 0 {
+		return 0
+	}
+	var dBuf, mBuf [stackBlocks]float32
+	ds, ms := dBuf[:], mBuf[:]
+	if nb > stackBlocks {
+		ds, ms = make([]float32, nb), make([]float32, nb)
+	}
+	ds, ms = ds[:nb], ms[:nb]
+	halfScales(row[:2*nb], ds)
+	halfScales(row[2*nb:4*nb], ms)
+	q := unsafe.Pointer(unsafe.SliceData(row[4*nb : 20*nb]))
+	xp := unsafe.Pointer(unsafe.SliceData(x[:32*nb]))
 	var acc0, acc1 archsimd.Float32x16
 	low := archsimd.BroadcastUint32x16(0x0f)
-	for len(blocks) >= 20 && len(x) >= 32 {
-		d := archsimd.BroadcastFloat32x16(f16(blocks))
-		m := archsimd.BroadcastFloat32x16(f16(blocks[2:]))
-		q := archsimd.LoadUint8x16((*[16]uint8)(blocks[4:20])).ExtendToUint32() // [16]uint32
-		w0 := q.And(low).ConvertToFloat32().Mul(d).Add(m)                       // elements 0…15
-		w1 := q.ShiftAllRight(4).ConvertToFloat32().Mul(d).Add(m)               // elements 16…31
-		acc0 = w0.MulAdd(archsimd.LoadFloat32x16((*[16]float32)(x[0:16])), acc0)
-		acc1 = w1.MulAdd(archsimd.LoadFloat32x16((*[16]float32)(x[16:32])), acc1)
-		blocks, x = blocks[20:], x[32:]
+	for b, d := range ds {
+		dv, mv := archsimd.BroadcastFloat32x16(d), archsimd.BroadcastFloat32x16(ms[b])
+		qv := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(q, 16*b))).ExtendToUint32() // [16]uint32
+		w0 := qv.And(low).ConvertToFloat32().Mul(dv).Add(mv)                            // elements 0…15
+		w1 := qv.ShiftAllRight(4).ConvertToFloat32().Mul(dv).Add(mv)                    // elements 16…31
+		acc0 = w0.MulAdd(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(xp, 128*b))), acc0)
+		acc1 = w1.MulAdd(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(xp, 128*b+64))), acc1)
 	}
 	return sum16(acc0.Add(acc1))
 }
 
-func dotQ8_0AVX512(blocks []byte, x []float32) float32 {
+func dotQ8_0AVX512(row []byte, x []float32) float32 {
+	nb := len(x) / 32
+	if nb == 0 {
+		return 0
+	}
+	var dBuf [stackBlocks]float32
+	ds := dBuf[:]
+	if nb > stackBlocks {
+		ds = make([]float32, nb)
+	}
+	ds = ds[:nb]
+	halfScales(row[:2*nb], ds)
+	q := unsafe.Pointer(unsafe.SliceData(row[2*nb : 34*nb]))
+	xp := unsafe.Pointer(unsafe.SliceData(x[:32*nb]))
 	var acc0, acc1 archsimd.Float32x16
-	for len(blocks) >= 34 && len(x) >= 32 {
-		d := archsimd.BroadcastFloat32x16(f16(blocks))
-		q0 := archsimd.LoadInt8x16((*[16]int8)(unsafe.Pointer(&blocks[2])))
-		q1 := archsimd.LoadInt8x16((*[16]int8)(unsafe.Pointer(&blocks[18])))
-		w0 := q0.ExtendToInt32().ConvertToFloat32().Mul(d)
-		w1 := q1.ExtendToInt32().ConvertToFloat32().Mul(d)
-		acc0 = w0.MulAdd(archsimd.LoadFloat32x16((*[16]float32)(x[0:16])), acc0)
-		acc1 = w1.MulAdd(archsimd.LoadFloat32x16((*[16]float32)(x[16:32])), acc1)
-		blocks, x = blocks[34:], x[32:]
+	for b, d := range ds {
+		dv := archsimd.BroadcastFloat32x16(d)
+		q0 := archsimd.LoadInt8x16((*[16]int8)(unsafe.Add(q, 32*b)))
+		q1 := archsimd.LoadInt8x16((*[16]int8)(unsafe.Add(q, 32*b+16)))
+		w0 := q0.ExtendToInt32().ConvertToFloat32().Mul(dv)
+		w1 := q1.ExtendToInt32().ConvertToFloat32().Mul(dv)
+		acc0 = w0.MulAdd(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(xp, 128*b))), acc0)
+		acc1 = w1.MulAdd(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(xp, 128*b+64))), acc1)
 	}
 	return sum16(acc0.Add(acc1))
 }
 
-// dotF32AVX512 is Σ a·b for len(a) == len(b) a multiple of 16 (packed rows are multiples of
-// 32); a shorter tail is summed in Go.
+// dotF32AVX512 is Σ a·b for len(a) == len(b); a tail shorter than 16 is summed in Go.
 func dotF32AVX512(a, b []float32) float32 {
 	var acc archsimd.Float32x16
 	b = b[:len(a)]
@@ -69,11 +116,7 @@ func dotF32AVX512(a, b []float32) float32 {
 }
 
 func sum16(v archsimd.Float32x16) float32 {
-	var t [16]float32
-	v.Store(&t)
-	var s float32
-	for _, x := range t {
-		s += x
-	}
-	return s
+	var t [8]float32
+	v.GetLo().Add(v.GetHi()).Store(&t)
+	return (t[0] + t[4]) + (t[1] + t[5]) + (t[2] + t[6]) + (t[3] + t[7])
 }

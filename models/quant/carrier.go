@@ -33,6 +33,17 @@ func NewMatrix(t gguf.TensorType, rows, cols int, data []byte) (*Matrix, error) 
 	if want := rows * cols / 32 * t.BlockBytes(); len(data) != want {
 		return nil, fmt.Errorf("quant: %s matrix [%d, %d]: %d bytes, want %d", t, rows, cols, len(data), want)
 	}
+	scales := 1 // f16 numbers at the start of a block: d (Q8_0); d, m (Q4_1)
+	if t == gguf.TensorQ4_1 {
+		scales = 2
+	}
+	for b := 0; b < len(data); b += t.BlockBytes() {
+		for s := range scales {
+			if h := binary.LittleEndian.Uint16(data[b+2*s:]); h&0x7c00 == 0x7c00 {
+				return nil, fmt.Errorf("quant: %s matrix [%d, %d]: block %d has an infinite or NaN scale (%#04x)", t, rows, cols, b/t.BlockBytes(), h)
+			}
+		}
+	}
 	return &Matrix{Format: t, Rows: rows, Cols: cols, Data: data}, nil
 }
 
@@ -82,7 +93,7 @@ func CarrierShape(t gguf.TensorType, rows, cols int) ([3]int, error) {
 }
 
 // Carrier returns the matrix as a float32 carrier (flat, of CarrierShape's size): the header
-// words, then the blocks byte for byte, then zeros.
+// words, then the rows in the planar layout (Planar), then zeros.
 func (m *Matrix) Carrier() ([]float32, [3]int, error) {
 	shape, err := CarrierShape(m.Format, m.Rows, m.Cols)
 	if err != nil {
@@ -92,8 +103,35 @@ func (m *Matrix) Carrier() ([]float32, [3]int, error) {
 	b := carrierBytes(words)
 	h := Header{Format: m.Format, Rows: m.Rows, Cols: m.Cols, Bt: shape[0]}
 	h.put(b)
-	copy(b[4*headerWords:], m.Data)
+	rb := m.RowBytes()
+	for r := range m.Rows {
+		Planar(m.Format, m.Row(r), b[4*headerWords+r*rb:4*headerWords+(r+1)*rb])
+	}
 	return words, shape, nil
+}
+
+// Planar writes one row of GGUF blocks (nb of them) into dst in the carrier's planar layout,
+// the same bytes regrouped so that a kernel converts 16 scales with a few vector operations
+// and then reads only quants in its inner loop:
+//
+//	Q8_0: d f16 × nb, then the quants int8 × 32·nb
+//	Q4_1: d f16 × nb, m f16 × nb, then the nibbles 16 bytes × nb (each block's as in GGUF)
+func Planar(t gguf.TensorType, row, dst []byte) {
+	bb := t.BlockBytes()
+	nb := len(row) / bb
+	switch t {
+	case gguf.TensorQ8_0:
+		for b := range nb {
+			copy(dst[2*b:2*b+2], row[b*bb:])
+			copy(dst[2*nb+32*b:2*nb+32*b+32], row[b*bb+2:b*bb+34])
+		}
+	case gguf.TensorQ4_1:
+		for b := range nb {
+			copy(dst[2*b:2*b+2], row[b*bb:])
+			copy(dst[2*nb+2*b:2*nb+2*b+2], row[b*bb+2:])
+			copy(dst[4*nb+16*b:4*nb+16*b+16], row[b*bb+4:b*bb+20])
+		}
+	}
 }
 
 // Header is what a carrier says about its matrix.
@@ -116,7 +154,7 @@ func (h Header) put(b []byte) {
 }
 
 // ReadCarrier checks that words [bt, c, n] (row-major) is a carrier with that shape and
-// returns its header and blocks; ok is false for any other float32 tensor. A random tensor
+// returns its header and rows (planar layout, Planar); ok is false for any other float32 tensor. A random tensor
 // passes only if its first 7 words equal the magic, a consistent shape and the checksum.
 func ReadCarrier(words []float32, bt, c, n int) (h Header, blocks []byte, ok bool) {
 	if len(words) < headerWords || len(words) != bt*c*n {
