@@ -11,7 +11,8 @@
 // the right numbers (fastgo's, on the pure-Go backend: it dequantises each block inside its
 // matrix–vector kernel); any other executor would multiply the raw words. So a model builds
 // this graph only when Available says such an executor is installed, and otherwise keeps its
-// float32 weights (XLA cannot run it: see the package's README for why not).
+// float32 weights (XLA has no executor that reads a carrier; expressing the dequantisation in
+// XLA's own ops would make it materialise the float32 matrix before its dot).
 //
 // The numbers: the kernel dequantises each weight exactly as gguf.Dequantise does (Q4_1:
 // float32(d·q) + m, two roundings; Q8_0: d·q) and sums w·x in another order than the float32
