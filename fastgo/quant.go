@@ -28,8 +28,7 @@ import (
 // quantKernels are the products of one packed row (planar layout, quant.Planar) with x [cols].
 type quantKernels struct {
 	name       string
-	q4_1, q8_0 func(blocks []byte, x []float32) float32
-	dot        func(a, b []float32) float32 // Σ a·b, len(a) == len(b)
+	q4_1, q8_0 func(row []byte, x []float32) float32
 }
 
 var (
@@ -98,42 +97,62 @@ func execQuantDot(backend *simplego.Backend, node *simplego.Node, inputs []*simp
 }
 
 // quantMatMul: lhs [Bt, M, C] holds x [M, cols] (x[m, bt·C + c] = lhs[bt, m, c]); out
-// [Bt, M, N] receives y[m, r] = Σ_c W[r, c]·x[m, c] at out[bt, m, n], r = bt·N + n.
-func quantMatMul(k quantKernels, h quant.Header, blocks []byte, lhs []float32, m int, out []float32, workers int) {
-	rows, cols, bt := h.Rows, h.Cols, h.Bt
-	c, n := cols/bt, rows/bt
-	rowBytes := cols / 32 * h.Format.BlockBytes()
-	x := lhs
+// [Bt, M, N] receives y[m, r] = Σ_c W[r, c]·x[m, c] at out[bt, m, n], r = bt·N + n. One row
+// of x (decoding) goes through the packed-row kernels; more (a prompt) through quantGEMM.
+func quantMatMul(k quantKernels, h quant.Header, rows []byte, lhs []float32, m int, out []float32, workers int) {
 	if m > 1 {
-		x = make([]float32, m*cols) // [M, cols]
-		for b := range bt {
-			for i := range m {
-				copy(x[i*cols+b*c:i*cols+(b+1)*c], lhs[(b*m+i)*c:(b*m+i+1)*c])
-			}
-		}
+		quantGEMM(h, rows, lhs, m, out, workers)
+		return
 	}
+	rowBytes := h.Cols / 32 * h.Format.BlockBytes()
 	rowDot := k.q4_1
 	if h.Format == gguf.TensorQ8_0 {
 		rowDot = k.q8_0
 	}
-	parallelFor(rows, 64, workers, func(lo, hi int) {
-		var w []float32
-		if m > 1 {
-			w = make([]float32, cols)
-		}
+	parallelFor(h.Rows, 64, workers, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			blk := blocks[r*rowBytes : (r+1)*rowBytes]
-			at := (r/n)*m*n + r%n // out[bt, 0, n]
-			if m == 1 {
-				out[at] = rowDot(blk, x)
-				continue
-			}
-			dequantRow(h.Format == gguf.TensorQ4_1, blk, w)
-			for i := range m {
-				out[at+i*n] = k.dot(w, x[i*cols:(i+1)*cols])
-			}
+			out[r] = rowDot(rows[r*rowBytes:(r+1)*rowBytes], lhs) // M = 1: out [Bt, 1, N] is y [rows]
 		}
 	})
+}
+
+// quantChunkRows is how many rows of W quantGEMM dequantises at a time (≤ 1.5 MB of float32
+// for SmolLM2's widest rows, 1536).
+const quantChunkRows = 256
+
+// quantGEMM is quantMatMul for M > 1 rows of x: a prompt multiplies every weight by M values,
+// enough work to pay for dequantising W chunk by chunk into float32 and running the float32
+// GEMM (gemm) on each chunk, instead of dequantising every weight M times.
+func quantGEMM(h quant.Header, rows []byte, lhs []float32, m int, out []float32, workers int) {
+	cols, bt := h.Cols, h.Bt
+	c, n := cols/bt, h.Rows/bt
+	rowBytes := cols / 32 * h.Format.BlockBytes()
+	x := make([]float32, m*cols) // [M, cols]
+	for b := range bt {
+		for i := range m {
+			copy(x[i*cols+b*c:i*cols+(b+1)*c], lhs[(b*m+i)*c:(b*m+i+1)*c])
+		}
+	}
+	xOp := newOperand(x, []int{m, cols}, []int{1}, nil)
+	w := make([]float32, quantChunkRows*cols) // [chunk, cols]
+	y := make([]float32, m*quantChunkRows)    // [1, M, chunk]
+	q4 := h.Format == gguf.TensorQ4_1
+	for r0 := 0; r0 < h.Rows; r0 += quantChunkRows {
+		rc := min(quantChunkRows, h.Rows-r0)
+		parallelFor(rc, 16, workers, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				dequantRow(q4, rows[(r0+r)*rowBytes:(r0+r+1)*rowBytes], w[r*cols:(r+1)*cols])
+			}
+		})
+		wOp := newOperand(w[:rc*cols], []int{rc, cols}, []int{1}, nil)
+		gemm(kernelF32, xOp, wOp, y[:m*rc], 1, m, rc, cols, workers)
+		for i := range m {
+			for j := range rc {
+				r := r0 + j
+				out[(r/n)*m*n+i*n+r%n] = y[i*rc+j]
+			}
+		}
+	}
 }
 
 // f16 converts the little-endian IEEE half at b to float32, exactly for every finite half

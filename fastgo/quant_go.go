@@ -5,7 +5,7 @@ package fastgo
 // nb scales first, then the quants); each weight is dequantised as gguf.Dequantise does (Q4_1:
 // float32(d·q) + m; Q8_0: d·q), then multiplied by x [32·nb] and summed in float32.
 
-var goQuantKernels = quantKernels{name: "go", q4_1: dotQ4_1Go, q8_0: dotQ8_0Go, dot: dotF32Go}
+var goQuantKernels = quantKernels{name: "go", q4_1: dotQ4_1Go, q8_0: dotQ8_0Go}
 
 // dotQ4_1Go: row = d f16 × nb, m f16 × nb, 16 bytes × nb (element j < 16 of a block is the low
 // nibble of its byte j, element j+16 the high nibble).
@@ -60,13 +60,4 @@ func dequantRow(q4 bool, row []byte, w []float32) {
 			wb[j] = d * float32(int8(qb[j]))
 		}
 	}
-}
-
-func dotF32Go(a, b []float32) float32 {
-	var s float32
-	b = b[:len(a)]
-	for i, v := range a {
-		s += v * b[i]
-	}
-	return s
 }

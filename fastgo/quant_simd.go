@@ -21,7 +21,7 @@ func simdQuantKernels() (quantKernels, bool) {
 	if !archsimd.X86.AVX512() {
 		return quantKernels{}, false
 	}
-	return quantKernels{name: "avx512", q4_1: dotQ4_1AVX512, q8_0: dotQ8_0AVX512, dot: dotF32AVX512}, true
+	return quantKernels{name: "avx512", q4_1: dotQ4_1AVX512, q8_0: dotQ8_0AVX512}, true
 }
 
 // stackBlocks is how many blocks' scales a kernel converts into stack arrays (cols ≤ 2048);
@@ -98,21 +98,6 @@ func dotQ8_0AVX512(row []byte, x []float32) float32 {
 		acc1 = w1.MulAdd(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(xp, 128*b+64))), acc1)
 	}
 	return sum16(acc0.Add(acc1))
-}
-
-// dotF32AVX512 is Σ a·b for len(a) == len(b); a tail shorter than 16 is summed in Go.
-func dotF32AVX512(a, b []float32) float32 {
-	var acc archsimd.Float32x16
-	b = b[:len(a)]
-	i := 0
-	for ; i+16 <= len(a); i += 16 {
-		acc = archsimd.LoadFloat32x16((*[16]float32)(a[i:i+16])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i:i+16])), acc)
-	}
-	s := sum16(acc)
-	for ; i < len(a); i++ {
-		s += a[i] * b[i]
-	}
-	return s
 }
 
 func sum16(v archsimd.Float32x16) float32 {
