@@ -28,7 +28,7 @@ import (
 // quantKernels are the products of one packed row (planar layout, quant.Planar) with x [cols].
 type quantKernels struct {
 	name       string
-	q4_1, q8_0 func(row []byte, x []float32) float32
+	q4_1, q8_0 func(row []byte, x, xs []float32) float32 // xs: blockSums of x
 }
 
 var (
@@ -109,9 +109,11 @@ func quantMatMul(k quantKernels, h quant.Header, rows []byte, lhs []float32, m i
 	if h.Format == gguf.TensorQ8_0 {
 		rowDot = k.q8_0
 	}
+	xs := make([]float32, h.Cols/32)
+	blockSums(lhs, xs) // M = 1: lhs [Bt, 1, C] is x [cols]
 	parallelFor(h.Rows, 64, workers, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			out[r] = rowDot(rows[r*rowBytes:(r+1)*rowBytes], lhs) // M = 1: out [Bt, 1, N] is y [rows]
+			out[r] = rowDot(rows[r*rowBytes:(r+1)*rowBytes], lhs, xs) // M = 1: out [Bt, 1, N] is y [rows]
 		}
 	})
 }

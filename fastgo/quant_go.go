@@ -3,13 +3,14 @@ package fastgo
 // The plain-Go packed-row kernels: the reference the SIMD kernels are tested against, and what
 // runs without GOEXPERIMENT=simd. A row is in the carrier's planar layout (quant.Planar: the
 // nb scales first, then the quants); each weight is dequantised as gguf.Dequantise does (Q4_1:
-// float32(d·q) + m; Q8_0: d·q), then multiplied by x [32·nb] and summed in float32.
+// float32(d·q) + m; Q8_0: d·q), then multiplied by x [32·nb] and summed in float32. (Their
+// third argument, the block sums of x, is for the SIMD Q4_1 kernel.)
 
 var goQuantKernels = quantKernels{name: "go", q4_1: dotQ4_1Go, q8_0: dotQ8_0Go}
 
 // dotQ4_1Go: row = d f16 × nb, m f16 × nb, 16 bytes × nb (element j < 16 of a block is the low
 // nibble of its byte j, element j+16 the high nibble).
-func dotQ4_1Go(row []byte, x []float32) float32 {
+func dotQ4_1Go(row []byte, x, _ []float32) float32 {
 	nb := len(x) / 32
 	q := row[4*nb : 20*nb]
 	var s0, s1 float32
@@ -25,7 +26,7 @@ func dotQ4_1Go(row []byte, x []float32) float32 {
 }
 
 // dotQ8_0Go: row = d f16 × nb, then 32 int8 × nb.
-func dotQ8_0Go(row []byte, x []float32) float32 {
+func dotQ8_0Go(row []byte, x, _ []float32) float32 {
 	nb := len(x) / 32
 	q := row[2*nb : 34*nb]
 	var s0, s1 float32
@@ -59,5 +60,16 @@ func dequantRow(q4 bool, row []byte, w []float32) {
 		for j := range 32 {
 			wb[j] = d * float32(int8(qb[j]))
 		}
+	}
+}
+
+// blockSums writes Σ x over each 32-element block of x into xs [len(x)/32].
+func blockSums(x, xs []float32) {
+	for b := range xs {
+		var s float32
+		for _, v := range x[32*b : 32*b+32] {
+			s += v
+		}
+		xs[b] = s
 	}
 }

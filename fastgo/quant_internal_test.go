@@ -44,16 +44,32 @@ func randomPacked(t testing.TB, f gguf.TensorType, rows, cols int, seed uint64) 
 }
 
 // checkQuant compares y [M, rows] with the float64 sum of the dequantised weights: |y − exact|
-// ≤ 2(cols+1)·u·Σ|w·x| (u = 2⁻²⁴), the bound for a float32 sum of cols products in any order.
+// ≤ 2(cols+1)·u·Σ(|d·q·x| + |m·x|) (u = 2⁻²⁴), the bound for a float32 sum of cols products in
+// any order and grouping — Σ(d·q + m)·x or, per block, d·Σq·x + m·Σx (Q8_0: m = 0).
 func checkQuant(t *testing.T, m *quant.Matrix, x []float32, M int, y []float32) {
 	t.Helper()
 	w := m.Dequantise()
+	terms := make([]float64, m.Rows*m.Cols) // |d·q| + |m| of each weight
+	for r := range m.Rows {
+		for b := 0; b < m.Cols/32; b++ {
+			blk := m.Row(r)[b*m.Format.BlockBytes():]
+			mm := 0.0
+			if m.Format == gguf.TensorQ4_1 {
+				mm = float64(gguf.Float16(enc.LittleEndian.Uint16(blk[2:])))
+			}
+			for j := range 32 {
+				c := r*m.Cols + 32*b + j
+				terms[c] = math.Abs(float64(w[c])-mm) + math.Abs(mm) // |d·q| + |m|
+			}
+		}
+	}
 	for i := range M {
 		for r := range m.Rows {
 			var exact, abs float64
 			for c := range m.Cols {
-				p := float64(w[r*m.Cols+c]) * float64(x[i*m.Cols+c])
-				exact, abs = exact+p, abs+math.Abs(p)
+				xc := float64(x[i*m.Cols+c])
+				exact += float64(w[r*m.Cols+c]) * xc
+				abs += terms[r*m.Cols+c] * math.Abs(xc)
 			}
 			bound := 2 * float64(m.Cols+1) * 0x1p-24 * abs
 			if d := math.Abs(float64(y[i*m.Rows+r]) - exact); d > bound || math.IsNaN(float64(y[i*m.Rows+r])) {
@@ -71,7 +87,7 @@ func TestQuantKernelsAgainstFloat64(t *testing.T) {
 		kernels = append(kernels, k)
 	}
 	for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
-		for _, sz := range [][2]int{{6, 64}, {48, 576}, {96, 1536}} {
+		for _, sz := range [][2]int{{6, 64}, {4, 96}, {48, 576}, {96, 1536}, {3, 2080}} { // odd block counts; 65 blocks > stackBlocks
 			rows, cols := sz[0], sz[1]
 			m := randomPacked(t, f, rows, cols, uint64(rows*cols))
 			h := quant.Header{Format: f, Rows: rows, Cols: cols}

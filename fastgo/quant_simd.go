@@ -6,8 +6,10 @@ package fastgo
 // (quant.Planar): its nb f16 scales are converted first, 16 per few vector operations
 // (halfScales), into a float32 array on the stack; then each 32-weight block is one step:
 // 16 bytes (Q4_1 nibbles) or 2×16 int8 (Q8_0) widened to two vectors of 16 int32, converted
-// to float32, scaled exactly as gguf.Dequantise does (Mul then Add, separately rounded — no
-// fused multiply-add there) and multiplied into two float32 accumulators with x. The loops
+// to float32 and multiplied with x; the block's sum by lane, times d, goes into one of two
+// float32 accumulators (Q4_1 adds m·Σx per block at the end, from the block sums of x). The
+// weights are not rounded to float32 first as gguf.Dequantise rounds them: the result is the
+// same sum in another order, within the bound TestQuantKernelsAgainstFloat64 checks. The loops
 // index through unsafe.Add after one length check, so that no bounds check or call sits in
 // them and Go keeps the accumulators in registers. AVX2-only CPUs get the plain-Go kernels.
 
@@ -45,7 +47,11 @@ func halfScales(src []byte, dst []float32) {
 	}
 }
 
-func dotQ4_1AVX512(row []byte, x []float32) float32 {
+// dotQ4_1AVX512 sums each block as d·Σ q·x + m·Σ x (xs [nb]: the blocks' Σ x, computed once
+// per x by blockSums): the same sum as Σ (d·q + m)·x, regrouped, in fewer operations — per
+// block two conversions, a multiply and two fused multiply-adds, on two accumulators taken in
+// turn (each FMA waits for the one before on its accumulator).
+func dotQ4_1AVX512(row []byte, x, xs []float32) float32 {
 	nb := len(x) / 32
 	if nb == 0 {
 		return 0
@@ -60,20 +66,26 @@ func dotQ4_1AVX512(row []byte, x []float32) float32 {
 	halfScales(row[2*nb:4*nb], ms)
 	q := unsafe.Pointer(unsafe.SliceData(row[4*nb : 20*nb]))
 	xp := unsafe.Pointer(unsafe.SliceData(x[:32*nb]))
-	var acc0, acc1 archsimd.Float32x16
 	low := archsimd.BroadcastUint32x16(0x0f)
-	for b, d := range ds {
-		dv, mv := archsimd.BroadcastFloat32x16(d), archsimd.BroadcastFloat32x16(ms[b])
+	block := func(b int) archsimd.Float32x16 { // Σ q·x of block b, by lane
 		qv := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(q, 16*b))).ExtendToUint32() // [16]uint32
-		w0 := qv.And(low).ConvertToFloat32().Mul(dv).Add(mv)                            // elements 0…15
-		w1 := qv.ShiftAllRight(4).ConvertToFloat32().Mul(dv).Add(mv)                    // elements 16…31
-		acc0 = w0.MulAdd(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(xp, 128*b))), acc0)
-		acc1 = w1.MulAdd(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(xp, 128*b+64))), acc1)
+		t := qv.And(low).ConvertToFloat32().Mul(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(xp, 128*b))))
+		return qv.ShiftAllRight(4).ConvertToFloat32().MulAdd(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(xp, 128*b+64))), t)
 	}
-	return sum16(acc0.Add(acc1))
+	var acc0, acc1 archsimd.Float32x16
+	b := 0
+	for ; b+2 <= nb; b += 2 {
+		acc0 = archsimd.BroadcastFloat32x16(ds[b]).MulAdd(block(b), acc0)
+		acc1 = archsimd.BroadcastFloat32x16(ds[b+1]).MulAdd(block(b+1), acc1)
+	}
+	if b < nb {
+		acc0 = archsimd.BroadcastFloat32x16(ds[b]).MulAdd(block(b), acc0)
+	}
+	return sum16(acc0.Add(acc1)) + dotF32(ms, xs[:nb])
 }
 
-func dotQ8_0AVX512(row []byte, x []float32) float32 {
+// dotQ8_0AVX512 sums each block as d·Σ q·x, on two accumulators taken in turn.
+func dotQ8_0AVX512(row []byte, x, _ []float32) float32 {
 	nb := len(x) / 32
 	if nb == 0 {
 		return 0
@@ -87,17 +99,37 @@ func dotQ8_0AVX512(row []byte, x []float32) float32 {
 	halfScales(row[:2*nb], ds)
 	q := unsafe.Pointer(unsafe.SliceData(row[2*nb : 34*nb]))
 	xp := unsafe.Pointer(unsafe.SliceData(x[:32*nb]))
+	block := func(b int) archsimd.Float32x16 { // Σ q·x of block b, by lane
+		q0 := archsimd.LoadInt8x16((*[16]int8)(unsafe.Add(q, 32*b))).ExtendToInt32().ConvertToFloat32()
+		q1 := archsimd.LoadInt8x16((*[16]int8)(unsafe.Add(q, 32*b+16))).ExtendToInt32().ConvertToFloat32()
+		t := q0.Mul(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(xp, 128*b))))
+		return q1.MulAdd(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(xp, 128*b+64))), t)
+	}
 	var acc0, acc1 archsimd.Float32x16
-	for b, d := range ds {
-		dv := archsimd.BroadcastFloat32x16(d)
-		q0 := archsimd.LoadInt8x16((*[16]int8)(unsafe.Add(q, 32*b)))
-		q1 := archsimd.LoadInt8x16((*[16]int8)(unsafe.Add(q, 32*b+16)))
-		w0 := q0.ExtendToInt32().ConvertToFloat32().Mul(dv)
-		w1 := q1.ExtendToInt32().ConvertToFloat32().Mul(dv)
-		acc0 = w0.MulAdd(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(xp, 128*b))), acc0)
-		acc1 = w1.MulAdd(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(xp, 128*b+64))), acc1)
+	b := 0
+	for ; b+2 <= nb; b += 2 {
+		acc0 = archsimd.BroadcastFloat32x16(ds[b]).MulAdd(block(b), acc0)
+		acc1 = archsimd.BroadcastFloat32x16(ds[b+1]).MulAdd(block(b+1), acc1)
+	}
+	if b < nb {
+		acc0 = archsimd.BroadcastFloat32x16(ds[b]).MulAdd(block(b), acc0)
 	}
 	return sum16(acc0.Add(acc1))
+}
+
+// dotF32 is Σ a·b for len(b) ≥ len(a): 16 lanes at a time, the tail in Go.
+func dotF32(a, b []float32) float32 {
+	var acc archsimd.Float32x16
+	b = b[:len(a)]
+	i := 0
+	for ; i+16 <= len(a); i += 16 {
+		acc = archsimd.LoadFloat32x16((*[16]float32)(a[i:i+16])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i:i+16])), acc)
+	}
+	s := sum16(acc)
+	for ; i < len(a); i++ {
+		s += a[i] * b[i]
+	}
+	return s
 }
 
 func sum16(v archsimd.Float32x16) float32 {
