@@ -56,14 +56,14 @@ func dotQ4_1AVX512(row []byte, x, xs []float32) float32 {
 	if nb == 0 {
 		return 0
 	}
-	var dBuf, mBuf [stackBlocks]float32
-	ds, ms := dBuf[:], mBuf[:]
+	var buf [2 * stackBlocks]float32
+	dm := buf[:]
 	if nb > stackBlocks {
-		ds, ms = make([]float32, nb), make([]float32, nb)
+		dm = make([]float32, 2*nb)
 	}
-	ds, ms = ds[:nb], ms[:nb]
-	halfScales(row[:2*nb], ds)
-	halfScales(row[2*nb:4*nb], ms)
+	dm = dm[:2*nb]
+	halfScales(row[:4*nb], dm) // the d's, then the m's
+	ds, ms := dm[:nb], dm[nb:]
 	q := unsafe.Pointer(unsafe.SliceData(row[4*nb : 20*nb]))
 	xp := unsafe.Pointer(unsafe.SliceData(x[:32*nb]))
 	low := archsimd.BroadcastUint32x16(0x0f)
@@ -81,7 +81,16 @@ func dotQ4_1AVX512(row []byte, x, xs []float32) float32 {
 	if b < nb {
 		acc0 = archsimd.BroadcastFloat32x16(ds[b]).MulAdd(block(b), acc0)
 	}
-	return sum16(acc0.Add(acc1)) + dotF32(ms, xs[:nb])
+	// + Σ_b m_b·(Σx)_b, 16 blocks a vector, into acc1; the last nb mod 16 in Go.
+	xs = xs[:nb]
+	for b = 0; b+16 <= nb; b += 16 {
+		acc1 = archsimd.LoadFloat32x16((*[16]float32)(ms[b:b+16])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(xs[b:b+16])), acc1)
+	}
+	var tail float32
+	for ; b < nb; b++ {
+		tail += ms[b] * xs[b]
+	}
+	return sum16(acc0.Add(acc1)) + tail
 }
 
 // dotQ8_0AVX512 sums each block as d·Σ q·x, on two accumulators taken in turn.
@@ -117,23 +126,9 @@ func dotQ8_0AVX512(row []byte, x, _ []float32) float32 {
 	return sum16(acc0.Add(acc1))
 }
 
-// dotF32 is Σ a·b for len(b) ≥ len(a): 16 lanes at a time, the tail in Go.
-func dotF32(a, b []float32) float32 {
-	var acc archsimd.Float32x16
-	b = b[:len(a)]
-	i := 0
-	for ; i+16 <= len(a); i += 16 {
-		acc = archsimd.LoadFloat32x16((*[16]float32)(a[i:i+16])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i:i+16])), acc)
-	}
-	s := sum16(acc)
-	for ; i < len(a); i++ {
-		s += a[i] * b[i]
-	}
-	return s
-}
-
 func sum16(v archsimd.Float32x16) float32 {
-	var t [8]float32
-	v.GetLo().Add(v.GetHi()).Store(&t)
-	return (t[0] + t[4]) + (t[1] + t[5]) + (t[2] + t[6]) + (t[3] + t[7])
+	v8 := v.GetLo().Add(v.GetHi())
+	v4 := v8.GetLo().Add(v8.GetHi())
+	v4 = v4.AddPairs(v4) // (0+1, 2+3, 0+1, 2+3)
+	return v4.GetElem(0) + v4.GetElem(1)
 }

@@ -14,8 +14,9 @@
 // float32 weights (XLA has no executor that reads a carrier; expressing the dequantisation in
 // XLA's own ops would make it materialise the float32 matrix before its dot).
 //
-// The numbers: the kernel dequantises each weight exactly as gguf.Dequantise does (Q4_1:
-// float32(d·q) + m, two roundings; Q8_0: d·q) and sums w·x in another order than the float32
-// GEMM, so results differ from the float32 path by summation-order rounding only (MatVec is the
-// plain reference: dequantise, then sum in float64).
+// The numbers: fastgo's kernel computes each block's share of a row's sum as d·Σq·x (+ m·Σx
+// for Q4_1) — the sum Σ(d·q + m)·x of the dequantised weights, regrouped — so decoding steps
+// differ from the float32 path by summation-order rounding only; a prompt (M > 1 rows of x)
+// dequantises the weights exactly as gguf.Dequantise does and uses the float32 GEMM, equal to
+// the float32 path bit for bit. MatVec is the plain reference (dequantise, sum in float64).
 package quant
