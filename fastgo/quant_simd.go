@@ -72,18 +72,11 @@ func dotQ4_1AVX512(row []byte, x, xs []float32) float32 {
 		t := qv.And(low).ConvertToFloat32().Mul(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(xp, 128*b))))
 		return qv.ShiftAllRight(4).ConvertToFloat32().MulAdd(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(xp, 128*b+64))), t)
 	}
-	var acc0, acc1 archsimd.Float32x16
-	b := 0
-	for ; b+2 <= nb; b += 2 {
-		acc0 = archsimd.BroadcastFloat32x16(ds[b]).MulAdd(block(b), acc0)
-		acc1 = archsimd.BroadcastFloat32x16(ds[b+1]).MulAdd(block(b+1), acc1)
-	}
-	if b < nb {
-		acc0 = archsimd.BroadcastFloat32x16(ds[b]).MulAdd(block(b), acc0)
-	}
+	acc0, acc1 := scaledBlocks(ds, block)
 	// + Σ_b m_b·(Σx)_b, 16 blocks a vector, into acc1; the last nb mod 16 in Go.
 	xs = xs[:nb]
-	for b = 0; b+16 <= nb; b += 16 {
+	b := 0
+	for ; b+16 <= nb; b += 16 {
 		acc1 = archsimd.LoadFloat32x16((*[16]float32)(ms[b:b+16])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(xs[b:b+16])), acc1)
 	}
 	var tail float32
@@ -114,16 +107,23 @@ func dotQ8_0AVX512(row []byte, x, _ []float32) float32 {
 		t := q0.Mul(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(xp, 128*b))))
 		return q1.MulAdd(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(xp, 128*b+64))), t)
 	}
-	var acc0, acc1 archsimd.Float32x16
+	acc0, acc1 := scaledBlocks(ds, block)
+	return sum16(acc0.Add(acc1))
+}
+
+// scaledBlocks returns Σ_b ds[b]·block(b) by lane, on two accumulators taken in turn (each
+// fused multiply-add waits for the one before on its accumulator). It and block inline into
+// the kernels.
+func scaledBlocks(ds []float32, block func(b int) archsimd.Float32x16) (acc0, acc1 archsimd.Float32x16) {
 	b := 0
-	for ; b+2 <= nb; b += 2 {
+	for ; b+2 <= len(ds); b += 2 {
 		acc0 = archsimd.BroadcastFloat32x16(ds[b]).MulAdd(block(b), acc0)
 		acc1 = archsimd.BroadcastFloat32x16(ds[b+1]).MulAdd(block(b+1), acc1)
 	}
-	if b < nb {
+	if b < len(ds) {
 		acc0 = archsimd.BroadcastFloat32x16(ds[b]).MulAdd(block(b), acc0)
 	}
-	return sum16(acc0.Add(acc1))
+	return acc0, acc1
 }
 
 func sum16(v archsimd.Float32x16) float32 {
