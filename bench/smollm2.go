@@ -19,8 +19,9 @@ import (
 
 // Suite smollm2: greedy generation with SmolLM2-135M-Instruct — prefill tokens/s (the prompt in
 // one pass) and decode tokens/s (one token per step with the KV cache) on every backend and with
-// transformers on PyTorch (models/smollm2/bench_torch.py, the same GGUF file and prompt ids) in
-// the same run; and the KV cache's bytes with the model's 3 key/value heads against the 9 that
+// transformers on PyTorch (models/smollm2/bench_torch.py, the same GGUF file and prompt ids) and
+// with llama.cpp when llama-cpp-python is installed (bench/llamacpp.go: the same file with its
+// weights kept quantised) in the same run; and the KV cache's bytes with the model's 3 key/value heads against the 9 that
 // plain multi-head attention would need (Model.WithKVHeads(9): the same logits), measured from
 // the session's cache tensors after filling it.
 
@@ -61,6 +62,7 @@ type smollm2Result struct {
 	DecodeMSPerTok float64   `json:"decode_ms_per_token"`
 	DecodeTokPerS  float64   `json:"decode_tokens_per_s"`
 	DecodeVsTorch  float64   `json:"decode_vs_torch,omitempty"` // decode tokens/s over PyTorch's
+	DecodeVsLlama  float64   `json:"decode_vs_llama_cpp,omitempty"` // decode tokens/s over llama.cpp's
 	IDs            []int     `json:"ids,omitempty"`
 	SameAsTorch    int       `json:"same_as_torch"` // leading generated tokens equal to PyTorch's
 	Error          string    `json:"error,omitempty"`
@@ -84,9 +86,10 @@ type smollm2Report struct {
 	KV  []kvResult      `json:"kv_cache,omitempty"`
 }
 
-// benchSmolLM2 runs the suite: PyTorch first, then each backend, then the KV-cache measurement
-// on xla:cpu (else the first backend). A missing model is a note, not an error.
-func benchSmolLM2(cfg Config, python string, order []string, live map[string]backends.Backend) smollm2Report {
+// benchSmolLM2 runs the suite: PyTorch (python) and llama.cpp (llamaPython) first, then each
+// backend, then the KV-cache measurement on xla:cpu (else the first backend). A missing model is
+// a note, not an error; so is a missing PyTorch or llama.cpp.
+func benchSmolLM2(cfg Config, python, llamaPython string, order []string, live map[string]backends.Backend) smollm2Report {
 	s := smollm2Config(cfg.Quick)
 	var rep smollm2Report
 	path, err := smollm2.CheckDefault()
@@ -104,16 +107,13 @@ func benchSmolLM2(cfg Config, python string, order []string, live map[string]bac
 		prompt = prompt[:s.promptTokens]
 	}
 	torch := benchSmolLM2Torch(cfg, python, path, prompt, s)
-	rep.Gen = append(rep.Gen, torch)
+	llama := benchSmolLM2Llama(cfg, llamaPython, path, prompt, s)
+	llama.compareWith(torch, smollm2Result{})
+	rep.Gen = append(rep.Gen, torch, llama)
 	for _, spec := range order {
 		r := smollm2Result{Backend: spec, Impl: "mhalab models/smollm2", PromptTokens: len(prompt), NewTokens: s.newTokens}
 		withFastGo(spec, func() { r = benchSmolLM2Backend(live[spec], m, prompt, s, r) })
-		if r.Error == "" && torch.DecodeTokPerS > 0 {
-			r.DecodeVsTorch = r.DecodeTokPerS / torch.DecodeTokPerS
-			for r.SameAsTorch < len(r.IDs) && r.SameAsTorch < len(torch.IDs) && r.IDs[r.SameAsTorch] == torch.IDs[r.SameAsTorch] {
-				r.SameAsTorch++
-			}
-		}
+		r.compareWith(torch, llama)
 		rep.Gen = append(rep.Gen, r)
 	}
 	kvSpec := ""
@@ -127,6 +127,23 @@ func benchSmolLM2(cfg Config, python string, order []string, live map[string]bac
 		withFastGo(kvSpec, func() { rep.KV = benchKVHeads(live[kvSpec], kvSpec, m, prompt, s) })
 	}
 	return rep
+}
+
+// compareWith fills r's ratios to the anchors' decode tokens/s and the count of leading tokens
+// equal to PyTorch's (an anchor that did not run is left out).
+func (r *smollm2Result) compareWith(torch, llama smollm2Result) {
+	if r.Error != "" || r.DecodeTokPerS == 0 {
+		return
+	}
+	if llama.DecodeTokPerS > 0 {
+		r.DecodeVsLlama = r.DecodeTokPerS / llama.DecodeTokPerS
+	}
+	if torch.DecodeTokPerS > 0 {
+		r.DecodeVsTorch = r.DecodeTokPerS / torch.DecodeTokPerS
+		for r.SameAsTorch < len(r.IDs) && r.SameAsTorch < len(torch.IDs) && r.IDs[r.SameAsTorch] == torch.IDs[r.SameAsTorch] {
+			r.SameAsTorch++
+		}
+	}
 }
 
 // argmaxOf returns the index of the largest logit (the first on ties).

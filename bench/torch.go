@@ -109,13 +109,7 @@ func findPython(flagValue string) string {
 	if v := os.Getenv("MHALAB_TORCH_VENV"); v != "" {
 		candidates = append(candidates, filepath.Join(v, "bin", "python"))
 	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			cache = filepath.Join(home, ".cache")
-		}
-	}
-	if cache != "" {
+	if cache := userCacheDir(); cache != "" {
 		candidates = append(candidates, filepath.Join(cache, "mhalab", "torch-venv", "bin", "python"))
 	}
 	for _, c := range candidates {
