@@ -61,7 +61,7 @@ type smollm2Result struct {
 	PrefillTokPerS float64   `json:"prefill_tokens_per_s"`
 	DecodeMSPerTok float64   `json:"decode_ms_per_token"`
 	DecodeTokPerS  float64   `json:"decode_tokens_per_s"`
-	DecodeVsTorch  float64   `json:"decode_vs_torch,omitempty"` // decode tokens/s over PyTorch's
+	DecodeVsTorch  float64   `json:"decode_vs_torch,omitempty"`     // decode tokens/s over PyTorch's
 	DecodeVsLlama  float64   `json:"decode_vs_llama_cpp,omitempty"` // decode tokens/s over llama.cpp's
 	IDs            []int     `json:"ids,omitempty"`
 	SameAsTorch    int       `json:"same_as_torch"` // leading generated tokens equal to PyTorch's
