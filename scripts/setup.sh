@@ -66,9 +66,10 @@ already there.
   --help        this text
 
 Steps: ${STEPS[*]}
-Optional steps, run only with --only: ${OPTIONAL_STEPS[*]} (llama: llama-cpp-python
-$LLAMA_CPP_PYTHON_VERSION, built from source in ~10 min, into ${CACHE_DIR/#$HOME/\~}/llama-venv
-or MHALAB_LLAMA_VENV; the llama.cpp anchor of mhalab bench --suites smollm2)
+Optional steps, run only when named with --only:
+  llama         llama-cpp-python $LLAMA_CPP_PYTHON_VERSION, built from source (~10 min on 2 cores) into
+                ${CACHE_DIR/#$HOME/\~}/llama-venv (or \$MHALAB_LLAMA_VENV): the llama.cpp row
+                of mhalab bench --suites smollm2
 EOF
 }
 
@@ -964,7 +965,7 @@ for step in "${STEPS[@]}"; do
 	"step_${step//-/_}"
 	if ((SECONDS - t0 > 1)); then info "($((SECONDS - t0)) s)"; fi
 done
-for step in "${OPTIONAL_STEPS[@]}"; do
+for step in ${OPTIONAL_STEPS[@]+"${OPTIONAL_STEPS[@]}"}; do
 	explicit "$step" || continue
 	say "[optional] $step: $(step_info "$step")"
 	t0=$SECONDS
