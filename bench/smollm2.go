@@ -1,11 +1,8 @@
 package bench
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"time"
@@ -267,6 +264,40 @@ func benchKVHeads(backend backends.Backend, spec string, m *smollm2.Model, promp
 	return out
 }
 
+// smollm2Answer is what bench_torch.py's and bench_llama.py's answers share.
+type smollm2Answer struct {
+	Error     string    `json:"error"`
+	Threads   int       `json:"threads"`
+	PrefillMS []float64 `json:"prefill_ms"`
+	DecodeMS  []float64 `json:"decode_ms"`
+	IDs       []int     `json:"ids"`
+}
+
+// runAnchor runs an anchor's script with python and decodes its answer into ans, whose shared
+// part is common; it fills r's times and ids, or returns a note prefixed with who ("PyTorch",
+// "llama.cpp") saying what failed: the run, the answer's error, or missing runs or ids.
+func runAnchor(who, python, script string, req, ans any, common *smollm2Answer, r *smollm2Result) string {
+	if err := runScript(python, script, req, ans); err != nil {
+		return who + ": " + err.Error()
+	}
+	switch {
+	case common.Error != "":
+		return who + ": " + common.Error
+	case len(common.PrefillMS) == 0 || len(common.DecodeMS) != len(common.PrefillMS) || len(common.IDs) != r.NewTokens:
+		return fmt.Sprintf("%s: %s returned %d prefill and %d decode times and %d ids (want ≥ 1, as many, and %d)",
+			who, script, len(common.PrefillMS), len(common.DecodeMS), len(common.IDs), r.NewTokens)
+	}
+	r.PrefillMS, r.DecodeMS, r.IDs = common.PrefillMS, common.DecodeMS, common.IDs
+	return ""
+}
+
+// smollm2Request is what bench_torch.py and bench_llama.py read on stdin: the GGUF file, the
+// prompt's ids, how many tokens to generate, threads, warm-up and timed runs, budget.
+func smollm2Request(cfg Config, model string, prompt []int, s smollm2Settings) map[string]any {
+	return map[string]any{"model": model, "prompt_ids": prompt, "new_tokens": s.newTokens,
+		"threads": cfg.Threads, "warmup": 1, "runs": s.runs, "budget_s": cfg.Budget.Seconds()}
+}
+
 // benchSmolLM2Torch runs models/smollm2/bench_torch.py; the result carries a note when PyTorch,
 // transformers or its GGUF support cannot be run.
 func benchSmolLM2Torch(cfg Config, python, model string, prompt []int, s smollm2Settings) smollm2Result {
@@ -280,41 +311,16 @@ func benchSmolLM2Torch(cfg Config, python, model string, prompt []int, s smollm2
 		r.Note = "PyTorch: models/smollm2/bench_torch.py not found (run from the repository)"
 		return r
 	}
-	req, _ := json.Marshal(map[string]any{"model": model, "prompt_ids": prompt, "new_tokens": s.newTokens,
-		"threads": cfg.Threads, "warmup": 1, "runs": s.runs, "budget_s": cfg.Budget.Seconds()})
-	cmd := exec.Command(python, script)
-	cmd.Stdin = bytes.NewReader(req)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		r.Note = fmt.Sprintf("PyTorch: %s %s failed after %s: %v: %s", python, script, time.Since(start).Round(time.Second), err, lastLines(errOut.String(), 3))
-		return r
-	}
 	var ans struct {
-		Error        string    `json:"error"`
-		Torch        string    `json:"torch"`
-		Transformers string    `json:"transformers"`
-		Attention    string    `json:"attention"`
-		Threads      int       `json:"threads"`
-		PrefillMS    []float64 `json:"prefill_ms"`
-		DecodeMS     []float64 `json:"decode_ms"`
-		IDs          []int     `json:"ids"`
+		smollm2Answer
+		Torch        string `json:"torch"`
+		Transformers string `json:"transformers"`
+		Attention    string `json:"attention"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &ans); err != nil {
-		r.Note = fmt.Sprintf("PyTorch: unreadable answer from %s: %v", script, err)
-		return r
-	}
-	if ans.Error != "" {
-		r.Note = "PyTorch: " + ans.Error
-		return r
-	}
-	if len(ans.PrefillMS) == 0 || len(ans.IDs) != s.newTokens {
-		r.Note = fmt.Sprintf("PyTorch: %s returned %d runs and %d ids (want ≥ 1 and %d)", script, len(ans.PrefillMS), len(ans.IDs), s.newTokens)
+	if r.Note = runAnchor("PyTorch", python, script, smollm2Request(cfg, model, prompt, s), &ans, &ans.smollm2Answer, &r); r.Note != "" {
 		return r
 	}
 	r.Impl = fmt.Sprintf("PyTorch %s, transformers %s (%s), %d threads", ans.Torch, ans.Transformers, ans.Attention, ans.Threads)
-	r.PrefillMS, r.DecodeMS, r.IDs = ans.PrefillMS, ans.DecodeMS, ans.IDs
 	r.SameAsTorch = len(r.IDs)
 	r.setRates()
 	return r

@@ -22,6 +22,8 @@ import json
 import sys
 import time
 
+from bench_timing import time_runs
+
 
 def main():
     req = json.load(sys.stdin)
@@ -60,16 +62,7 @@ def main():
         t2 = time.perf_counter()
         return (t1 - t0) * 1000, (t2 - t1) * 1000, ids
 
-    for _ in range(int(req.get("warmup", 1))):
-        run()
-    prefill, decode = [], []
-    start = time.perf_counter()
-    while len(prefill) < int(req.get("runs", 3)):
-        p, d, ids = run()
-        prefill.append(p)
-        decode.append(d)
-        if time.perf_counter() - start > float(req.get("budget_s", 60)):
-            break
+    prefill, decode, ids = time_runs(run, req)
     json.dump({"llama_cpp_python": llama_cpp.__version__, "system_info": llama_cpp.llama_print_system_info().decode(),
                "threads": threads, "load_s": load_s, "prefill_ms": prefill, "decode_ms": decode, "ids": ids}, sys.stdout)
 
