@@ -81,7 +81,7 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 	causal := ms.causal != NoCausal
 	n := flashByRowsBlock(batch, heads, lk, blockQ)
 
-	q := MulScalar(qIn, scale)           // [B, h, Lq, dk]
+	q := MulScalar(qIn, scale)            // [B, h, Lq, dk]
 	qf := TransposeAllDims(q, 2, 0, 1, 3) // [Lq, B, h, dk]
 	var kf, vf *Node
 	if causal {
@@ -103,11 +103,11 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 			parts = append(parts, flashByRowsPart{s: s, v: v, vLayout: 2})
 		} else {
 			if r0 > 0 {
-				ko, vo := sliceAxis(kf, 0, 0, r0), sliceAxis(vf, 0, 0, r0)           // [r0, B, h, dk], [r0, B, h, dv]
+				ko, vo := sliceAxis(kf, 0, 0, r0), sliceAxis(vf, 0, 0, r0)            // [r0, B, h, dk], [r0, B, h, dv]
 				s := DotGeneral(qi, []int{3}, []int{1, 2}, ko, []int{3}, []int{1, 2}) // [B, h, rows, r0]
 				parts = append(parts, flashByRowsPart{s: s, v: vo, vLayout: 0})
 			}
-			kd, vd := sliceAxis(kf, 0, r0, rows), sliceAxis(vf, 0, r0, rows)     // [rows, B, h, dk], [rows, B, h, dv]
+			kd, vd := sliceAxis(kf, 0, r0, rows), sliceAxis(vf, 0, r0, rows)      // [rows, B, h, dk], [rows, B, h, dv]
 			s := DotGeneral(qi, []int{3}, []int{1, 2}, kd, []int{3}, []int{1, 2}) // [B, h, rows, rows]
 			sees := BroadcastToDims(causalTriangle(g, rows), batch, heads, rows, rows)
 			s = Where(sees, s, Scalar(g, dtype, ms.fill)) // [B, h, rows, rows]
