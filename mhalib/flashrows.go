@@ -60,8 +60,8 @@ func flashByRowsFits(g *Graph, ms *maskSet, hkv int) bool {
 	return ms.causal == NoCausal || (ms.lq == ms.lk && ms.causalLk == ms.lk)
 }
 
-// flashByRowsBlock returns the query rows per block: blockQ, or fewer (but at least 16) where a
-// tile of B·h·n·Lk scores would exceed flashByRowsTileElems.
+// flashByRowsBlock returns the query rows per block: blockQ, or fewer (a multiple of 16, at
+// least 16) where a tile of B·h·n·Lk scores would exceed flashByRowsTileElems.
 func flashByRowsBlock(batch, heads, lk, blockQ int) int {
 	if s := os.Getenv("MHALAB_FLASHROWS_N"); s != "" { // TEMP experiment
 		if n, err := strconv.Atoi(s); err == nil {
@@ -69,7 +69,7 @@ func flashByRowsBlock(batch, heads, lk, blockQ int) int {
 		}
 	}
 	n := flashByRowsTileElems / max(batch*heads*lk, 1)
-	return min(blockQ, max(n, 16))
+	return min(blockQ, max(n/16*16, 16))
 }
 
 // flashByRows is FlashAttention of q [B, h, Lq, dk] over k [B, h, Lk, dk], v [B, h, Lk, dv] for
