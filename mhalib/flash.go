@@ -189,6 +189,9 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 	batch, heads, lq, lk := ms.batch, ms.heads, ms.lq, ms.lk
 	hkv := k.Shape().Dim(1)
 	g := qIn.Graph()
+	if flashByRowsFits(g, ms, hkv) {
+		return flashByRows(qIn, k, v, scale, ms, blockQ, withLSE) // the pure-Go backend's path (flashrows.go)
+	}
 	dtype := qIn.DType()
 	dv := v.Shape().Dim(-1)
 
