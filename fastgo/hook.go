@@ -133,6 +133,11 @@ func Status() string {
 // execDotGeneral is the executor installed in simplego: float32/float64 go to gemm, anything
 // else (and everything while switched off) to GoMLX's executor.
 func execDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
+	if len(inputs) == 2 {
+		if out, ok, err := execQuantDot(backend, node, inputs); ok {
+			return out, err
+		}
+	}
 	if !enabled.Load() || len(inputs) != 2 {
 		fallbacks.Add(1)
 		return gomlxDotGeneral(backend, node, inputs, inputsOwned)
