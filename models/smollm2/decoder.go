@@ -30,7 +30,8 @@ import (
 //
 // Variables carry Hugging Face's names as scopes: "model.layers.3.self_attn.q_proj.weight" is
 // variable "weight" in scope /model/layers/3/self_attn/q_proj (LoadVariables). With a KV cache
-// (StepLogits) the keys and values of layer N live in the session's scope /<session>/layers/N.
+// (StepLogits) the keys and values of layer N live in the session's scope /<session>/layers/N,
+// in KVCache.Step's chunks.
 
 // LoadVariables puts the weights into ctx as variables named by their Hugging Face names.
 func (m *Model) LoadVariables(ctx *context.Context) { m.loadVariables(ctx, false) }
@@ -118,9 +119,9 @@ func mlp(ctx *context.Context, h *Node, path string) *Node {
 }
 
 // block runs decoder layer i on x [B, n, D] at positions [pos, pos+n) (pos a scalar int32
-// node); with cache, keys and values are appended to it and attention spans the cache. It
-// returns the new x [B, n, D] and the attention weights [B, H, n, S] (S = n without a cache,
-// the cache's capacity with one).
+// node); with cache, keys and values are stored in it (KVCache.Step) and attention spans the
+// cache. It returns the new x [B, n, D] and, without a cache, the attention weights
+// [B, H, n, n] (nil with one).
 func (m *Model) block(ctx *context.Context, x, pos *Node, i int, cache *mhalib.KVCache, cacheScope string) (*Node, *Node) {
 	return m.blockWith(ctx, x, pos, i, cache, cacheScope, nil)
 }
@@ -142,12 +143,15 @@ func (m *Model) blockWith(ctx *context.Context, x, pos *Node, i int, cache *mhal
 	v := split(linear(ctx, h, p+".self_attn.v_proj"), Hkv) // [B, Hkv, n, hd]
 	q = rope(q, pos, c.RopeTheta)                          // [B, H, n, hd]
 	k = rope(k, pos, c.RopeTheta)                          // [B, Hkv, n, hd]
-	keys, values := k, v
+	scale := 1 / math.Sqrt(float64(hd))
+	var a, w *Node
 	if cache != nil {
+		// The chunked cache (mhalib/kvchunks.go): a one-token step rewrites only the tail chunk.
 		cctx := ctx.InAbsPath(fmt.Sprintf("/%s/layers/%d", cacheScope, i))
-		keys, values = cache.Append(cctx, k, v, pos) // [B, Hkv, maxLen, hd]
+		a = cache.Step(cctx, q, k, v, pos, scale) // [B, H, n, hd]
+	} else {
+		a, w = groupedAttention(q, k, v, pos, scale) // [B, H, n, hd], [B, H, n, n]
 	}
-	a, w := groupedAttention(q, keys, values, pos, 1/math.Sqrt(float64(hd))) // [B, H, n, hd], [B, H, n, S]
 	if heads != nil {
 		a = heads(a) // [B, H, n, hd]
 	}
@@ -184,8 +188,9 @@ func (m *Model) LogitsAndAttention(ctx *context.Context, tokens *Node) (logits, 
 
 // StepLogits runs the model over the next n positions: tokens [B, n] int32 at positions
 // [pos, pos+n) (pos a scalar int32 node from cache.Advance), the earlier positions' keys and
-// values read from cache (one KVCache for all layers: [B, Hkv, maxLen, hd], variables
-// "keys"/"values" in scope /cacheScope/layers/N). It returns the
+// values read from cache (one KVCache for all layers, KVCache.Step's chunked variables
+// "keys_tail", "keys_0", … and "values_…" in scope /cacheScope/layers/N; callers Advance the
+// cache once before each run). It returns the
 // logits [B, n, V], or with lastOnly those of the last position [B, 1, V] (generation needs no
 // more, and the head is the largest matrix).
 func (m *Model) StepLogits(ctx *context.Context, tokens, pos *Node, cache *mhalib.KVCache, cacheScope string, lastOnly bool) *Node {

@@ -366,51 +366,65 @@ func TestGreedyMatchesHuggingFace(t *testing.T) {
 
 // TestCachedEqualsFull: decoding with the KV cache — the prompt prefilled, then one token per
 // step — gives the logits of recomputing the whole sequence at every step (Logits), within 2e-4
-// and with the same argmax (transformers' own cache-vs-recompute difference is ~5e-5).
+// and with the same argmax (transformers' own cache-vs-recompute difference is ~5e-5): with the
+// cache in one chunk (the default for short sessions) and in chunks of 4 positions, so that the
+// prompt spans chunks and the steps move full chunks out of the tail (KVCache.Step).
 func TestCachedEqualsFull(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
 		r := testRunner(t, backend)
-		tok := r.Model.Tokenizer
-		prompt := tok.Encode("Once upon a time, there was a little")
-		seq := append(append([]int(nil), prompt...), tok.Encode(" girl named Emma who loved to play in the sun.")...)
-		s, err := r.NewSession(len(seq))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Finalize()
-		cached, err := s.FeedAll(seq[:len(prompt)])
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, id := range seq[len(prompt):] {
-			row, err := s.Feed([]int{id})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cached = append(cached, row)
-		}
-		full, err := r.Logits(seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		worst := 0.0
-		for i := range seq {
-			for j := range full[i] {
-				worst = max(worst, math.Abs(float64(full[i][j]-cached[i][j])))
-			}
-			if argmax(full[i]) != argmax(cached[i]) {
-				t.Errorf("position %d: argmax cached %d, full %d", i, argmax(cached[i]), argmax(full[i]))
-			}
-		}
-		if worst > 2e-4 {
-			t.Errorf("max|cached − full| = %.3g over %d positions × %d logits, want ≤ 2e-4", worst, len(seq), len(full[0]))
-		}
-		t.Logf("max|cached − full| = %.3g over %d positions × %d logits", worst, len(seq), len(full[0]))
-		// A full session refuses more tokens, naming the capacity.
-		if _, err := s.Feed([]int{1}); err == nil || !strings.Contains(err.Error(), "capacity") {
-			t.Errorf("feeding a full session: %v, want an error naming the capacity", err)
+		for _, T := range []int{0, 4} {
+			t.Run(fmt.Sprintf("chunk=%d", T), func(t *testing.T) { testCachedEqualsFull(t, r, T) })
 		}
 	})
+}
+
+// testCachedEqualsFull is TestCachedEqualsFull on r with chunks of T positions (0: the default).
+func testCachedEqualsFull(t *testing.T, r *Runner, T int) {
+	tok := r.Model.Tokenizer
+	prompt := tok.Encode("Once upon a time, there was a little")
+	seq := append(append([]int(nil), prompt...), tok.Encode(" girl named Emma who loved to play in the sun.")...)
+	s, err := r.NewSession(len(seq))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if T > 0 {
+		if err := s.cache.SetChunkLen(T); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer s.Finalize()
+	cached, err := s.FeedAll(seq[:len(prompt)])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range seq[len(prompt):] {
+		row, err := s.Feed([]int{id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cached = append(cached, row)
+	}
+	full, err := r.Logits(seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worst := 0.0
+	for i := range seq {
+		for j := range full[i] {
+			worst = max(worst, math.Abs(float64(full[i][j]-cached[i][j])))
+		}
+		if argmax(full[i]) != argmax(cached[i]) {
+			t.Errorf("position %d: argmax cached %d, full %d", i, argmax(cached[i]), argmax(full[i]))
+		}
+	}
+	if worst > 2e-4 {
+		t.Errorf("max|cached − full| = %.3g over %d positions × %d logits, want ≤ 2e-4", worst, len(seq), len(full[0]))
+	}
+	t.Logf("max|cached − full| = %.3g over %d positions × %d logits", worst, len(seq), len(full[0]))
+	// A full session refuses more tokens, naming the capacity.
+	if _, err := s.Feed([]int{1}); err == nil || !strings.Contains(err.Error(), "capacity") {
+		t.Errorf("feeding a full session: %v, want an error naming the capacity", err)
+	}
 }
 
 // attentionFixture is testdata/attention.json (gen_fixture.py --only attention).
