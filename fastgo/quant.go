@@ -29,6 +29,8 @@ import (
 type quantKernels struct {
 	name       string
 	q4_1, q8_0 func(row []byte, x, xs []float32) float32 // xs: blockSums of x
+	// dequant writes a row's weights into w [cols] exactly as gguf.Dequantise does.
+	dequant func(q4 bool, row []byte, w []float32)
 }
 
 var (
@@ -101,7 +103,7 @@ func execQuantDot(backend *simplego.Backend, node *simplego.Node, inputs []*simp
 // of x (decoding) goes through the packed-row kernels; more (a prompt) through quantGEMM.
 func quantMatMul(k quantKernels, h quant.Header, rows []byte, lhs []float32, m int, out []float32, workers int) {
 	if m > 1 {
-		quantGEMM(h, rows, lhs, m, out, workers)
+		quantGEMM(k, h, rows, lhs, m, out, workers)
 		return
 	}
 	rowBytes := h.Cols / 32 * h.Format.BlockBytes()
@@ -125,7 +127,7 @@ const quantChunkRows = 256
 // quantGEMM is quantMatMul for M > 1 rows of x: a prompt multiplies every weight by M values,
 // enough work to pay for dequantising W chunk by chunk into float32 and running the float32
 // GEMM (gemm) on each chunk, instead of dequantising every weight M times.
-func quantGEMM(h quant.Header, rows []byte, lhs []float32, m int, out []float32, workers int) {
+func quantGEMM(k quantKernels, h quant.Header, rows []byte, lhs []float32, m int, out []float32, workers int) {
 	cols, bt := h.Cols, h.Bt
 	c, n := cols/bt, h.Rows/bt
 	rowBytes := cols / 32 * h.Format.BlockBytes()
@@ -143,7 +145,7 @@ func quantGEMM(h quant.Header, rows []byte, lhs []float32, m int, out []float32,
 		rc := min(quantChunkRows, h.Rows-r0)
 		parallelFor(rc, 16, workers, func(lo, hi int) {
 			for r := lo; r < hi; r++ {
-				dequantRow(q4, rows[(r0+r)*rowBytes:(r0+r+1)*rowBytes], w[r*cols:(r+1)*cols])
+				k.dequant(q4, rows[(r0+r)*rowBytes:(r0+r+1)*rowBytes], w[r*cols:(r+1)*cols])
 			}
 		})
 		wOp := newOperand(w[:rc*cols], []int{rc, cols}, []int{1}, nil)
