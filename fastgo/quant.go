@@ -126,7 +126,8 @@ const quantChunkRows = 256
 
 // quantGEMM is quantMatMul for M > 1 rows of x: a prompt multiplies every weight by M values,
 // enough work to pay for dequantising W chunk by chunk into float32 and running the float32
-// GEMM (gemm) on each chunk, instead of dequantising every weight M times.
+// GEMM on each chunk (gemv for M ≤ gemvMaxRows, as for a float32 DotGeneral: the results then
+// equal the float32 path's bit for bit), instead of dequantising every weight M times.
 func quantGEMM(k quantKernels, h quant.Header, rows []byte, lhs []float32, m int, out []float32, workers int) {
 	cols, bt := h.Cols, h.Bt
 	c, n := cols/bt, h.Rows/bt
@@ -149,7 +150,9 @@ func quantGEMM(k quantKernels, h quant.Header, rows []byte, lhs []float32, m int
 			}
 		})
 		wOp := newOperand(w[:rc*cols], []int{rc, cols}, []int{1}, nil)
-		gemm(kernelF32, xOp, wOp, y[:m*rc], 1, m, rc, cols, workers)
+		if !gemv(xOp, wOp, y[:m*rc], 1, m, rc, cols, workers) { // as run picks for float32
+			gemm(kernelF32, xOp, wOp, y[:m*rc], 1, m, rc, cols, workers)
+		}
 		for i := range m {
 			for j := range rc {
 				r := r0 + j
