@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	_ "github.com/mhalab/mhalab/fastgo" // the pure-Go backend computes quant carriers
+	"github.com/mhalab/mhalab/fastgo" // the pure-Go backend computes quant carriers
 	"github.com/mhalab/mhalab/internal/backendtest"
 	"github.com/mhalab/mhalab/models/quant"
 )
@@ -81,5 +81,31 @@ func TestPackedEqualsFloat32(t *testing.T) {
 		if worst > bound || worstStep > bound || math.IsNaN(worst) || math.IsNaN(worstStep) {
 			t.Errorf("%q: packed logits differ from float32 by %.3g (whole prompt) and %.3g (cached step) > bound %.3g", c.Prompt, worst, worstStep, bound)
 		}
+	}
+}
+
+// TestFastgoOffRunsFloat32: with fastgo switched off (MHALAB_FASTGO=0, the bench's go-gomlx)
+// NewRunner keeps float32 matrices — GoMLX's own DotGeneral would multiply a carrier's raw
+// words.
+func TestFastgoOffRunsFloat32(t *testing.T) {
+	backend, err := backendtest.Get("go")
+	if err != nil {
+		t.Skipf("backend go unavailable: %v", err)
+	}
+	if !quant.Available(backend) {
+		t.Skip("fastgo is off already")
+	}
+	prev := fastgo.SetEnabled(false)
+	defer fastgo.SetEnabled(prev)
+	if quant.Available(backend) {
+		t.Fatal("quant.Available with fastgo switched off")
+	}
+	r, err := testModel(t).NewRunner(backend)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Finalize()
+	if r.Packed() {
+		t.Fatal("NewRunner packed the matrices with fastgo switched off")
 	}
 }
