@@ -1,7 +1,11 @@
+//go:build unix
+
 package smollm2
 
 import (
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mhalab/mhalab/internal/backendtest"
 )
@@ -28,6 +32,7 @@ func BenchmarkDecodeStep(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(0, "ns/op")
+	cpu0 := processCPU()
 	b.ResetTimer()
 	for i := range b.N {
 		if s.Len() == s.Cap() {
@@ -38,4 +43,16 @@ func BenchmarkDecodeStep(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+	// CPU time per token, all threads: on a machine shared with other work it moves much less
+	// than the elapsed time, and compares with another engine's (llama.cpp's) the same way.
+	b.ReportMetric((processCPU()-cpu0).Seconds()*1e3/float64(b.N), "cpu-ms/token")
+}
+
+// processCPU is the CPU time (user + system) this process has used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
