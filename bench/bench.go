@@ -379,6 +379,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 	printReport(stdout, rep)
 	if previous != nil {
 		printComparison(stdout, previous, rep, cfg.ComparePath)
+		printDecodeComparison(stdout, previous, rep)
 	}
 	if cfg.JSONPath != "" {
 		if err := writeJSON(cfg.JSONPath, rep); err != nil {
