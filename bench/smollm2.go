@@ -276,8 +276,8 @@ type smollm2Answer struct {
 // runAnchor runs an anchor's script with python and decodes its answer into ans, whose shared
 // part is common; it fills r's times and ids, or returns a note prefixed with who ("PyTorch",
 // "llama.cpp") saying what failed: the run, the answer's error, or missing runs or ids.
-func runAnchor(who, python, script string, req, ans any, common *smollm2Answer, r *smollm2Result) string {
-	if err := runScript(python, script, req, ans); err != nil {
+func runAnchor(who, python, script string, req, ans any, common *smollm2Answer, r *smollm2Result, env ...string) string {
+	if err := runScript(python, script, req, ans, env...); err != nil {
 		return who + ": " + err.Error()
 	}
 	switch {
