@@ -163,6 +163,11 @@ func benchSmolLM2Backend(backend backends.Backend, m *smollm2.Model, prompt []in
 		return fail(err)
 	}
 	defer runner.Finalize()
+	if runner.Packed() {
+		r.Impl += ", weights packed as stored"
+	} else {
+		r.Impl += ", float32 weights"
+	}
 	sess, err := runner.NewSession(len(prompt) + s.newTokens)
 	if err != nil {
 		return fail(err)
