@@ -33,20 +33,7 @@ func BenchmarkDecodeStep(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(0, "ns/op")
-	cpu0 := processCPU()
-	b.ResetTimer()
-	for i := range b.N {
-		if s.Len() == s.Cap() {
-			s.Reset()
-		}
-		if _, err := s.Feed([]int{100 + i%50}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
-	// CPU time per token, all threads: on a machine shared with other work it moves much less
-	// than the elapsed time, and compares with another engine's (llama.cpp's) the same way.
-	b.ReportMetric((processCPU()-cpu0).Seconds()*1e3/float64(b.N), "cpu-ms/token")
+	benchSteps(b, s)
 }
 
 // processCPU is the CPU time (user + system) this process has used so far.
