@@ -31,7 +31,7 @@ import (
 // Variables carry Hugging Face's names as scopes: "model.layers.3.self_attn.q_proj.weight" is
 // variable "weight" in scope /model/layers/3/self_attn/q_proj (LoadVariables). With a KV cache
 // (StepLogits) the keys and values of layer N live in the session's scope /<session>/layers/N,
-// in KVCache.Step's chunks.
+// in KVCache.Step's chunks when the cache has more than one (maxLen > 512).
 
 // LoadVariables puts the weights into ctx as variables named by their Hugging Face names.
 func (m *Model) LoadVariables(ctx *context.Context) { m.loadVariables(ctx, false) }
@@ -119,8 +119,8 @@ func mlp(ctx *context.Context, h *Node, path string) *Node {
 }
 
 // block runs decoder layer i on x [B, n, D] at positions [pos, pos+n) (pos a scalar int32
-// node); with cache, keys and values are stored in it (KVCache.Step) and attention spans the
-// cache. It returns the new x [B, n, D] and, without a cache, the attention weights
+// node); with cache, keys and values are stored in it (KVCache.Step, or Append when it is
+// one chunk) and attention spans the cache. It returns the new x [B, n, D] and, without a cache, the attention weights
 // [B, H, n, n] (nil with one).
 func (m *Model) block(ctx *context.Context, x, pos *Node, i int, cache *mhalib.KVCache, cacheScope string) (*Node, *Node) {
 	return m.blockWith(ctx, x, pos, i, cache, cacheScope, nil)
@@ -145,12 +145,17 @@ func (m *Model) blockWith(ctx *context.Context, x, pos *Node, i int, cache *mhal
 	k = rope(k, pos, c.RopeTheta)                          // [B, Hkv, n, hd]
 	scale := 1 / math.Sqrt(float64(hd))
 	var a, w *Node
-	if cache != nil {
-		// The chunked cache (mhalib/kvchunks.go): a one-token step rewrites only the tail chunk.
-		cctx := ctx.InAbsPath(fmt.Sprintf("/%s/layers/%d", cacheScope, i))
-		a = cache.Step(cctx, q, k, v, pos, scale) // [B, H, n, hd]
-	} else {
+	switch {
+	case cache == nil:
 		a, w = groupedAttention(q, k, v, pos, scale) // [B, H, n, hd], [B, H, n, n]
+	case cache.ChunkLen() < cache.Cap():
+		// In chunks (mhalib/kvchunks.go): a one-token step rewrites only the tail chunk.
+		a = cache.Step(ctx.InAbsPath(cachePath(cacheScope, i)), q, k, v, pos, scale) // [B, H, n, hd]
+	default:
+		// One chunk (maxLen ≤ 512): Append rewrites the whole cache as Step would, and the go
+		// backend runs Append + groupedAttention faster (BenchmarkDecodeContext, 128 positions).
+		keys, values := cache.Append(ctx.InAbsPath(cachePath(cacheScope, i)), k, v, pos) // [B, Hkv, maxLen, hd]
+		a, _ = groupedAttention(q, keys, values, pos, scale)                             // [B, H, n, hd]
 	}
 	if heads != nil {
 		a = heads(a) // [B, H, n, hd]
@@ -186,11 +191,14 @@ func (m *Model) LogitsAndAttention(ctx *context.Context, tokens *Node) (logits, 
 	return m.head(ctx, x), Concatenate(ws, 0)
 }
 
+// cachePath is the scope of layer i's cache variables in session scope cacheScope.
+func cachePath(cacheScope string, i int) string { return fmt.Sprintf("/%s/layers/%d", cacheScope, i) }
+
 // StepLogits runs the model over the next n positions: tokens [B, n] int32 at positions
 // [pos, pos+n) (pos a scalar int32 node from cache.Advance), the earlier positions' keys and
-// values read from cache (one KVCache for all layers, KVCache.Step's chunked variables
-// "keys_tail", "keys_0", … and "values_…" in scope /cacheScope/layers/N; callers Advance the
-// cache once before each run). It returns the
+// values read from cache (one KVCache for all layers, in scope /cacheScope/layers/N: in chunks
+// through KVCache.Step when it has more than one, else Append's [B, Hkv, maxLen, hd] "keys"
+// and "values"; callers Advance the cache once before each run). It returns the
 // logits [B, n, V], or with lastOnly those of the last position [B, 1, V] (generation needs no
 // more, and the head is the largest matrix).
 func (m *Model) StepLogits(ctx *context.Context, tokens, pos *Node, cache *mhalib.KVCache, cacheScope string, lastOnly bool) *Node {

@@ -367,8 +367,9 @@ func TestGreedyMatchesHuggingFace(t *testing.T) {
 // TestCachedEqualsFull: decoding with the KV cache — the prompt prefilled, then one token per
 // step — gives the logits of recomputing the whole sequence at every step (Logits), within 2e-4
 // and with the same argmax (transformers' own cache-vs-recompute difference is ~5e-5): with the
-// cache in one chunk (the default for short sessions) and in chunks of 4 positions, so that the
-// prompt spans chunks and the steps move full chunks out of the tail (KVCache.Step).
+// cache in one chunk (the default for short sessions: KVCache.Append) and in chunks of 4
+// positions (KVCache.Step), so that the prompt spans chunks and the steps move full chunks out
+// of the tail.
 func TestCachedEqualsFull(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
 		r := testRunner(t, backend)

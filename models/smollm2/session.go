@@ -157,8 +157,8 @@ func rows(t *tensors.Tensor, n, V int) [][]float32 {
 
 // Session is one sequence decoded with a KV cache: Feed appends tokens and returns the logits
 // after them. Its cache holds maxLen positions of every layer: [1, Hkv, maxLen, hd] keys and
-// values × NumHiddenLayers, stored in KVCache.Step's chunks (a one-token Feed rewrites only the
-// last chunk).
+// values × NumHiddenLayers, in KVCache.Step's chunks when maxLen > 512 (a one-token Feed then
+// rewrites only the last chunk).
 type Session struct {
 	r        *Runner
 	cache    *mhalib.KVCache
@@ -258,8 +258,8 @@ func (s *Session) Reset() {
 }
 
 // CacheBytes is the size of the key/value tensors the session holds now, summed over its cache
-// variables (keys and values of every layer, [1, Hkv, T, hd] chunks of T positions, ⌈maxLen/T⌉
-// of each): measured from the
+// variables (keys and values of every layer, [1, Hkv, maxLen, hd] each, or ⌈maxLen/T⌉ chunks
+// of T positions): measured from the
 // tensors, 0 before the first Feed creates them.
 func (s *Session) CacheBytes() int64 {
 	var n int64
