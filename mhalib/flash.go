@@ -77,6 +77,7 @@ type FlashBuilder struct {
 	GQAOption[*FlashBuilder]
 	q, k, v        *Node
 	blockQ, blockK int
+	blocksSet      bool // BlockSizes was called
 }
 
 // FlashAttention starts building softmax(q·kᵀ·scale + mask)·v block by block (see the
@@ -100,7 +101,7 @@ func FlashAttention(q, k, v *Node) *FlashBuilder {
 // mean fewer distinct shapes to compile (every step that drops rows has new ones) for more
 // masked work. Measure a change with `mhalab bench` (its flash rows).
 func (b *FlashBuilder) BlockSizes(blockQ, blockK int) *FlashBuilder {
-	b.blockQ, b.blockK = blockQ, blockK
+	b.blockQ, b.blockK, b.blocksSet = blockQ, blockK, true
 	return b
 }
 
@@ -172,7 +173,11 @@ func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
 	if b.blockQ < 1 || b.blockK < 1 {
 		panicArg("BlockSizes", "blockQ=%d, blockK=%d: both must be ≥ 1", b.blockQ, b.blockK)
 	}
-	return flashAttend(b.q, b.k, b.v, scale, ms, b.blockQ, b.blockK, withLSE)
+	blockQ, blockK := b.blockQ, b.blockK
+	if !b.blocksSet {
+		blockQ, blockK = xlaWindowBlocks(b.q.Graph(), ms, blockQ, blockK)
+	}
+	return flashAttend(b.q, b.k, b.v, scale, ms, blockQ, blockK, withLSE)
 }
 
 // flashAttend is FlashAttention on validated inputs q [B, Hq, Lq, dk], k [B, Hkv, Lk, dk],
@@ -197,10 +202,7 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 
 	// q is scaled once (cheaper than scaling every tile of scores). v gets a column of ones, so
 	// that p·[v | 1] gives Σ p·v and the row sums l = Σ p from one matrix product.
-	q := MulScalar(qIn, scale)                         // [B, Hq, Lq, dk]
-	if plan, ok := ms.bandPlanFor(g, heads, hkv); ok { // a sliding window on XLA: one banded product (flashband.go)
-		return flashBanded(q, k, v, ms, plan, withLSE)
-	}
+	q := MulScalar(qIn, scale)                                                   // [B, Hq, Lq, dk]
 	ones := Ones(g, shapes.Make(dtype, batch, hkv, lk, 1))                       // [B, Hkv, Lk, 1]
 	v1 := concatAxis([]*Node{v, ones}, 3)                                        // [B, Hkv, Lk, dv+1]
 	qs, ks, vs := newAxisSlicer(q, 2), newAxisSlicer(k, 2), newAxisSlicer(v1, 2) // one transpose each where Gather slices
@@ -329,6 +331,7 @@ func (b *MHABuilder) flashHeads(q, k, v *Node, d mhaDims, ms *maskSet, withWeigh
 	blockQ, blockK := b.blockQ, b.blockK
 	if blockQ == 0 {
 		blockQ, blockK = flashBlocks(d.lq, ms.causal != NoCausal)
+		blockQ, blockK = xlaWindowBlocks(q.Graph(), ms, blockQ, blockK)
 	}
 	out, _ := flashAttend(qh, kh, vh, b.headScale(d.sizes[0]), ms, blockQ, blockK, false)
 	return MergeHeads(out) // [B, Lq, E]
