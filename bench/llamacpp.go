@@ -2,12 +2,20 @@ package bench
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 )
 
 // The smollm2 suite's second anchor: llama.cpp (llama-cpp-python) decoding the same GGUF file,
 // with its weights kept quantised, on cfg.Threads threads (models/smollm2/bench_llama.py). It is
 // optional: without llama-cpp-python the row is one note saying how to install it.
+//
+// llama.cpp built as scripts/setup.sh builds it uses OpenMP, whose threads spin while they wait
+// by default: on a shared machine a spinning thread is descheduled while its partner needs it,
+// and decoding slowed ~90× (15 tokens: 46 s with the default, 0.5 s with OMP_WAIT_POLICY=PASSIVE,
+// at load ~21 on 2 cores). The bench runs it with OMP_WAIT_POLICY=PASSIVE unless the environment
+// sets the policy (OMP_WAIT_POLICY=ACTIVE on a quiet machine gives llama.cpp's default), and the
+// row's implementation names the policy.
 
 // llamaNotInstalled is the note of the llama.cpp row when no Python imports llama_cpp.
 const llamaNotInstalled = "llama.cpp: llama-cpp-python not installed — scripts/setup.sh --only llama builds it (~10 min), or pass --llama-python PY"
@@ -46,7 +54,12 @@ func benchSmolLM2Llama(cfg Config, python, model string, prompt []int, s smollm2
 		Missing bool   `json:"missing"`
 		Version string `json:"llama_cpp_python"`
 	}
-	r.Note = runAnchor("llama.cpp", python, script, smollm2Request(cfg, model, prompt, s), &ans, &ans.smollm2Answer, &r)
+	policy := os.Getenv("OMP_WAIT_POLICY")
+	if policy == "" {
+		policy = "PASSIVE"
+	}
+	r.Note = runAnchor("llama.cpp", python, script, smollm2Request(cfg, model, prompt, s), &ans, &ans.smollm2Answer, &r,
+		"OMP_WAIT_POLICY="+policy)
 	switch {
 	case ans.Missing:
 		r.Note = llamaNotInstalled + " (" + python + " lacks it)"
@@ -54,7 +67,7 @@ func benchSmolLM2Llama(cfg Config, python, model string, prompt []int, s smollm2
 	case r.Note != "":
 		return r
 	}
-	r.Impl = fmt.Sprintf("llama.cpp (llama-cpp-python %s, GGUF weights as stored), %d threads", ans.Version, ans.Threads)
+	r.Impl = fmt.Sprintf("llama.cpp (llama-cpp-python %s, GGUF weights as stored), %d threads, OMP_WAIT_POLICY=%s", ans.Version, ans.Threads, policy)
 	r.setRates()
 	return r
 }

@@ -42,14 +42,17 @@ func venvPython(env, name string) string {
 }
 
 // runScript runs script with python, req as JSON on its stdin, and decodes the JSON it prints
-// into ans. The error names what failed: the run (with its duration and the last lines of its
-// stderr) or the answer.
-func runScript(python, script string, req, ans any) error {
+// into ans; env (NAME=value) is added to this process's environment. The error names what
+// failed: the run (with its duration and the last lines of its stderr) or the answer.
+func runScript(python, script string, req, ans any, env ...string) error {
 	in, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
 	cmd := exec.Command(python, script)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdin = bytes.NewReader(in)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

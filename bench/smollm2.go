@@ -163,6 +163,11 @@ func benchSmolLM2Backend(backend backends.Backend, m *smollm2.Model, prompt []in
 		return fail(err)
 	}
 	defer runner.Finalize()
+	if runner.Packed() {
+		r.Impl += ", weights packed as stored"
+	} else {
+		r.Impl += ", float32 weights"
+	}
 	sess, err := runner.NewSession(len(prompt) + s.newTokens)
 	if err != nil {
 		return fail(err)
@@ -276,8 +281,8 @@ type smollm2Answer struct {
 // runAnchor runs an anchor's script with python and decodes its answer into ans, whose shared
 // part is common; it fills r's times and ids, or returns a note prefixed with who ("PyTorch",
 // "llama.cpp") saying what failed: the run, the answer's error, or missing runs or ids.
-func runAnchor(who, python, script string, req, ans any, common *smollm2Answer, r *smollm2Result) string {
-	if err := runScript(python, script, req, ans); err != nil {
+func runAnchor(who, python, script string, req, ans any, common *smollm2Answer, r *smollm2Result, env ...string) string {
+	if err := runScript(python, script, req, ans, env...); err != nil {
 		return who + ": " + err.Error()
 	}
 	switch {

@@ -35,7 +35,7 @@ func TestBenchSmolLM2Quick(t *testing.T) {
 		t.Fatalf("%v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
 	out := stdout.String()
-	for _, want := range []string{"## Text generation, SmolLM2-135M-Instruct", "| mhalab models/smollm2 | go | 16 | 4 |",
+	for _, want := range []string{"## Text generation, SmolLM2-135M-Instruct", "| mhalab models/smollm2, ", " | go | 16 | 4 |",
 		"PyTorch: /nonexistent/python", "## KV cache of SmolLM2-135M-Instruct", // 30 layers × (keys + values) × heads × 64 positions × 64 × 4 bytes
 		"| 3 | 9 | go | 64 / 64 | 2949120 (", "| 9 | 9 | go | 64 / 64 | 8847360 ("} {
 		if !strings.Contains(out, want) {
