@@ -1,9 +1,6 @@
 package mhalib
 
 import (
-	"os"
-	"strconv"
-
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 )
 
@@ -42,15 +39,15 @@ import (
 // equal query and key/value heads; everything else goes through flashAttend's tiles.
 
 // flashByRowsTileElems bounds the elements of one tile of scores, B·h·n·Lk (n: query rows per
-// block): 4 Mi float32 elements, 16 MiB.
-const flashByRowsTileElems = 4 << 20
+// block): 8 Mi elements, 32 MiB in float32. At B1 h8 L4096 that is 256 rows; at B8 h12 L1024,
+// 80. (fastgo's BenchmarkMHA, CPU time per pass on llm causal: 32 rows 1.4 s, 64–256 rows
+// 0.72–1.0 s within the noise of a shared machine; 64 rows at L4096 copied the key prefixes
+// too often.)
+const flashByRowsTileElems = 8 << 20
 
 // flashByRowsFits reports whether flashRows computes attention for the masks ms with hkv
 // key/value heads (see above).
 func flashByRowsFits(g *Graph, ms *maskSet, hkv int) bool {
-	if os.Getenv("MHALAB_FLASHROWS_OFF") != "" { // TEMP experiment
-		return false
-	}
 	if differentiableSlices(g) || hkv != ms.heads {
 		return false
 	}
@@ -63,11 +60,6 @@ func flashByRowsFits(g *Graph, ms *maskSet, hkv int) bool {
 // flashByRowsBlock returns the query rows per block: blockQ, or fewer (a multiple of 16, at
 // least 16) where a tile of B·h·n·Lk scores would exceed flashByRowsTileElems.
 func flashByRowsBlock(batch, heads, lk, blockQ int) int {
-	if s := os.Getenv("MHALAB_FLASHROWS_N"); s != "" { // TEMP experiment
-		if n, err := strconv.Atoi(s); err == nil {
-			return n
-		}
-	}
 	n := flashByRowsTileElems / max(batch*heads*lk, 1)
 	return min(blockQ, max(n/16*16, 16))
 }
