@@ -197,7 +197,10 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 
 	// q is scaled once (cheaper than scaling every tile of scores). v gets a column of ones, so
 	// that p·[v | 1] gives Σ p·v and the row sums l = Σ p from one matrix product.
-	q := MulScalar(qIn, scale)                                                   // [B, Hq, Lq, dk]
+	q := MulScalar(qIn, scale)                         // [B, Hq, Lq, dk]
+	if plan, ok := ms.bandPlanFor(g, heads, hkv); ok { // a sliding window on XLA: one banded product (flashband.go)
+		return flashBanded(q, k, v, ms, plan, withLSE)
+	}
 	ones := Ones(g, shapes.Make(dtype, batch, hkv, lk, 1))                       // [B, Hkv, Lk, 1]
 	v1 := concatAxis([]*Node{v, ones}, 3)                                        // [B, Hkv, Lk, dv+1]
 	qs, ks, vs := newAxisSlicer(q, 2), newAxisSlicer(k, 2), newAxisSlicer(v1, 2) // one transpose each where Gather slices
