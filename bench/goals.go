@@ -102,7 +102,8 @@ func evaluateGoals(rep *benchReport) []goalResult {
 		}
 	}
 	goals = append(goals, llamaGoal(rep.SmolLM2.Gen)...)
-	for _, r := range rep.Explore { // issue 27: the live explorer on xla:cpu
+	goals = append(goals, modernDecodeGoals(rep)...) // issue 29, goal 3 (goals_decode.go)
+	for _, r := range rep.Explore {                  // issue 27: the live explorer on xla:cpu
 		if r.Backend == "xla:cpu" && r.Error == "" && r.Note == "" {
 			goals = append(goals, goalResult{Goal: fmt.Sprintf("explore %s: ≤ %s per %s", r.Model, FormatMS(r.LimitMS), r.What),
 				Measured: fmt.Sprintf("median %s, max %s over %d (load %s)", FormatMS(r.MedianMS), FormatMS(r.MaxMS), len(r.TimesMS), r.Load),

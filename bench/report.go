@@ -384,7 +384,7 @@ func printMiniLM(w io.Writer, rows []minilmResult) {
 
 // printSmolLM2 prints the smollm2 suite's tables.
 func printSmolLM2(w io.Writer, rep smollm2Report) {
-	fmt.Fprintf(w, "\n## Text generation, SmolLM2-135M-Instruct (greedy, batch 1; mhalab and PyTorch in float32)\n\n")
+	fmt.Fprintf(w, "\n## Text generation, SmolLM2-135M-Instruct (greedy, batch 1; mhalab on go keeps the GGUF's Q4_1/Q8_0 matrices packed — fastgo dequantises inside its matrix–vector kernel; mhalab on xla:cpu and go-gomlx, and PyTorch, in float32)\n\n")
 	fmt.Fprintln(w, "| implementation | backend | prompt tokens | new tokens | first run | prefill | prefill tokens/s | decode ms/token | decode tokens/s | decode × PyTorch | decode × llama.cpp | tokens = PyTorch's |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rep.Gen {

@@ -124,6 +124,7 @@ func Status() string {
 	if nodeFieldsErr == nil {
 		s += fmt.Sprintf("; element-wise ops (%d) %s", len(Ops())-1, vecName())
 	}
+	s += "; packed Q8_0/Q4_1 " + QuantKernel()
 	if r, ok := lastFallback.Load().(string); ok && r != "" {
 		s += "; last fallback: " + r
 	}

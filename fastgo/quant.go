@@ -29,6 +29,8 @@ import (
 type quantKernels struct {
 	name       string
 	q4_1, q8_0 func(row []byte, x, xs []float32) float32 // xs: blockSums of x
+	// dequant writes a row's weights into w [cols] exactly as gguf.Dequantise does.
+	dequant func(q4 bool, row []byte, w []float32)
 }
 
 var (
@@ -101,7 +103,7 @@ func execQuantDot(backend *simplego.Backend, node *simplego.Node, inputs []*simp
 // of x (decoding) goes through the packed-row kernels; more (a prompt) through quantGEMM.
 func quantMatMul(k quantKernels, h quant.Header, rows []byte, lhs []float32, m int, out []float32, workers int) {
 	if m > 1 {
-		quantGEMM(h, rows, lhs, m, out, workers)
+		quantGEMM(k, h, rows, lhs, m, out, workers)
 		return
 	}
 	rowBytes := h.Cols / 32 * h.Format.BlockBytes()
@@ -118,14 +120,16 @@ func quantMatMul(k quantKernels, h quant.Header, rows []byte, lhs []float32, m i
 	})
 }
 
-// quantChunkRows is how many rows of W quantGEMM dequantises at a time (≤ 1.5 MB of float32
-// for SmolLM2's widest rows, 1536).
-const quantChunkRows = 256
+// quantChunkRows is how many rows of W quantGEMM dequantises at a time (≤ 6 MB of float32 for
+// SmolLM2's widest rows, 1536). BenchmarkPrefill (smollm2, 93 tokens, CPU time): 64 rows
+// 970–1340 ms, 256 rows 550–660 ms, 1024 rows 527–535 ms; the float32 runner 430–475 ms.
+const quantChunkRows = 1024
 
 // quantGEMM is quantMatMul for M > 1 rows of x: a prompt multiplies every weight by M values,
 // enough work to pay for dequantising W chunk by chunk into float32 and running the float32
-// GEMM (gemm) on each chunk, instead of dequantising every weight M times.
-func quantGEMM(h quant.Header, rows []byte, lhs []float32, m int, out []float32, workers int) {
+// GEMM on each chunk (gemv for M ≤ gemvMaxRows, as for a float32 DotGeneral: the results then
+// equal the float32 path's bit for bit), instead of dequantising every weight M times.
+func quantGEMM(k quantKernels, h quant.Header, rows []byte, lhs []float32, m int, out []float32, workers int) {
 	cols, bt := h.Cols, h.Bt
 	c, n := cols/bt, h.Rows/bt
 	rowBytes := cols / 32 * h.Format.BlockBytes()
@@ -143,11 +147,13 @@ func quantGEMM(h quant.Header, rows []byte, lhs []float32, m int, out []float32,
 		rc := min(quantChunkRows, h.Rows-r0)
 		parallelFor(rc, 16, workers, func(lo, hi int) {
 			for r := lo; r < hi; r++ {
-				dequantRow(q4, rows[(r0+r)*rowBytes:(r0+r+1)*rowBytes], w[r*cols:(r+1)*cols])
+				k.dequant(q4, rows[(r0+r)*rowBytes:(r0+r+1)*rowBytes], w[r*cols:(r+1)*cols])
 			}
 		})
 		wOp := newOperand(w[:rc*cols], []int{rc, cols}, []int{1}, nil)
-		gemm(kernelF32, xOp, wOp, y[:m*rc], 1, m, rc, cols, workers)
+		if !gemv(xOp, wOp, y[:m*rc], 1, m, rc, cols, workers) { // as run picks for float32
+			gemm(kernelF32, xOp, wOp, y[:m*rc], 1, m, rc, cols, workers)
+		}
 		for i := range m {
 			for j := range rc {
 				r := r0 + j

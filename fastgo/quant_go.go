@@ -6,7 +6,7 @@ package fastgo
 // float32(d·q) + m; Q8_0: d·q), then multiplied by x [32·nb] and summed in float32. (Their
 // third argument, the block sums of x, is for the SIMD Q4_1 kernel.)
 
-var goQuantKernels = quantKernels{name: "go", q4_1: dotQ4_1Go, q8_0: dotQ8_0Go}
+var goQuantKernels = quantKernels{name: "go", q4_1: dotQ4_1Go, q8_0: dotQ8_0Go, dequant: dequantRow}
 
 // dotQ4_1Go: row = d f16 × nb, m f16 × nb, 16 bytes × nb (element j < 16 of a block is the low
 // nibble of its byte j, element j+16 the high nibble).

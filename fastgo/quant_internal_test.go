@@ -130,6 +130,33 @@ func TestQuantKernelsAgainstFloat64(t *testing.T) {
 	}
 }
 
+// TestDequantRow: every kernel set's dequant gives gguf.Dequantise's float32 weights bit for
+// bit (the M > 1 path then equals the float32 path).
+func TestDequantRow(t *testing.T) {
+	kernels := []quantKernels{goQuantKernels}
+	if k, ok := simdQuantKernels(); ok {
+		kernels = append(kernels, k)
+	}
+	for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
+		for _, cols := range []int{96, 576, 2080} {
+			m := randomPacked(t, f, 3, cols, uint64(cols))
+			want := m.Dequantise()
+			rows := planar(m)
+			for _, k := range kernels {
+				w := make([]float32, cols)
+				for r := range 3 {
+					k.dequant(f == gguf.TensorQ4_1, rows[r*m.RowBytes():(r+1)*m.RowBytes()], w)
+					for c, v := range w {
+						if math.Float32bits(v) != math.Float32bits(want[r*cols+c]) {
+							t.Fatalf("%s %s cols %d: w[%d, %d] = %g, want %g", f, k.name, cols, r, c, v, want[r*cols+c])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestF16 compares the fast half conversion with gguf.Float16 on every finite half.
 func TestF16(t *testing.T) {
 	for h := range 1 << 16 {

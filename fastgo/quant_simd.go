@@ -23,7 +23,7 @@ func simdQuantKernels() (quantKernels, bool) {
 	if !archsimd.X86.AVX512() {
 		return quantKernels{}, false
 	}
-	return quantKernels{name: "avx512", q4_1: dotQ4_1AVX512, q8_0: dotQ8_0AVX512}, true
+	return quantKernels{name: "avx512", q4_1: dotQ4_1AVX512, q8_0: dotQ8_0AVX512, dequant: dequantRowAVX512}, true
 }
 
 // stackBlocks is how many blocks' scales a kernel converts into stack arrays (cols ≤ 2048);
@@ -109,6 +109,46 @@ func dotQ8_0AVX512(row []byte, x, _ []float32) float32 {
 	}
 	acc0, acc1 := scaledBlocks(ds, block)
 	return sum16(acc0.Add(acc1))
+}
+
+// dequantRowAVX512 is dequantRow 16 weights at a time: Q4_1 float32(d·q) + m (Mul, then Add),
+// Q8_0 d·q — the same roundings, so the same float32 weights.
+func dequantRowAVX512(q4 bool, row []byte, w []float32) {
+	nb := len(w) / 32
+	if nb == 0 {
+		return
+	}
+	var buf [2 * stackBlocks]float32
+	dm := buf[:]
+	if nb > stackBlocks {
+		dm = make([]float32, 2*nb)
+	}
+	wp := unsafe.Pointer(unsafe.SliceData(w[:32*nb]))
+	store := func(b, half int, v archsimd.Float32x16) {
+		v.Store((*[16]float32)(unsafe.Add(wp, 128*b+64*half)))
+	}
+	if !q4 {
+		ds := dm[:nb]
+		halfScales(row[:2*nb], ds)
+		q := unsafe.Pointer(unsafe.SliceData(row[2*nb : 34*nb]))
+		for b, d := range ds {
+			dv := archsimd.BroadcastFloat32x16(d)
+			store(b, 0, archsimd.LoadInt8x16((*[16]int8)(unsafe.Add(q, 32*b))).ExtendToInt32().ConvertToFloat32().Mul(dv))
+			store(b, 1, archsimd.LoadInt8x16((*[16]int8)(unsafe.Add(q, 32*b+16))).ExtendToInt32().ConvertToFloat32().Mul(dv))
+		}
+		return
+	}
+	dm = dm[:2*nb]
+	halfScales(row[:4*nb], dm)
+	ds, ms := dm[:nb], dm[nb:]
+	q := unsafe.Pointer(unsafe.SliceData(row[4*nb : 20*nb]))
+	low := archsimd.BroadcastUint32x16(0x0f)
+	for b, d := range ds {
+		dv, mv := archsimd.BroadcastFloat32x16(d), archsimd.BroadcastFloat32x16(ms[b])
+		qv := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(q, 16*b))).ExtendToUint32()
+		store(b, 0, qv.And(low).ConvertToFloat32().Mul(dv).Add(mv))
+		store(b, 1, qv.ShiftAllRight(4).ConvertToFloat32().Mul(dv).Add(mv))
+	}
 }
 
 // scaledBlocks returns Σ_b ds[b]·block(b) by lane, on two accumulators taken in turn (each
