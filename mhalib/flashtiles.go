@@ -11,6 +11,10 @@ import "fmt"
 // mask the tiles above the diagonal are never computed; with a sliding window, neither are the
 // tiles wholly before the window. flashPlan is that schedule, on host integers; flashAttend
 // follows it, and FlashTiles shows it (for pictures and counts of the work skipped).
+//
+// On the pure-Go backend, attention with no mask but the causal one is computed by query
+// blocks against all the keys they see instead (flashrows.go, its own block size, at most
+// BlockQ): of the pairs above the diagonal only those in the diagonal blocks are computed.
 
 // FlashTile is one tile of scores FlashAttention computes: query rows [Row0, Row1) against keys
 // [Col0, Col1) (all heads and batch elements at once).
