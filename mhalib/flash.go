@@ -54,10 +54,9 @@ import (
 //
 // # Gradients
 //
-// Gradients come from GoMLX's automatic differentiation through the unrolled graph (the
-// maxima are constants for it: the result does not depend on them). That backward pass keeps
-// every block's probabilities, so it needs O(Lq·Lk) memory like plain attention; only the
-// forward pass is memory-efficient. On backends that cannot differentiate Slice and
+// The gradient is FlashAttention-2's backward pass (flashgrad.go): it recomputes the tiles of
+// weights from q, k and the log-sum-exp the forward pass keeps, so training needs O(L) memory
+// too. On backends that cannot differentiate Slice and
 // Concatenate (the pure-Go backend has no Pad), rows and blocks are selected with Gather and
 // joined with Where, which every backend differentiates (sliceAxis and concatAxis, take.go).
 //
@@ -172,7 +171,7 @@ func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
 	if b.blockQ < 1 || b.blockK < 1 {
 		panicArg("BlockSizes", "blockQ=%d, blockK=%d: both must be ≥ 1", b.blockQ, b.blockK)
 	}
-	return flashAttend(b.q, b.k, b.v, scale, ms, b.blockQ, b.blockK, withLSE)
+	return flashAttendGrad(b.q, b.k, b.v, scale, ms, b.blockQ, b.blockK, withLSE)
 }
 
 // flashAttend is FlashAttention on validated inputs q [B, Hq, Lq, dk], k [B, Hkv, Lk, dk],
@@ -324,6 +323,6 @@ func (b *MHABuilder) flashHeads(q, k, v *Node, d mhaDims, ms *maskSet, withWeigh
 	if blockQ == 0 {
 		blockQ, blockK = flashBlocks(d.lq, ms.causal != NoCausal)
 	}
-	out, _ := flashAttend(qh, kh, vh, b.headScale(d.sizes[0]), ms, blockQ, blockK, false)
+	out, _ := flashAttendGrad(qh, kh, vh, b.headScale(d.sizes[0]), ms, blockQ, blockK, false)
 	return MergeHeads(out) // [B, Lq, E]
 }
