@@ -1,6 +1,8 @@
 package mhalib
 
 import (
+	"math"
+
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -51,6 +53,15 @@ import (
 // (slices of a concatenation, which every backend runs) takes each to its input. The rows are
 // whole tensors so that getting them out of Z is a slice along the short axis of rows (the
 // pure-Go backend differentiates it as a gather of one row).
+//
+// # Precision
+//
+// The weights are recomputed as exp(s − lse), so they are as exact as lse. That holds for any
+// row with an unblocked logit of ordinary size. A row whose every logit is huge — every key
+// blocked with a finite Fill such as FillMinus1e9, or an additive −1e9 on all of them — has
+// lse ≈ −1e9 + log n, and −1e9 keeps only about 1e-7 (float64) or 64 (float32) of it: its
+// recomputed weights are off by that (float64: ~1e-8 relative; float32: all 1 instead of 1/n).
+// Such rows get zero weights and no such error with the default fill −inf.
 //
 // The backward pass cannot be differentiated again: a second derivative through FlashAttention
 // panics with an *ArgumentError (use ScaledDotProductAttention).
@@ -233,10 +244,12 @@ func (fb *flashBackward) gradients(dO, dlse *Node) []*Node {
 		dvCols.add(c0, groupedTransposedProduct(p, dOa, Hkv))                            // [B, Hkv, cols, dv]
 		dp := groupedScores(dOa, vb)                                                     // [B, Hq, rows, cols]
 		dS := Mul(p, Sub(dp, BroadcastToDims(ds.slice(first, rows), B, Hq, rows, cols))) // [B, Hq, rows, cols]
-		if allowed := tileMasks.blockAllowed(g, first, rows, c0, cols); allowed != nil {
-			// A blocked logit is the fill value, whatever q, k and the masks: no gradient (with a
-			// finite fill its weight need not be 0).
-			dS = Where(BroadcastToDims(allowed, B, Hq, rows, cols), dS, ZerosLike(dS)) // [B, Hq, rows, cols]
+		if !math.IsInf(ms.fill, -1) {
+			// A blocked logit is the fill value, whatever q, k and the masks: no gradient. (With
+			// the fill −inf its weight, hence dS, is 0 already.)
+			if allowed := tileMasks.blockAllowed(g, first, rows, c0, cols); allowed != nil {
+				dS = Where(BroadcastToDims(allowed, B, Hq, rows, cols), dS, ZerosLike(dS)) // [B, Hq, rows, cols]
+			}
 		}
 		for i, bi := range fb.biasGrad {
 			biasCols[i].add(c0, biasTile(dS, ms.bias[bi].Shape().Dimensions, first, Lq))
