@@ -62,10 +62,13 @@ type memResult struct {
 	RunMS      float64 `json:"run_ms"`
 	ForwardMS  float64 `json:"forward_ms,omitempty"` // block gradients: the forward pass alone
 	// Block gradients: CPU time (every thread) of a gradient step and of the forward pass.
-	StepCPUMS    float64 `json:"step_cpu_ms,omitempty"`
-	ForwardCPUMS float64 `json:"forward_cpu_ms,omitempty"`
-	Loss         float64 `json:"loss,omitempty"`
-	Error        string  `json:"error,omitempty"`
+	StepCPUMS float64 `json:"step_cpu_ms,omitempty"`
+	// Block gradients: the peak RSS of the timed gradient steps alone (the first step, which
+	// compiles, left out), where the system can reset the peak (Linux); 0 elsewhere.
+	RunPeakRSSKiB int64   `json:"run_peak_rss_kib,omitempty"`
+	ForwardCPUMS  float64 `json:"forward_cpu_ms,omitempty"`
+	Loss          float64 `json:"loss,omitempty"`
+	Error         string  `json:"error,omitempty"`
 }
 
 // memoryConfigs lists the measurements of the memory and checkpoint suites for the backends.

@@ -241,7 +241,8 @@ func (fb *flashBackward) gradients(dO, dlse *Node) []*Node {
 		p := Exp(Sub(s, BroadcastToDims(lses.slice(first, rows), B, Hq, rows, cols))) // [B, Hq, rows, cols]
 
 		// 2) Gradients of the values, the weights and the logits.
-		dvCols.add(c0, groupedTransposedProduct(p, dOa, Hkv))                            // [B, Hkv, cols, dv]
+		dvj := groupedTransposedProduct(p, dOa, Hkv) // [B, Hkv, cols, dv]
+		dvCols.add(c0, dvj)
 		dp := groupedScores(dOa, vb)                                                     // [B, Hq, rows, cols]
 		dS := Mul(p, Sub(dp, BroadcastToDims(ds.slice(first, rows), B, Hq, rows, cols))) // [B, Hq, rows, cols]
 		if !math.IsInf(ms.fill, -1) {
@@ -259,8 +260,12 @@ func (fb *flashBackward) gradients(dO, dlse *Node) []*Node {
 		}
 
 		// 3) Gradients of the queries (accumulated over key blocks) and of the keys.
-		dq.add(groupedWeightedSum(dS, kb))                    // [B, Hq, rows, dk]
-		dkCols.add(c0, groupedTransposedProduct(dS, qa, Hkv)) // [B, Hkv, cols, dk]
+		dq.add(groupedWeightedSum(dS, kb))           // [B, Hq, rows, dk]
+		dkj := groupedTransposedProduct(dS, qa, Hkv) // [B, Hkv, cols, dk]
+		dkCols.add(c0, dkj)
+		// The next tile waits for all three products of this one, so that XLA cannot leave
+		// one of them (and the tiles of P and dS it reads) for later.
+		dq.token = finiteSum(dq.token, flashToken(dkj), flashToken(dvj))
 	}
 	dq.finishTo(Lq)
 	grads := []*Node{
@@ -334,6 +339,15 @@ func dependOn(x, token *Node) *Node {
 	return Add(x, MulScalar(BroadcastToDims(token, x.Shape().Dimensions...), 0))
 }
 
+// finiteSum returns the sum of finite scalars, 0 where it overflows (a dependency token).
+func finiteSum(xs ...*Node) *Node {
+	t := xs[0]
+	for _, x := range xs[1:] {
+		t = Add(t, x)
+	}
+	return StopGradient(Where(IsFinite(t), t, ZerosLike(t)))
+}
+
 // rowAccumulator sums the gradient of query rows [first, end) over key blocks; rows that see no
 // further key block are finished (kept in order) and dropped, as flashRows does for the output.
 type rowAccumulator struct {
@@ -343,7 +357,7 @@ type rowAccumulator struct {
 	first, end          int
 	acc                 *Node   // [B, Hq, end−first, width]
 	finished            []*Node // finished rows, in order
-	token               *Node   // one entry of acc (flashToken), nil before the first block
+	token               *Node   // one entry of acc (flashToken) and of the tile's other products, nil before the first block
 }
 
 // enter lets rows [end, to) in with a zero gradient.
