@@ -28,7 +28,8 @@ import (
 // blockGradLengths are the sequence lengths of the block gradient measurements (B 1, E 512, h 8).
 var blockGradLengths = []int{1024, 4096, 16384}
 
-// blockGradRuns is how many timed runs (after the first, which compiles) each graph gets.
+// blockGradRuns is how many timed runs (after the first, which compiles) each graph gets at
+// L ≤ 4096 (one above).
 const blockGradRuns = 3
 
 // isBlockGrad reports whether kind is a block gradient measurement.
@@ -83,7 +84,11 @@ func measureBlockGrad(backend backends.Backend, cfg memConfig, res *memResult) e
 	// compiles, and creates the variables) and the medians of the wall and CPU times of the others.
 	timed := func(exec func() (float64, error)) (first, wall, cpu float64, err error) {
 		var walls, cpus []float64
-		for i := 0; i <= blockGradRuns; i++ {
+		runs := blockGradRuns
+		if cfg.L > 4096 {
+			runs = 1 // a step at L = 16384 takes long enough on its own
+		}
+		for i := 0; i <= runs; i++ {
 			start, startCPU := time.Now(), processCPUMS()
 			loss, err := exec()
 			if err != nil {

@@ -208,9 +208,9 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 		st.enter(t.Row1)
 		c0, cols, rows := t.Col0, t.Col1-t.Col0, t.Row1-t.Row0
 		causal := ms.causal
-		qa := qs.slice(st.first, rows)     // [B, Hq, rows, dk]
-		kb := st.after(ks.slice(c0, cols)) // [B, Hkv, cols, dk]
-		vb := vs.slice(c0, cols)           // [B, Hkv, cols, dv+1]
+		qa := st.after(qs.slice(st.first, rows)) // [B, Hq, rows, dk]; after: XLA would slice every step's rows up front (O(L²/BlockQ·dk) with a causal mask)
+		kb := st.after(ks.slice(c0, cols))       // [B, Hkv, cols, dk]
+		vb := vs.slice(c0, cols)                 // [B, Hkv, cols, dv+1]
 
 		// 1) Scores of the tile (each query head against its key head), masked.
 		s := groupedScores(qa, kb) // [B, Hq, rows, cols]

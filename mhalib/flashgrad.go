@@ -219,10 +219,13 @@ func (fb *flashBackward) gradients(dO, dlse *Node) []*Node {
 		dq.finishTo(t.Row0)
 		dq.enter(t.Row1)
 		first, rows, c0, cols := t.Row0, t.Row1-t.Row0, t.Col0, t.Col1-t.Col0
-		qa := qs.slice(first, rows)                  // [B, Hq, rows, dk]
-		kb := dependOn(ks.slice(c0, cols), dq.token) // [B, Hkv, cols, dk]
-		vb := vs.slice(c0, cols)                     // [B, Hkv, cols, dv]
-		dOa := dOs.slice(first, rows)                // [B, Hq, rows, dv]
+		// Every operand of the tile waits for the previous tile: XLA would otherwise compute the
+		// products that need no accumulator (dP = dO·Vᵀ) and the row slices of every tile up
+		// front and keep them all, O(L²) again.
+		qa := dependOn(qs.slice(first, rows), dq.token)   // [B, Hq, rows, dk]
+		kb := dependOn(ks.slice(c0, cols), dq.token)      // [B, Hkv, cols, dk]
+		vb := dependOn(vs.slice(c0, cols), dq.token)      // [B, Hkv, cols, dv]
+		dOa := dependOn(dOs.slice(first, rows), dq.token) // [B, Hq, rows, dv]
 
 		// 1) The tile's logits and weights, recomputed as the forward pass did.
 		tileMasks := &noCap
