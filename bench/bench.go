@@ -47,6 +47,10 @@ type Config struct {
 	// Pythons are the Python interpreters with PyTorch, each timed in its own column; empty:
 	// $MHALAB_TORCH_VENV/bin/python, the venv of scripts/setup.sh, else python3 on PATH.
 	Pythons []string
+	// LlamaPython is the Python with llama-cpp-python that times llama.cpp in the smollm2 suite;
+	// empty: $MHALAB_LLAMA_VENV/bin/python, the venv of scripts/setup.sh --only llama, else the
+	// PyTorch Python. Without llama-cpp-python the suite says so in a note.
+	LlamaPython string
 	// TorchScript is the path of parity/bench_torch.py; empty: found from the working directory
 	// and the executable's.
 	TorchScript string
@@ -337,7 +341,8 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 	}
 	if suites["smollm2"] && ctx.Err() == nil {
 		bar.start("SmolLM2-135M-Instruct generation and KV cache")
-		rep.SmolLM2 = benchSmolLM2(cfg, findPython(firstOf(cfg.Pythons)), order, live)
+		python := findPython(firstOf(cfg.Pythons))
+		rep.SmolLM2 = benchSmolLM2(cfg, python, findLlamaPython(cfg.LlamaPython, python), order, live)
 	}
 	if suites["explore"] && ctx.Err() == nil {
 		bar.start("the live explorer: updates and generated tokens")
@@ -377,6 +382,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 	printReport(stdout, rep)
 	if previous != nil {
 		printComparison(stdout, previous, rep, cfg.ComparePath)
+		printDecodeComparison(stdout, previous, rep)
 		printMemComparison(stdout, previous, rep)
 	}
 	if cfg.JSONPath != "" {

@@ -157,6 +157,7 @@ func CompareReports(w io.Writer, oldPath, curPath string) error {
 	if len(cur.MHA) > 0 {
 		printComparison(w, old, cur, oldPath)
 	}
+	printDecodeComparison(w, old, cur)
 	printMemComparison(w, old, cur)
 	return nil
 }

@@ -11,8 +11,11 @@
 //	minilm      sentences/s of all-MiniLM-L6-v2 sentence embeddings (32 sentences of 12–14 tokens)
 //	            on every backend and with transformers on PyTorch (models/minilm/bench_torch.py)
 //	smollm2     greedy generation with SmolLM2-135M-Instruct: prefill and decode tokens/s on every
-//	            backend and with transformers on PyTorch (models/smollm2/bench_torch.py, same
-//	            prompt ids), and the KV cache's measured bytes with 3 vs 9 key/value heads
+//	            backend, with transformers on PyTorch (models/smollm2/bench_torch.py, same
+//	            prompt ids) and, when llama-cpp-python is installed (scripts/setup.sh --only
+//	            llama; Config.LlamaPython), with llama.cpp on the same GGUF, its weights kept
+//	            quantised (models/smollm2/bench_llama.py); and the KV cache's measured bytes
+//	            with 3 vs 9 key/value heads
 //	modern      attention of current LLMs: sliding-window flash (L 8192, window 512) vs full causal
 //	            flash vs PyTorch (SDPA with the mask, flex_attention with a block mask), and
 //	            tokens/s of grouped-query decoding with the KV cache (Hkv 32, 8, 1 of Hq 32)

@@ -102,7 +102,9 @@ func evaluateGoals(rep *benchReport) []goalResult {
 				Measured: fmt.Sprintf("%.2f vs %.2f tokens/s (%.2f×)", r.DecodeTokPerS, torchGen.DecodeTokPerS, r.DecodeVsTorch), Met: r.DecodeVsTorch >= 1})
 		}
 	}
-	for _, r := range rep.Explore { // issue 27: the live explorer on xla:cpu
+	goals = append(goals, llamaGoal(rep.SmolLM2.Gen)...)
+	goals = append(goals, modernDecodeGoals(rep)...) // issue 29, goal 3 (goals_decode.go)
+	for _, r := range rep.Explore {                  // issue 27: the live explorer on xla:cpu
 		if r.Backend == "xla:cpu" && r.Error == "" && r.Note == "" {
 			goals = append(goals, goalResult{Goal: fmt.Sprintf("explore %s: ≤ %s per %s", r.Model, FormatMS(r.LimitMS), r.What),
 				Measured: fmt.Sprintf("median %s, max %s over %d (load %s)", FormatMS(r.MedianMS), FormatMS(r.MaxMS), len(r.TimesMS), r.Load),
@@ -110,4 +112,24 @@ func evaluateGoals(rep *benchReport) []goalResult {
 		}
 	}
 	return goals
+}
+
+// llamaGoal is issue 29's goal 4 — SmolLM2 decoding at least as fast as llama.cpp on the same
+// GGUF, on at least one backend — measured by the fastest backend; none without a llama.cpp row.
+func llamaGoal(gen []smollm2Result) []goalResult {
+	var llama, best *smollm2Result
+	for i, r := range gen {
+		switch {
+		case r.Backend == llamaBackend && r.DecodeTokPerS > 0:
+			llama = &gen[i]
+		case r.Error == "" && r.DecodeVsLlama > 0 && (best == nil || r.DecodeVsLlama > best.DecodeVsLlama):
+			best = &gen[i]
+		}
+	}
+	if llama == nil || best == nil {
+		return nil
+	}
+	return []goalResult{{Goal: "SmolLM2-135M-Instruct decoding ≥ llama.cpp's tokens/s on the same GGUF, on at least one backend",
+		Measured: fmt.Sprintf("%s %.2f vs %.2f tokens/s (%.2f×)", best.Backend, best.DecodeTokPerS, llama.DecodeTokPerS, best.DecodeVsLlama),
+		Met:      best.DecodeVsLlama >= 1}}
 }

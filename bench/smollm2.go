@@ -1,11 +1,8 @@
 package bench
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"time"
@@ -19,8 +16,9 @@ import (
 
 // Suite smollm2: greedy generation with SmolLM2-135M-Instruct — prefill tokens/s (the prompt in
 // one pass) and decode tokens/s (one token per step with the KV cache) on every backend and with
-// transformers on PyTorch (models/smollm2/bench_torch.py, the same GGUF file and prompt ids) in
-// the same run; and the KV cache's bytes with the model's 3 key/value heads against the 9 that
+// transformers on PyTorch (models/smollm2/bench_torch.py, the same GGUF file and prompt ids) and
+// with llama.cpp when llama-cpp-python is installed (bench/llamacpp.go: the same file with its
+// weights kept quantised) in the same run; and the KV cache's bytes with the model's 3 key/value heads against the 9 that
 // plain multi-head attention would need (Model.WithKVHeads(9): the same logits), measured from
 // the session's cache tensors after filling it.
 
@@ -60,7 +58,8 @@ type smollm2Result struct {
 	PrefillTokPerS float64   `json:"prefill_tokens_per_s"`
 	DecodeMSPerTok float64   `json:"decode_ms_per_token"`
 	DecodeTokPerS  float64   `json:"decode_tokens_per_s"`
-	DecodeVsTorch  float64   `json:"decode_vs_torch,omitempty"` // decode tokens/s over PyTorch's
+	DecodeVsTorch  float64   `json:"decode_vs_torch,omitempty"`     // decode tokens/s over PyTorch's
+	DecodeVsLlama  float64   `json:"decode_vs_llama_cpp,omitempty"` // decode tokens/s over llama.cpp's
 	IDs            []int     `json:"ids,omitempty"`
 	SameAsTorch    int       `json:"same_as_torch"` // leading generated tokens equal to PyTorch's
 	Error          string    `json:"error,omitempty"`
@@ -84,9 +83,10 @@ type smollm2Report struct {
 	KV  []kvResult      `json:"kv_cache,omitempty"`
 }
 
-// benchSmolLM2 runs the suite: PyTorch first, then each backend, then the KV-cache measurement
-// on xla:cpu (else the first backend). A missing model is a note, not an error.
-func benchSmolLM2(cfg Config, python string, order []string, live map[string]backends.Backend) smollm2Report {
+// benchSmolLM2 runs the suite: PyTorch (python) and llama.cpp (llamaPython) first, then each
+// backend, then the KV-cache measurement on xla:cpu (else the first backend). A missing model is
+// a note, not an error; so is a missing PyTorch or llama.cpp.
+func benchSmolLM2(cfg Config, python, llamaPython string, order []string, live map[string]backends.Backend) smollm2Report {
 	s := smollm2Config(cfg.Quick)
 	var rep smollm2Report
 	path, err := smollm2.CheckDefault()
@@ -104,16 +104,13 @@ func benchSmolLM2(cfg Config, python string, order []string, live map[string]bac
 		prompt = prompt[:s.promptTokens]
 	}
 	torch := benchSmolLM2Torch(cfg, python, path, prompt, s)
-	rep.Gen = append(rep.Gen, torch)
+	llama := benchSmolLM2Llama(cfg, llamaPython, path, prompt, s)
+	llama.compareWith(torch, smollm2Result{})
+	rep.Gen = append(rep.Gen, torch, llama)
 	for _, spec := range order {
 		r := smollm2Result{Backend: spec, Impl: "mhalab models/smollm2", PromptTokens: len(prompt), NewTokens: s.newTokens}
 		withFastGo(spec, func() { r = benchSmolLM2Backend(live[spec], m, prompt, s, r) })
-		if r.Error == "" && torch.DecodeTokPerS > 0 {
-			r.DecodeVsTorch = r.DecodeTokPerS / torch.DecodeTokPerS
-			for r.SameAsTorch < len(r.IDs) && r.SameAsTorch < len(torch.IDs) && r.IDs[r.SameAsTorch] == torch.IDs[r.SameAsTorch] {
-				r.SameAsTorch++
-			}
-		}
+		r.compareWith(torch, llama)
 		rep.Gen = append(rep.Gen, r)
 	}
 	kvSpec := ""
@@ -127,6 +124,23 @@ func benchSmolLM2(cfg Config, python string, order []string, live map[string]bac
 		withFastGo(kvSpec, func() { rep.KV = benchKVHeads(live[kvSpec], kvSpec, m, prompt, s) })
 	}
 	return rep
+}
+
+// compareWith fills r's ratios to the anchors' decode tokens/s and the count of leading tokens
+// equal to PyTorch's (an anchor that did not run is left out).
+func (r *smollm2Result) compareWith(torch, llama smollm2Result) {
+	if r.Error != "" || r.DecodeTokPerS == 0 {
+		return
+	}
+	if llama.DecodeTokPerS > 0 {
+		r.DecodeVsLlama = r.DecodeTokPerS / llama.DecodeTokPerS
+	}
+	if torch.DecodeTokPerS > 0 {
+		r.DecodeVsTorch = r.DecodeTokPerS / torch.DecodeTokPerS
+		for r.SameAsTorch < len(r.IDs) && r.SameAsTorch < len(torch.IDs) && r.IDs[r.SameAsTorch] == torch.IDs[r.SameAsTorch] {
+			r.SameAsTorch++
+		}
+	}
 }
 
 // argmaxOf returns the index of the largest logit (the first on ties).
@@ -250,6 +264,40 @@ func benchKVHeads(backend backends.Backend, spec string, m *smollm2.Model, promp
 	return out
 }
 
+// smollm2Answer is what bench_torch.py's and bench_llama.py's answers share.
+type smollm2Answer struct {
+	Error     string    `json:"error"`
+	Threads   int       `json:"threads"`
+	PrefillMS []float64 `json:"prefill_ms"`
+	DecodeMS  []float64 `json:"decode_ms"`
+	IDs       []int     `json:"ids"`
+}
+
+// runAnchor runs an anchor's script with python and decodes its answer into ans, whose shared
+// part is common; it fills r's times and ids, or returns a note prefixed with who ("PyTorch",
+// "llama.cpp") saying what failed: the run, the answer's error, or missing runs or ids.
+func runAnchor(who, python, script string, req, ans any, common *smollm2Answer, r *smollm2Result) string {
+	if err := runScript(python, script, req, ans); err != nil {
+		return who + ": " + err.Error()
+	}
+	switch {
+	case common.Error != "":
+		return who + ": " + common.Error
+	case len(common.PrefillMS) == 0 || len(common.DecodeMS) != len(common.PrefillMS) || len(common.IDs) != r.NewTokens:
+		return fmt.Sprintf("%s: %s returned %d prefill and %d decode times and %d ids (want ≥ 1, as many, and %d)",
+			who, script, len(common.PrefillMS), len(common.DecodeMS), len(common.IDs), r.NewTokens)
+	}
+	r.PrefillMS, r.DecodeMS, r.IDs = common.PrefillMS, common.DecodeMS, common.IDs
+	return ""
+}
+
+// smollm2Request is what bench_torch.py and bench_llama.py read on stdin: the GGUF file, the
+// prompt's ids, how many tokens to generate, threads, warm-up and timed runs, budget.
+func smollm2Request(cfg Config, model string, prompt []int, s smollm2Settings) map[string]any {
+	return map[string]any{"model": model, "prompt_ids": prompt, "new_tokens": s.newTokens,
+		"threads": cfg.Threads, "warmup": 1, "runs": s.runs, "budget_s": cfg.Budget.Seconds()}
+}
+
 // benchSmolLM2Torch runs models/smollm2/bench_torch.py; the result carries a note when PyTorch,
 // transformers or its GGUF support cannot be run.
 func benchSmolLM2Torch(cfg Config, python, model string, prompt []int, s smollm2Settings) smollm2Result {
@@ -263,41 +311,16 @@ func benchSmolLM2Torch(cfg Config, python, model string, prompt []int, s smollm2
 		r.Note = "PyTorch: models/smollm2/bench_torch.py not found (run from the repository)"
 		return r
 	}
-	req, _ := json.Marshal(map[string]any{"model": model, "prompt_ids": prompt, "new_tokens": s.newTokens,
-		"threads": cfg.Threads, "warmup": 1, "runs": s.runs, "budget_s": cfg.Budget.Seconds()})
-	cmd := exec.Command(python, script)
-	cmd.Stdin = bytes.NewReader(req)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		r.Note = fmt.Sprintf("PyTorch: %s %s failed after %s: %v: %s", python, script, time.Since(start).Round(time.Second), err, lastLines(errOut.String(), 3))
-		return r
-	}
 	var ans struct {
-		Error        string    `json:"error"`
-		Torch        string    `json:"torch"`
-		Transformers string    `json:"transformers"`
-		Attention    string    `json:"attention"`
-		Threads      int       `json:"threads"`
-		PrefillMS    []float64 `json:"prefill_ms"`
-		DecodeMS     []float64 `json:"decode_ms"`
-		IDs          []int     `json:"ids"`
+		smollm2Answer
+		Torch        string `json:"torch"`
+		Transformers string `json:"transformers"`
+		Attention    string `json:"attention"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &ans); err != nil {
-		r.Note = fmt.Sprintf("PyTorch: unreadable answer from %s: %v", script, err)
-		return r
-	}
-	if ans.Error != "" {
-		r.Note = "PyTorch: " + ans.Error
-		return r
-	}
-	if len(ans.PrefillMS) == 0 || len(ans.IDs) != s.newTokens {
-		r.Note = fmt.Sprintf("PyTorch: %s returned %d runs and %d ids (want ≥ 1 and %d)", script, len(ans.PrefillMS), len(ans.IDs), s.newTokens)
+	if r.Note = runAnchor("PyTorch", python, script, smollm2Request(cfg, model, prompt, s), &ans, &ans.smollm2Answer, &r); r.Note != "" {
 		return r
 	}
 	r.Impl = fmt.Sprintf("PyTorch %s, transformers %s (%s), %d threads", ans.Torch, ans.Transformers, ans.Attention, ans.Threads)
-	r.PrefillMS, r.DecodeMS, r.IDs = ans.PrefillMS, ans.DecodeMS, ans.IDs
 	r.SameAsTorch = len(r.IDs)
 	r.setRates()
 	return r

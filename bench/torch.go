@@ -105,23 +105,8 @@ func findPython(flagValue string) string {
 	if flagValue != "" {
 		return flagValue
 	}
-	var candidates []string
-	if v := os.Getenv("MHALAB_TORCH_VENV"); v != "" {
-		candidates = append(candidates, filepath.Join(v, "bin", "python"))
-	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			cache = filepath.Join(home, ".cache")
-		}
-	}
-	if cache != "" {
-		candidates = append(candidates, filepath.Join(cache, "mhalab", "torch-venv", "bin", "python"))
-	}
-	for _, c := range candidates {
-		if _, err := os.Stat(c); err == nil {
-			return c
-		}
+	if p := venvPython("MHALAB_TORCH_VENV", "torch-venv"); p != "" {
+		return p
 	}
 	if p, err := exec.LookPath("python3"); err == nil {
 		return p

@@ -54,20 +54,29 @@ type operand[T Float] struct {
 	// contiguous: contractOff[k] == contractOff[0] + k for every k (the contracting axis is the
 	// innermost and only one, as in a row-major A·Bᵀ), so packing reads rows as slices.
 	contiguous bool
+	// crossContiguous: crossOff[i] == crossOff[0] + i for every i (the cross axis is the
+	// innermost, as in a row-major B of A·B: attention's values, a [in, out] weight), so packing
+	// copies runs of a micro-panel's width for each k.
+	crossContiguous bool
 }
 
 // newOperand builds the operand of a flat row-major array of shape dims.
 func newOperand[T Float](flat []T, dims, contractingAxes, batchAxes []int) operand[T] {
 	op := operand[T]{flat: flat}
 	op.batchOff, op.crossOff, op.contractOff = offsets(dims, contractingAxes, batchAxes)
-	op.contiguous = true
-	for k, off := range op.contractOff {
-		if off != op.contractOff[0]+k {
-			op.contiguous = false
-			break
+	op.contiguous = isRun(op.contractOff)
+	op.crossContiguous = isRun(op.crossOff)
+	return op
+}
+
+// isRun reports whether offs[i] == offs[0] + i for every i.
+func isRun(offs []int) bool {
+	for i, off := range offs {
+		if off != offs[0]+i {
+			return false
 		}
 	}
-	return op
+	return true
 }
 
 // gemm computes out[b, i, j] = Σ_k lhs(b, i, k) · rhs(b, j, k) for all b < batch, i < m, j < n.
@@ -230,21 +239,36 @@ func macroKernelRows[T Float](kern microKernel[T], ws *workspace[T], lhs operand
 func packPanels[T Float](dst []T, op operand[T], batch, r0, r1, p0, kc, width int) {
 	base := op.batchOff[batch]
 	contract := op.contractOff[p0 : p0+kc]
+	var srcRows [64][]T // the panel's rows, when read as slices (width ≤ 64)
 	for r := r0; r < r1; r += width {
 		panel := dst[((r-r0)/width)*kc*width:][:kc*width]
 		rows := min(width, r1-r)
-		for w := range rows {
-			row := op.flat[base+op.crossOff[r+w]:]
-			if op.contiguous {
-				// Contiguous along the contracting axis (the common "row-major A" case).
-				src := row[contract[0] : contract[0]+kc]
-				for kk, v := range src {
-					panel[kk*width+w] = v
-				}
-				continue
-			}
+		switch {
+		case op.crossContiguous:
+			// The panel's rows are consecutive in memory for each k: one copy per k.
+			first := op.flat[base+op.crossOff[r]:]
 			for kk, off := range contract {
-				panel[kk*width+w] = row[off]
+				copy(panel[kk*width:kk*width+rows], first[off:off+rows])
+			}
+		case op.contiguous && width <= len(srcRows):
+			// Contiguous along the contracting axis (the common "row-major A" case): a transpose
+			// of rows × kc, written in order, one k at a time, reading every row's k-th value.
+			src := srcRows[:rows]
+			for w := range src {
+				src[w] = op.flat[base+op.crossOff[r+w]+contract[0]:][:kc]
+			}
+			for kk := range kc {
+				out := panel[kk*width : kk*width+rows]
+				for w, row := range src {
+					out[w] = row[kk]
+				}
+			}
+		default:
+			for w := range rows {
+				row := op.flat[base+op.crossOff[r+w]:]
+				for kk, off := range contract {
+					panel[kk*width+w] = row[off]
+				}
 			}
 		}
 		for w := rows; w < width; w++ {

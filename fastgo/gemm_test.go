@@ -62,7 +62,15 @@ func TestGEMMAgainstFloat64(t *testing.T) {
 }
 
 func checkGEMM[T Float](t *testing.T, kern microKernel[T], c gemmCase, ll, rl layout, workers int, seed uint64, unit float64) {
-	rng := rand.New(rand.NewPCG(seed, 18))
+	l, r, out := randProduct[T](c, ll, rl, seed, 18)
+	gemm(kern, l, r, out, c.batch, c.m, c.n, c.k, workers)
+	checkProduct(t, c, l, r, out, unit, kern.name)
+}
+
+// randProduct returns operands of case c with layouts ll and rl, normal random values from
+// (seed, salt), and an output [batch, m, n] filled with NaN (the product must overwrite it).
+func randProduct[T Float](c gemmCase, ll, rl layout, seed, salt uint64) (l, r operand[T], out []T) {
+	rng := rand.New(rand.NewPCG(seed, salt))
 	lDims, rDims := ll.dims(c.batch, c.m, c.k), rl.dims(c.batch, c.n, c.k)
 	lhs, rhs := make([]T, prod(lDims)), make([]T, prod(rDims))
 	for i := range lhs {
@@ -71,28 +79,31 @@ func checkGEMM[T Float](t *testing.T, kern microKernel[T], c gemmCase, ll, rl la
 	for i := range rhs {
 		rhs[i] = T(rng.NormFloat64())
 	}
-	l := newOperand(lhs, lDims, ll.contract, ll.batchAx)
-	r := newOperand(rhs, rDims, rl.contract, rl.batchAx)
-	out := make([]T, c.batch*c.m*c.n)
+	out = make([]T, c.batch*c.m*c.n)
 	for i := range out {
-		out[i] = T(math.NaN()) // gemm must overwrite every element
+		out[i] = T(math.NaN())
 	}
-	gemm(kern, l, r, out, c.batch, c.m, c.n, c.k, workers)
+	return newOperand(lhs, lDims, ll.contract, ll.batchAx), newOperand(rhs, rDims, rl.contract, rl.batchAx), out
+}
+
+// checkProduct fails t unless out [batch, m, n] is l·rᵀ within |got − exact| ≤ 2(k+1)·u·Σ|lhs·rhs|.
+func checkProduct[T Float](t *testing.T, c gemmCase, l, r operand[T], out []T, unit float64, what string) {
+	t.Helper()
 	bound := 2 * float64(c.k+1) * unit
 	for b := range c.batch {
 		for i := range c.m {
 			for j := range c.n {
 				var exact, mag float64
 				for k := range c.k {
-					x := float64(lhs[l.batchOff[b]+l.crossOff[i]+l.contractOff[k]])
-					y := float64(rhs[r.batchOff[b]+r.crossOff[j]+r.contractOff[k]])
+					x := float64(l.flat[l.batchOff[b]+l.crossOff[i]+l.contractOff[k]])
+					y := float64(r.flat[r.batchOff[b]+r.crossOff[j]+r.contractOff[k]])
 					exact += x * y
 					mag += math.Abs(x * y)
 				}
 				got := float64(out[(b*c.m+i)*c.n+j])
 				if !(math.Abs(got-exact) <= bound*mag) {
-					t.Fatalf("out[%d,%d,%d] = %g, want %g (error %.3g > bound %.3g; kernel %s)",
-						b, i, j, got, exact, math.Abs(got-exact), bound*mag, kern.name)
+					t.Fatalf("out[%d,%d,%d] = %g, want %g (error %.3g > bound %.3g; %s)",
+						b, i, j, got, exact, math.Abs(got-exact), bound*mag, what)
 				}
 			}
 		}

@@ -124,6 +124,7 @@ func Status() string {
 	if nodeFieldsErr == nil {
 		s += fmt.Sprintf("; element-wise ops (%d) %s", len(Ops())-1, vecName())
 	}
+	s += "; packed Q8_0/Q4_1 " + QuantKernel()
 	if r, ok := lastFallback.Load().(string); ok && r != "" {
 		s += "; last fallback: " + r
 	}
@@ -133,6 +134,11 @@ func Status() string {
 // execDotGeneral is the executor installed in simplego: float32/float64 go to gemm, anything
 // else (and everything while switched off) to GoMLX's executor.
 func execDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
+	if len(inputs) == 2 {
+		if out, ok, err := execQuantDot(backend, node, inputs); ok {
+			return out, err
+		}
+	}
 	if !enabled.Load() || len(inputs) != 2 {
 		fallbacks.Add(1)
 		return gomlxDotGeneral(backend, node, inputs, inputsOwned)
@@ -184,9 +190,13 @@ func execDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*si
 	return out, nil
 }
 
-// run builds the operands' offset tables and calls gemm.
+// run builds the operands' offset tables and calls gemv (few rows: gemv.go) or gemm.
 func run[T Float](kern microKernel[T], p dotParams, lhsShape, rhsShape shapes.Shape, lhs, rhs, out []T, workers int) {
 	l := newOperand(lhs, lhsShape.Dimensions, p.lhsContractingAxes, p.lhsBatchAxes)
 	r := newOperand(rhs, rhsShape.Dimensions, p.rhsContractingAxes, p.rhsBatchAxes)
+	if gemv(l, r, out, p.batch, p.lhsCross, p.rhsCross, p.contract, workers) ||
+		p.rhsCross == 1 && gemv(r, l, out, p.batch, 1, p.lhsCross, p.contract, workers) { // [b, m, 1] = [b, 1, m]
+		return
+	}
 	gemm(kern, l, r, out, p.batch, p.lhsCross, p.rhsCross, p.contract, workers)
 }

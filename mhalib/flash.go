@@ -188,12 +188,18 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 	batch, heads, lq, lk := ms.batch, ms.heads, ms.lq, ms.lk
 	hkv := k.Shape().Dim(1)
 	g := qIn.Graph()
+	if flashByRowsFits(g, ms, hkv) {
+		return flashByRows(qIn, k, v, scale, ms, blockQ, withLSE) // the pure-Go backend's path (flashrows.go)
+	}
 	dtype := qIn.DType()
 	dv := v.Shape().Dim(-1)
 
 	// q is scaled once (cheaper than scaling every tile of scores). v gets a column of ones, so
 	// that p·[v | 1] gives Σ p·v and the row sums l = Σ p from one matrix product.
-	q := MulScalar(qIn, scale)                                                   // [B, Hq, Lq, dk]
+	q := MulScalar(qIn, scale)                         // [B, Hq, Lq, dk]
+	if plan, ok := ms.bandPlanFor(g, heads, hkv); ok { // a sliding window on XLA: one banded product (flashband.go)
+		return flashBanded(q, k, v, ms, plan, withLSE)
+	}
 	ones := Ones(g, shapes.Make(dtype, batch, hkv, lk, 1))                       // [B, Hkv, Lk, 1]
 	v1 := concatAxis([]*Node{v, ones}, 3)                                        // [B, Hkv, Lk, dv+1]
 	qs, ks, vs := newAxisSlicer(q, 2), newAxisSlicer(k, 2), newAxisSlicer(v1, 2) // one transpose each where Gather slices

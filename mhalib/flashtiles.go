@@ -21,6 +21,9 @@ type FlashTile struct {
 // FlashTiles returns the tiles FlashAttention computes, in order, for lq queries and lk keys
 // with block sizes blockQ × blockK, the causal rule causal and, when window is not nil, a
 // sliding window (as FlashBuilder's Window). The tiles cover every pair a query may see.
+// On XLA a sliding window that flashband.go accepts is not computed tile by tile but as one
+// banded product of Lq·(window + 128) scores; FlashTiles describes the key-block loop, which
+// the pure-Go backend and every other case run.
 // It returns an *ArgumentError for non-positive sizes or an unknown alignment.
 func FlashTiles(lq, lk, blockQ, blockK int, causal Causal, window *Window) ([]FlashTile, error) {
 	if lq < 1 || lk < 1 || blockQ < 1 || blockK < 1 {

@@ -25,16 +25,18 @@ import (
 // queries over the cache with bottom-right causal alignment: new query i sits at position pos+i
 // and sees positions 0 … pos+i. Positions ≥ pos+n hold stale or zero entries and are masked out.
 //
-// Where the state lives. The two tensors are non-trainable context variables (scope "kv_cache"
+// Where the state lives. The tensors are non-trainable context variables (scope "kv_cache"
 // under the attention's scope); the compiled step reads them and context.Exec stores their new
-// values after each run (on XLA their buffers are donated). The position pos is a scalar int32
-// input of the step, so one compiled graph serves every step. Appending is a DynamicUpdateSlice
-// where the backend has it; on XLA it still writes a fresh copy of the cache, O(maxLen) per step
-// (the buffers are donated, but GoMLX v0.26 declares no input/output aliasing to XLA). The
-// pure-Go backend lacks it, and there the append is Where(position ∈ [pos, pos+n), new, cache),
-// which also copies the cache once per step. A decoding step attends over the cache as read
-// before the append plus the new block (Step), so the attention does not wait for that copy.
-// The attention of a step always spans all maxLen positions (masked), O(maxLen) per query.
+// values after each run. The position pos is a scalar int32 input of the step, so one compiled
+// graph serves every step. Append writes the whole [B, h, maxLen, d] tensors: a
+// DynamicUpdateSlice where the backend has it — on XLA still a fresh copy of the cache, O(maxLen)
+// per step, because GoMLX v0.26 declares no input/output aliasing, so the donated buffer is not
+// reused (the optimised HLO shows a copy of each cache parameter) — and on the pure-Go backend,
+// which lacks it, Where(position ∈ [pos, pos+n), new, cache), also a copy. Step (the StepCache
+// path: CachedSelfAttention, mhalib/decode) avoids both: it keeps the cache in chunks of T
+// positions and a one-token step writes only the chunk being filled (kvchunks.go). The attention
+// of a step spans all positions (masked), O(maxLen) per query, as PyTorch's SDPA over a
+// preallocated cache does.
 //
 // The host side. KVCache counts the positions filled: Advance(n) returns the position for the
 // next n tokens and fails with an error (naming the capacity) when they do not fit; Reset starts
@@ -64,6 +66,8 @@ type StepCache interface {
 type KVCache struct {
 	batch, heads, maxLen, keyDim, valueDim int
 	length                                 int
+	chunkLen                               int         // T, positions per chunk of Step's layout (kvchunks.go)
+	sets                                   []*chunkSet // Step's variables, per scope, for rotate
 }
 
 // NewKVCache returns an empty cache for keys [batch, heads, maxLen, keyDim] and values
@@ -73,7 +77,7 @@ func NewKVCache(batch, heads, maxLen, keyDim, valueDim int) (*KVCache, error) {
 		return nil, &ArgumentError{Arg: "NewKVCache", Msg: fmt.Sprintf(
 			"batch=%d, heads=%d, maxLen=%d, keyDim=%d, valueDim=%d: all must be positive", batch, heads, maxLen, keyDim, valueDim)}
 	}
-	return &KVCache{batch: batch, heads: heads, maxLen: maxLen, keyDim: keyDim, valueDim: valueDim}, nil
+	return &KVCache{batch: batch, heads: heads, maxLen: maxLen, keyDim: keyDim, valueDim: valueDim, chunkLen: defaultChunkLen(maxLen)}, nil
 }
 
 // Len is the number of positions filled.
@@ -91,7 +95,8 @@ var ErrCacheFull = fmt.Errorf("mhalib: KV cache full")
 
 // Advance reserves the next n positions and returns the first of them, pos: feed it (as a
 // scalar int32 tensor) to the step that appends n keys and values. It returns an error
-// wrapping ErrCacheFull, and reserves nothing, when Len()+n exceeds Cap().
+// wrapping ErrCacheFull, and reserves nothing, when Len()+n exceeds Cap(). When pos begins a new
+// chunk of Step's layout, it moves the full tail into its chunk (kvchunks.go: a swap of tensors).
 func (c *KVCache) Advance(n int) (pos int, err error) {
 	if n < 1 {
 		return 0, &ArgumentError{Arg: "n", Msg: fmt.Sprintf("%d: Advance needs at least one position", n)}
@@ -101,6 +106,7 @@ func (c *KVCache) Advance(n int) (pos int, err error) {
 	}
 	pos = c.length
 	c.length += n
+	c.rotate(pos)
 	return pos, nil
 }
 
@@ -144,7 +150,6 @@ func (c *KVCache) checkBlock(name string, x *Node, dim int) {
 func (c *KVCache) appendTo(ctx *context.Context, name string, x, pos *Node) *Node {
 	g := x.Graph()
 	dims := x.Shape().Clone().Dimensions
-	n := dims[2]
 	dims[2] = c.maxLen
 	cacheShape := shapes.Make(x.DType(), dims...)
 	variable := ctx.GetVariableByScopeAndName(ctx.Scope(), name)
@@ -154,32 +159,39 @@ func (c *KVCache) appendTo(ctx *context.Context, name string, x, pos *Node) *Nod
 	} else if !variable.Shape().Equal(cacheShape) {
 		panicArg("cache variable "+ctx.Scope()+"/"+name, "holds shape %s, this cache needs %s", variable.Shape(), cacheShape)
 	}
-	cache := variable.ValueGraph(g) // [B, h, maxLen, dim]
-	var updated *Node
-	if g.Backend().Capabilities().Operations[backends.OpTypeDynamicUpdateSlice] {
-		zero := ScalarZero(g, dtypes.Int32)
-		updated = DynamicUpdateSlice(cache, x, []*Node{zero, zero, pos, zero})
-	} else {
-		// Row j of the cache takes x[j − pos] when pos ≤ j < pos+n.
-		j := Iota(g, shapes.Make(dtypes.Int32, c.maxLen), 0)                    // [maxLen]
-		rel := Sub(j, pos)                                                      // [maxLen]
-		inBlock := LogicalAnd(GreaterOrEqual(rel, ScalarZero(g, dtypes.Int32)), // [maxLen]
-			LessThan(rel, Scalar(g, dtypes.Int32, n)))
-		var spread *Node // [B, h, maxLen, dim]
-		if n == 1 {
-			spread = BroadcastToDims(x, dims...)
-		} else {
-			// One-hot placement: spread[.., j, :] = Σ_i [j − pos = i]·x[.., i, :].
-			i := Iota(g, shapes.Make(dtypes.Int32, c.maxLen, n), 1)                                              // [maxLen, n]
-			onehot := ConvertDType(Equal(BroadcastToDims(Reshape(rel, c.maxLen, 1), c.maxLen, n), i), x.DType()) // [maxLen, n]
-			spread = DotGeneral(x, []int{2}, nil, onehot, []int{1}, nil)                                         // [B, h, dim, maxLen]
-			spread = TransposeAllDims(spread, 0, 1, 3, 2)                                                        // [B, h, maxLen, dim]
-		}
-		cond := BroadcastToDims(Reshape(inBlock, 1, 1, c.maxLen, 1), dims...) // [B, h, maxLen, dim]
-		updated = Where(cond, spread, cache)
-	}
+	updated := placeRows(variable.ValueGraph(g), x, pos) // [B, h, maxLen, dim]
 	variable.SetValueGraph(updated)
 	return updated
+}
+
+// placeRows returns cache [B, h, S, dim] with rows [at, at+n) replaced by x [B, h, n, dim]
+// (at a scalar int32 node, at+n ≤ S the caller's promise): DynamicUpdateSlice where the backend
+// has it, else Where(row ∈ [at, at+n), x's row, cache) — O(S) either way on the graph's side.
+func placeRows(cache, x, at *Node) *Node {
+	g := x.Graph()
+	dims := cache.Shape().Dimensions
+	S, n := dims[2], x.Shape().Dim(2)
+	if g.Backend().Capabilities().Operations[backends.OpTypeDynamicUpdateSlice] {
+		zero := ScalarZero(g, dtypes.Int32)
+		return DynamicUpdateSlice(cache, x, []*Node{zero, zero, at, zero})
+	}
+	// Row j of the cache takes x[j − at] when at ≤ j < at+n.
+	j := Iota(g, shapes.Make(dtypes.Int32, S), 0)                           // [S]
+	rel := Sub(j, at)                                                       // [S]
+	inBlock := LogicalAnd(GreaterOrEqual(rel, ScalarZero(g, dtypes.Int32)), // [S]
+		LessThan(rel, Scalar(g, dtypes.Int32, n)))
+	var spread *Node // [B, h, S, dim]
+	if n == 1 {
+		spread = BroadcastToDims(x, dims...)
+	} else {
+		// One-hot placement: spread[.., j, :] = Σ_i [j − at = i]·x[.., i, :].
+		i := Iota(g, shapes.Make(dtypes.Int32, S, n), 1)                                       // [S, n]
+		onehot := ConvertDType(Equal(BroadcastToDims(Reshape(rel, S, 1), S, n), i), x.DType()) // [S, n]
+		spread = DotGeneral(x, []int{2}, nil, onehot, []int{1}, nil)                           // [B, h, dim, S]
+		spread = TransposeAllDims(spread, 0, 1, 3, 2)                                          // [B, h, S, dim]
+	}
+	cond := BroadcastToDims(Reshape(inBlock, 1, 1, S, 1), dims...) // [B, h, S, dim]
+	return Where(cond, spread, cache)
 }
 
 // Attend computes attention of the new queries q [B, Hq, n, dk] over the whole cache (Hq a
@@ -193,91 +205,23 @@ func (c *KVCache) Attend(q, keys, values, pos *Node, scale float64) *Node {
 	if pos == nil || !pos.IsScalar() || pos.DType() != dtypes.Int32 {
 		panicArg("pos", "must be a scalar int32 node")
 	}
+	return attendAll(q, keys, values, pos, scale)
+}
+
+// attendAll is Attend over keys [B, h, S, dk] and values [B, h, S, dv] of any length S: query i
+// of q [B, Hq, n, dk] at position pos+i sees positions 0 … pos+i. It returns [B, Hq, n, dv].
+func attendAll(q, keys, values, pos *Node, scale float64) *Node {
 	g := q.Graph()
-	n := q.Shape().Dim(2)
-	logits := groupedScores(q, keys) // [B, Hq, n, maxLen] (gqa.go: Hq may be a multiple of the cache's heads)
+	n, S := q.Shape().Dim(2), keys.Shape().Dim(2)
+	logits := groupedScores(q, keys) // [B, Hq, n, S] (gqa.go: Hq may be a multiple of the cache's heads)
 	logits = MulScalar(logits, scale)
-	tile := shapes.Make(dtypes.Int32, 1, 1, n, c.maxLen)
-	i := Add(Iota(g, tile, 2), pos)                                                // [1, 1, n, maxLen]: position of query i
-	j := Iota(g, tile, 3)                                                          // [1, 1, n, maxLen]: position of key j
+	tile := shapes.Make(dtypes.Int32, 1, 1, n, S)
+	i := Add(Iota(g, tile, 2), pos)                                                // [1, 1, n, S]: position of query i
+	j := Iota(g, tile, 3)                                                          // [1, 1, n, S]: position of key j
 	allowed := BroadcastToDims(causalSeesNode(i, j), logits.Shape().Dimensions...) // the causal rule (mask.go)
 	logits = Where(allowed, logits, BroadcastToDims(Scalar(g, logits.DType(), math.Inf(-1)), logits.Shape().Dimensions...))
-	weights := safeSoftmax(logits)             // [B, Hq, n, maxLen]
+	weights := safeSoftmax(logits)             // [B, Hq, n, S]
 	return groupedWeightedSum(weights, values) // [B, Hq, n, dv]
-}
-
-// Step is Append then Attend (StepCache): it stores k [B, h, n, dk] and v [B, h, n, dv] at
-// positions [pos, pos+n) in ctx's scope and attends q [B, Hq, n, dk] over the cache, query i
-// seeing positions 0 … pos+i; it returns [B, Hq, n, dv].
-//
-// A short block (n ≤ maxLen/4: decoding) attends over the cache as it was before the append and
-// over the new keys and values directly (attendSplit), so the attention does not read the
-// appended tensors: on XLA the append writes a fresh copy of the cache (GoMLX v0.26 donates the
-// variables' buffers but declares no input/output aliasing), and reading that copy made a step
-// with Hkv 32 about twice as slow as the copy alone. A longer block (prefill) appends first and
-// attends over the result (Attend), whose logits stay [B, Hq, n, maxLen].
-func (c *KVCache) Step(ctx *context.Context, q, k, v, pos *Node, scale float64) *Node {
-	if n := k.Shape().Dim(2); 4*n <= c.maxLen {
-		old := c.current(ctx, k, v) // [B, h, maxLen, dk], [B, h, maxLen, dv]: before the append
-		c.Append(ctx, k, v, pos)
-		return c.attendSplit(q, k, v, old[0], old[1], pos, scale)
-	}
-	keys, values := c.Append(ctx, k, v, pos) // [B, h, maxLen, dk], [B, h, maxLen, dv]
-	return c.Attend(q, keys, values, pos, scale)
-}
-
-// current returns the cache tensors keys [B, h, maxLen, dk] and values [B, h, maxLen, dv] of
-// ctx's scope as the graph reads them before Append (zeros when the variables are new), for
-// blocks k [B, h, n, dk] and v [B, h, n, dv].
-func (c *KVCache) current(ctx *context.Context, k, v *Node) [2]*Node {
-	c.checkBlock("k", k, c.keyDim)
-	c.checkBlock("v", v, c.valueDim)
-	var out [2]*Node
-	for i, x := range []struct {
-		name string
-		blk  *Node
-	}{{VarCacheKeys, k}, {VarCacheValues, v}} {
-		dims := x.blk.Shape().Clone().Dimensions
-		dims[2] = c.maxLen
-		shape := shapes.Make(x.blk.DType(), dims...)
-		variable := ctx.GetVariableByScopeAndName(ctx.Scope(), x.name)
-		if variable == nil {
-			variable = ctx.Checked(false).WithInitializer(zeroInit).VariableWithShape(x.name, shape)
-			variable.Trainable = false
-		} else if !variable.Shape().Equal(shape) {
-			panicArg("cache variable "+ctx.Scope()+"/"+x.name, "holds shape %s, this cache needs %s", variable.Shape(), shape)
-		}
-		out[i] = variable.ValueGraph(x.blk.Graph())
-	}
-	return out
-}
-
-// attendSplit is Attend for new queries q [B, Hq, n, dk] at positions pos … pos+n−1 over the
-// cache before the append, keys [B, h, maxLen, dk] and values [B, h, maxLen, dv] (positions
-// < pos), and the new block k [B, h, n, dk], v [B, h, n, dv] (query i sees new key i' ≤ i): one
-// softmax over both parts' logits, [B, Hq, n, maxLen+n]. It returns [B, Hq, n, dv].
-func (c *KVCache) attendSplit(q, k, v, keys, values, pos *Node, scale float64) *Node {
-	c.checkQuery(q)
-	if pos == nil || !pos.IsScalar() || pos.DType() != dtypes.Int32 {
-		panicArg("pos", "must be a scalar int32 node")
-	}
-	g := q.Graph()
-	n := q.Shape().Dim(2)
-	negInf := func(x *Node) *Node {
-		return BroadcastToDims(Scalar(g, x.DType(), math.Inf(-1)), x.Shape().Dimensions...)
-	}
-	old := MulScalar(groupedScores(q, keys), scale)                        // [B, Hq, n, maxLen]
-	j := Iota(g, shapes.Make(dtypes.Int32, 1, 1, n, c.maxLen), 3)          // [1, 1, n, maxLen]: position of key j
-	filled := BroadcastToDims(LessThan(j, pos), old.Shape().Dimensions...) // keys before pos
-	old = Where(filled, old, negInf(old))
-	fresh := MulScalar(groupedScores(q, k), scale) // [B, Hq, n, n]
-	blk := shapes.Make(dtypes.Int32, 1, 1, n, n)
-	sees := BroadcastToDims(causalSeesNode(Iota(g, blk, 2), Iota(g, blk, 3)), fresh.Shape().Dimensions...)
-	fresh = Where(sees, fresh, negInf(fresh))
-	weights := safeSoftmax(Concatenate([]*Node{old, fresh}, 3))                                    // [B, Hq, n, maxLen+n]
-	wOld := Slice(weights, AxisRange(), AxisRange(), AxisRange(), AxisRange(0, c.maxLen))          // [B, Hq, n, maxLen]
-	wNew := Slice(weights, AxisRange(), AxisRange(), AxisRange(), AxisRange(c.maxLen, c.maxLen+n)) // [B, Hq, n, n]
-	return Add(groupedWeightedSum(wOld, values), groupedWeightedSum(wNew, v))                      // [B, Hq, n, dv]
 }
 
 // checkQuery validates new queries q [B, Hq, n, dk] against the cache: Hq may be a multiple of

@@ -21,9 +21,13 @@ import (
 //
 // A step with n new positions at pos attends over the ring as it was before the step (slot s
 // holds position pos−1 − ((pos−1−s) mod W), when that is ≥ 0) together with the n new keys, so
-// that a prefill longer than the window still sees every key its window needs; only then are the
-// new keys written into the ring (the last W of them, if n > W). Writing uses a one-hot matrix
-// product and Where (no DynamicUpdateSlice: every backend, and differentiable).
+// that a prefill longer than the window still sees every key its window needs — one softmax
+// over the logits of both parts, without concatenating the keys; only then are the new keys
+// written into the ring (the last W of them, if n > W). One token goes into slot pos mod W with
+// DynamicUpdateSlice where the backend has it (Where on the pure-Go backend); a block uses a
+// one-hot matrix product and Where. Either way the ring is returned as a new tensor, O(W) per
+// step (GoMLX v0.26 declares no input/output aliasing on XLA): KVCache's chunks (kvchunks.go)
+// avoid that for long caches; a window is usually short.
 
 // WindowedKVCache is a ring-buffer KV cache for causal sliding-window attention over the last
 // Left+1 positions. Create it with NewWindowedKVCache.
@@ -93,29 +97,44 @@ func (c *WindowedKVCache) Step(ctx *context.Context, q, k, v, pos *Node, scale f
 	ringK := c.ring(ctx, VarCacheKeys, c.keyDim, dt, g)     // [B, h, W, dk]
 	ringV := c.ring(ctx, VarCacheValues, c.valueDim, dt, g) // [B, h, W, dv]
 
-	// 1) Keys: the ring before this step, then the new ones; their positions [W + n].
-	keys := concatAxis([]*Node{ringK.ValueGraph(g), k}, 2)                                // [B, h, W+n, dk]
-	values := concatAxis([]*Node{ringV.ValueGraph(g), v}, 2)                              // [B, h, W+n, dv]
+	// 1) Positions: the ring's slots before this step [W], the new rows [n].
 	s := Iota(g, shapes.Make(dtypes.Int32, W), 0)                                         // [W]: slot
 	last := Sub(pos, Scalar(g, dtypes.Int32, 1))                                          // the newest position in the ring
 	age := Mod(Add(Sub(last, s), Scalar(g, dtypes.Int32, W)), Scalar(g, dtypes.Int32, W)) // (last − s) mod W, ≥ 0
 	ringPos := Sub(last, age)                                                             // [W]: position in slot s (< 0: empty)
 	newPos := Add(Iota(g, shapes.Make(dtypes.Int32, n), 0), pos)                          // [n]
-	keyPos := Reshape(concatAxis([]*Node{ringPos, newPos}, 0), 1, 1, 1, W+n)              // [1, 1, 1, W+n]
 
-	// 2) Scores, masked: key position kp is seen by query position qp iff 0 ≤ kp, qp − left ≤ kp ≤ qp.
-	logits := MulScalar(groupedScores(q, keys), scale) // [B, Hq, n, W+n]
-	qp := Reshape(newPos, 1, 1, n, 1)                  // [1, 1, n, 1]
-	kp := BroadcastToDims(keyPos, 1, 1, n, W+n)
-	qpb := BroadcastToDims(qp, 1, 1, n, W+n)
-	ok := LogicalAnd(LogicalAnd(GreaterOrEqual(kp, ZerosLike(kp)), causalSeesNode(qpb, kp)),
-		GreaterOrEqual(kp, AddScalar(qpb, float64(-c.left)))) // [1, 1, n, W+n]
-	dims := logits.Shape().Dimensions
-	logits = Where(BroadcastToDims(ok, dims...), logits, BroadcastToDims(Scalar(g, dt, math.Inf(-1)), dims...))
-	out := groupedWeightedSum(safeSoftmax(logits), values) // [B, Hq, n, dv]
+	// 2) Scores over the ring and over the new keys, masked, one softmax over both: key position
+	// kp is seen by query position qp iff 0 ≤ kp, qp − left ≤ kp ≤ qp. The keys are not
+	// concatenated (a copy of the ring per step); their logits [B, Hq, n, W+n] are.
+	oldK, oldV := ringK.ValueGraph(g), ringV.ValueGraph(g) // [B, h, W, dk], [B, h, W, dv]
+	qp := Reshape(newPos, 1, 1, n, 1)                      // [1, 1, n, 1]
+	masked := func(logits, keyPos *Node) *Node {           // logits [B, Hq, n, m], keyPos [m]
+		m := keyPos.Shape().Dim(0)
+		kp := BroadcastToDims(Reshape(keyPos, 1, 1, 1, m), 1, 1, n, m)
+		qpb := BroadcastToDims(qp, 1, 1, n, m)
+		ok := LogicalAnd(LogicalAnd(GreaterOrEqual(kp, ZerosLike(kp)), causalSeesNode(qpb, kp)),
+			GreaterOrEqual(kp, AddScalar(qpb, float64(-c.left)))) // [1, 1, n, m]
+		dims := logits.Shape().Dimensions
+		return Where(BroadcastToDims(ok, dims...), logits, BroadcastToDims(Scalar(g, dt, math.Inf(-1)), dims...))
+	}
+	logits := Concatenate([]*Node{
+		masked(MulScalar(groupedScores(q, oldK), scale), ringPos), // [B, Hq, n, W]
+		masked(MulScalar(groupedScores(q, k), scale), newPos),     // [B, Hq, n, n]
+	}, 3)
+	weights := safeSoftmax(logits) // [B, Hq, n, W+n]
+	out := Add(groupedWeightedSum(Slice(weights, AxisRange(), AxisRange(), AxisRange(), AxisRange(0, W)), oldV),
+		groupedWeightedSum(Slice(weights, AxisRange(), AxisRange(), AxisRange(), AxisRange(W, W+n)), v)) // [B, Hq, n, dv]
 
-	// 3) Write the new keys into the ring: slot s takes new row i when (pos+i) mod W = s and
-	// i is among the last W rows.
+	// 3) Write the new keys into the ring. One row: into slot pos mod W (placeRows:
+	// DynamicUpdateSlice where the backend has it). Several: slot s takes new row i when
+	// (pos+i) mod W = s and i is among the last W rows.
+	if n == 1 {
+		slot := Mod(pos, Scalar(g, dtypes.Int32, W))
+		ringK.SetValueGraph(placeRows(oldK, k, slot))
+		ringV.SetValueGraph(placeRows(oldV, v, slot))
+		return out
+	}
 	i := Iota(g, shapes.Make(dtypes.Int32, W, n), 1)                                                                              // [W, n]
 	slot := Mod(AddScalar(Add(i, pos), 0), Scalar(g, dtypes.Int32, W))                                                            // [W, n]: (pos+i) mod W
 	take := LogicalAnd(Equal(slot, Iota(g, shapes.Make(dtypes.Int32, W, n), 0)), GreaterOrEqual(i, Scalar(g, dtypes.Int32, n-W))) // [W, n]

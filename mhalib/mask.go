@@ -392,6 +392,9 @@ func (ms *maskSet) apply(logits *Node, rowOff, colOff int) *Node {
 		logits = Add(logits, BroadcastToDims(b, dims...)) // [B, h, rows, cols]
 	}
 	if a := ms.blockAllowed(logits.Graph(), rowOff, rows, colOff, cols); a != nil {
+		if !differentiableSlices(logits.Graph()) && math.IsInf(ms.fill, -1) && !a.Shape().Equal(logits.Shape()) {
+			return blockAsBias(logits, a) // the pure-Go backend (maskbias.go)
+		}
 		fill := Scalar(logits.Graph(), logits.DType(), ms.fill)
 		logits = Where(BroadcastToDims(a, dims...), logits, fill) // [B, h, rows, cols]
 	}

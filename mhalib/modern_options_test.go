@@ -296,7 +296,9 @@ func TestFlashWindowSkipsTiles(t *testing.T) {
 		n := 0
 		for _, node := range g.Nodes() {
 			d := node.Shape().Dimensions
-			if node.Type() == NodeTypeDotGeneral && len(d) == 4 && d[3] == 16 && d[2] != 16+1 { // q·kᵀ tiles [1, 1, rows, 16]
+			// q·kᵀ tiles [1, 1, rows, cols]: every DotGeneral but the products with v ([…, 4], or
+			// [dv+1] with flash.go's column of ones).
+			if node.Type() == NodeTypeDotGeneral && len(d) == 4 && d[3] != 4 && d[3] != 4+1 {
 				n += d[2] * d[3]
 			}
 		}

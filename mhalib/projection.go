@@ -84,10 +84,13 @@ func inProjection(ctx *context.Context, query, key, value *Node, embedDim, kvWid
 
 	// Fused: PyTorch's xavier_uniform_ treats [3E, E] as one matrix: fan_in = E, fan_out = 3E.
 	w := variable(ctx, g, VarInProjWeight, dtype, []int{3 * E, E}, weightInit(3*E, E)) // [3E, E]
-	if query == key && key == value {
+	if query == key && key == value && differentiableSlices(g) {
 		// Self-attention: one product with the whole weight, then the output cut in three.
 		// Every output element is the same dot product as with the weight cut first; one
-		// [B·L, E]×[E, 3E] matrix product keeps the cores busier than three of [E, E].
+		// [B·L, E]×[E, 3E] matrix product keeps the cores busier than three of [E, E]. Not on
+		// the pure-Go backend: there each cut of the last axis is a Gather between two
+		// transposes of the whole [B, L, 3E] output (take.go), which cost seed003 a sixth of its
+		// time; cutting the weight along its first axis is a copy of rows.
 		qkv := applyLinear(query, w, bias)                                                 // [B, L, 3E]
 		return sliceAxis(qkv, 2, 0, E), sliceAxis(qkv, 2, E, E), sliceAxis(qkv, 2, 2*E, E) // [B, L, E] each
 	}

@@ -163,11 +163,16 @@ func exactScale(s float64, dtype dtypes.DType) bool {
 // dropout, weighted sum of v.
 func softmaxAndSum(logits, v *Node, ms *maskSet, drop dropoutSpec) (output, weights *Node) {
 	// 2) Masks: additive masks added, blocked pairs set to the fill value.
+	raw := logits
 	logits = ms.apply(logits, 0, 0) // [B, h, Lq, Lk]
 	// 3) Softmax over the keys; 4) dropout (training only).
-	if ms.sinks != nil {
+	switch {
+	case ms.sinks != nil:
 		weights = sinkSoftmax(logits, ms.sinks) // [B, h, Lq, Lk]
-	} else {
+	case !differentiableSlices(logits.Graph()) && len(ms.bias) == 0 && ms.softCap == 0:
+		// The pure-Go backend, masks that only block pairs: three passes less (softmax.go).
+		weights = safeSoftmaxFinite(logits, raw) // [B, h, Lq, Lk]
+	default:
 		weights = safeSoftmax(logits) // [B, h, Lq, Lk]
 	}
 	weights = drop.apply(weights) // [B, h, Lq, Lk]

@@ -45,3 +45,18 @@ func softmaxValues(logits *Node) *Node {
 	s = Where(Equal(s, ZerosLike(s)), OnesLike(s), s) // [..., 1]
 	return Div(e, s)                                  // [..., L]
 }
+
+// safeSoftmaxFinite is safeSoftmax for the pure-Go backend, where every node is a pass of its
+// own over the [..., Lq, Lk] scores (XLA fuses them): the gradient path t is an identity of
+// raw, the logits before a mask blocked any pair (finite; [..., L] like logits), so the
+// IsFinite, zeros and Where that make −inf logits finite are not computed. Its gradient equals
+// safeSoftmax's when logits = raw where the weights are not 0 and the difference has no
+// gradient: masks that only block pairs (the fill value) or add a constant (ALiBi), not an
+// additive mask that may itself be differentiated or a soft-cap (sdpa.go checks).
+func safeSoftmaxFinite(logits, raw *Node) *Node {
+	w := softmaxValues(StopGradient(logits)) // [..., L]
+	t := IdentityWithCustomGradient(raw, func(_, g *Node) *Node {
+		return Mul(w, Sub(g, ReduceAndKeep(Mul(g, w), ReduceSum, -1))) // [..., L]
+	})
+	return Add(w, Sub(t, StopGradient(t))) // [..., L], = w
+}

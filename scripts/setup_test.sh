@@ -34,6 +34,7 @@
 #  12. no Python >= 3.10: a plain setup warns and goes on; --only jupyter stops with how to get one
 #  13. a Python without ensurepip (Debian without python3-venv): make_venv makes a venv with pip
 #      from the pinned pip wheel (needs that wheel in the cache or PyPI's file host)
+#  14. the optional step llama: not run by a plain setup; skipped offline when installed
 #
 # Cases 4-7 and 9 need the real x86-64 wheel in the cache, 8 the aarch64 wheel
 # (${XDG_CACHE_HOME:-~/.cache}/mhalab/wheels/; pip download --platform manylinux_2_27_aarch64
@@ -383,6 +384,19 @@ else
 	expect "no ensurepip: a venv with pip ${PIP_BOOTSTRAP_FILE#pip-} from the pinned wheel, no root" \
 		eval '[[ $RC == 0 ]] && contains "has no ensurepip" && contains "pip ${PIP_BOOTSTRAP_FILE:4:4}"'
 fi
+
+# 14. The optional step llama: a plain setup never runs it; --only llama, with llama-cpp-python
+#     already importable in its venv (a fake python that says yes), skips it offline.
+new_case llama
+mkdir -p "$CASE/llama-venv/bin"
+printf '#!/bin/sh\nexit 0\n' >"$CASE/llama-venv/bin/python"
+chmod +x "$CASE/llama-venv/bin/python"
+ENV_EXTRA="MHALAB_LLAMA_VENV=$CASE/llama-venv" run_setup --skip "$(all_but cc)"
+expect "llama: a plain setup does not run the optional step" eval '[[ $RC == 0 ]] && ! contains "[optional] llama"'
+ENV_EXTRA="MHALAB_LLAMA_VENV=$CASE/llama-venv" run_setup --only llama
+expect "llama: --only llama with llama-cpp-python installed skips it, offline" \
+	eval '[[ $RC == 0 ]] && contains "[optional] llama" && contains "ok: llama-cpp-python $LLAMA_CPP_PYTHON_VERSION in $CASE/llama-venv, skipping"'
+ENV_EXTRA=""
 
 printf 'setup_test: %d passed, %d failed\n' "$PASSED" "$FAILED"
 [[ $FAILED == 0 ]]

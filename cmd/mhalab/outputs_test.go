@@ -105,6 +105,8 @@ func TestOutputIsNotAnInput(t *testing.T) {
 			"--json " + p("old.json") + " is the same file as --compare " + p("old.json")},
 		{"bench --json = --torch-script", []string{"bench", "--json", p("s.safetensors"), "--torch-script", p("hard-s.safetensors")},
 			"--json " + p("s.safetensors") + " is the same file as --torch-script " + p("hard-s.safetensors")},
+		{"bench --json = --llama-python", []string{"bench", "--json", p("old.json"), "--llama-python", p("old.json")},
+			"--json " + p("old.json") + " is the same file as --llama-python " + p("old.json")},
 		{"attention --html = a model file", []string{"attention", "--model", model, "--html", filepath.Join(model, "tokenizer.json"), "x"},
 			"--html " + filepath.Join(model, "tokenizer.json") + " is the same file as --model's tokenizer.json " + filepath.Join(model, "tokenizer.json")},
 		{"attention --html a link to a model file", []string{"attention", "--model", model, "--html", p("page.html"), "x"},

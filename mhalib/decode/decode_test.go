@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { backendtest.Main(m, "mhalib/decode") }
 
 // TestGreedyDecodingMatchesRecompute runs greedy decoding of a tiny model with a cache and
 // checks every step's logits against a full causal recompute of the sequence so far — with a
-// full KVCache, and with a WindowedKVCache whose window (Left+1 = MaxLen) covers every position,
+// full KVCache (one chunk, and chunks of 3 positions: kvchunks.go), and with a WindowedKVCache whose window (Left+1 = MaxLen) covers every position,
 // which must give the same logits. Decoding stops at MaxLen, refused with ErrCacheFull.
 func TestGreedyDecodingMatchesRecompute(t *testing.T) {
 	model := decode.Decoder{Vocab: 13, Embed: 16, Heads: 2, Layers: 2, MaxLen: 10}
@@ -30,6 +30,13 @@ func TestGreedyDecodingMatchesRecompute(t *testing.T) {
 		cache func() (mhalib.StepCache, error)
 	}{
 		{"KVCache", func() (mhalib.StepCache, error) { return model.NewKVCache(B) }},
+		{"KVCache/chunks of 3", func() (mhalib.StepCache, error) { // the prompt ends in chunk 1; steps rotate 2 tails
+			c, err := model.NewKVCache(B)
+			if err == nil {
+				err = c.SetChunkLen(3)
+			}
+			return c, err
+		}},
 		{"WindowedKVCache", func() (mhalib.StepCache, error) { return model.NewWindowedKVCache(B, model.MaxLen-1) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {

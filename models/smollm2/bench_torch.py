@@ -23,6 +23,8 @@ import os
 import sys
 import time
 
+from bench_timing import time_runs
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
@@ -63,16 +65,7 @@ def main():
             t2 = time.perf_counter()
         return (t1 - t0) * 1000, (t2 - t1) * 1000, ids
 
-    for _ in range(int(req.get("warmup", 1))):
-        run()
-    prefill, decode = [], []
-    start = time.perf_counter()
-    while len(prefill) < int(req.get("runs", 3)):
-        p, d, ids = run()
-        prefill.append(p)
-        decode.append(d)
-        if time.perf_counter() - start > float(req.get("budget_s", 60)):
-            break
+    prefill, decode, ids = time_runs(run, req)
     json.dump({"torch": torch.__version__, "transformers": transformers.__version__,
                "attention": model.config._attn_implementation, "threads": torch.get_num_threads(),
                "load_s": load_s, "prefill_ms": prefill, "decode_ms": decode, "ids": ids}, sys.stdout)

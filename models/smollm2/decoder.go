@@ -7,9 +7,11 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/models/quant"
 )
 
 // The Llama decoder, top-down as Hugging Face's modeling_llama.py reads (B batch, n new
@@ -31,14 +33,40 @@ import (
 // (StepLogits) the keys and values of layer N live in the session's scope /<session>/layers/N.
 
 // LoadVariables puts the weights into ctx as variables named by their Hugging Face names.
-func (m *Model) LoadVariables(ctx *context.Context) {
+func (m *Model) LoadVariables(ctx *context.Context) { m.loadVariables(ctx, false) }
+
+// loadVariables is LoadVariables; with packed, each matrix of Weights.Packed becomes a
+// quant carrier, variable "packed" in the matrix's scope, instead of its float32 "weight"
+// (embed_tokens keeps its float32 too: the embedding gathers rows of it).
+func (m *Model) loadVariables(ctx *context.Context, packed bool) {
 	for name, t := range m.Weights.Tensors {
 		if name == "lm_head.weight" && t == m.Weights.Tensors["model.embed_tokens.weight"] {
 			continue // tied: the head reads embed_tokens
 		}
 		scope, leaf := splitName(name)
+		if pm, ok := m.Weights.packed(name); packed && ok {
+			words, shape, err := pm.Carrier()
+			if err != nil {
+				panic(err) // every GGUF matrix shape has a carrier (Bt = 1 at worst)
+			}
+			ctx.InAbsPath(scope).VariableWithValue("packed", tensors.FromFlatDataAndDimensions(words, shape[:]...))
+			if name != "model.embed_tokens.weight" {
+				continue
+			}
+		}
 		ctx.InAbsPath(scope).VariableWithValue(leaf, tensorOf(t))
 	}
+}
+
+// matmul is x·Wᵀ for x [..., in] and the weight W [out, in] of a Hugging Face name: from its
+// quant carrier when the context holds one (a packed runner), else from the float32 weight.
+func matmul(ctx *context.Context, x *Node, name string) *Node {
+	scope, _ := splitName(name)
+	if v := ctx.GetVariableByScopeAndName(scope, "packed"); v != nil {
+		return quant.Dot(x, v.ValueGraph(x.Graph())) // [..., out]
+	}
+	w := weight(ctx, x.Graph(), name)                                // [out, in]
+	return DotGeneral(x, []int{x.Rank() - 1}, nil, w, []int{1}, nil) // [..., out]
 }
 
 // weight returns the loaded variable of a Hugging Face name; a missing one is an error (never a
@@ -54,8 +82,7 @@ func weight(ctx *context.Context, g *Graph, name string) *Node {
 
 // linear computes x·Wᵀ for x [..., in] and the weight W [out, in] of module path: [..., out].
 func linear(ctx *context.Context, x *Node, path string) *Node {
-	w := weight(ctx, x.Graph(), path+".weight")                      // [out, in]
-	return DotGeneral(x, []int{x.Rank() - 1}, nil, w, []int{1}, nil) // [..., out]
+	return matmul(ctx, x, path+".weight") // [..., out]
 }
 
 // layerPath is the module path of layer i.
@@ -79,8 +106,7 @@ func (m *Model) head(ctx *context.Context, x *Node) *Node {
 	if m.Weights.Tensors[name] == m.Weights.Tensors["model.embed_tokens.weight"] {
 		name = "model.embed_tokens.weight"
 	}
-	w := weight(ctx, g, name)                             // [V, D]
-	return DotGeneral(x, []int{2}, nil, w, []int{1}, nil) // [B, n, V]
+	return matmul(ctx, x, name) // [B, n, V]
 }
 
 // mlp is SwiGLU: (SiLU(h·gateᵀ) ⊙ h·upᵀ)·downᵀ, h [B, n, D] → [B, n, D].

@@ -11,6 +11,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/models/quant"
 )
 
 // Runner holds the model's weights as variables for one backend, and runs whole sequences
@@ -22,13 +23,30 @@ type Runner struct {
 	full    *context.Exec              // Logits without a cache
 	attn    *context.Exec              // LogitsAndAttention, built on first use
 	probes  map[probeKey]*context.Exec // Probe's graphs (probe.go), built on first use
+	packed  bool                       // matrices as quant carriers (NewRunner)
 }
 
-// NewRunner loads the weights into a new context for backend.
+// Packed reports whether the runner multiplies by packed Q8_0/Q4_1 matrices (NewRunner on a
+// backend that computes them) rather than float32 ones.
+func (r *Runner) Packed() bool { return r.packed }
+
+// NewRunner loads the weights into a new context for backend: the matrices packed (Q8_0/Q4_1
+// as in the file, dequantised inside the matrix–vector kernel) where the backend computes
+// quant carriers (quant.Available: the pure-Go backend with fastgo), else dequantised to
+// float32.
 func (m *Model) NewRunner(backend backends.Backend) (*Runner, error) {
+	return m.newRunner(backend, quant.Available(backend))
+}
+
+// NewFloat32Runner is NewRunner with every weight dequantised to float32, on any backend.
+func (m *Model) NewFloat32Runner(backend backends.Backend) (*Runner, error) {
+	return m.newRunner(backend, false)
+}
+
+func (m *Model) newRunner(backend backends.Backend, packed bool) (*Runner, error) {
 	ctx := context.New()
-	m.LoadVariables(ctx)
-	r := &Runner{Model: m, backend: backend, ctx: ctx}
+	m.loadVariables(ctx, packed)
+	r := &Runner{Model: m, backend: backend, ctx: ctx, packed: packed}
 	var err error
 	r.full, err = context.NewExec(backend, ctx, func(ctx *context.Context, tokens *Node) *Node {
 		return m.Logits(ctx, tokens)

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/mhalab/mhalab/models/gguf"
+	"github.com/mhalab/mhalab/models/quant"
 )
 
 // Weights are the model's parameters dequantised to float32, in Hugging Face's layout and
@@ -26,6 +27,29 @@ import (
 // Every tensor of the file must be used, and have the shape the configuration implies.
 type Weights struct {
 	Tensors map[string]*Tensor // by Hugging Face name
+
+	// Packed are the 2-D tensors stored as Q8_0 or Q4_1 in the file, kept packed (rows
+	// un-permuted as in Tensors), by Hugging Face name: a packed runner (NewRunner on a backend
+	// where quant.Available) multiplies by these instead of the float32 ones. A tied lm_head
+	// is packed only under model.embed_tokens.weight.
+	Packed map[string]*Packed
+}
+
+// Packed is a packed matrix and the float32 tensor dequantised from it: a runner uses the
+// packed one only while Weights.Tensors still holds that very tensor (a model whose tensor was
+// replaced — WithKVHeads, an edited copy — multiplies by the float32 one).
+type Packed struct {
+	Matrix *quant.Matrix
+	Float  *Tensor
+}
+
+// packed returns the packed matrix of name, if it still matches Tensors[name].
+func (w *Weights) packed(name string) (*quant.Matrix, bool) {
+	p, ok := w.Packed[name]
+	if !ok || w.Tensors[name] != p.Float {
+		return nil, false
+	}
+	return p.Matrix, true
 }
 
 // Tensor is a float32 array with its row-major shape.
@@ -92,7 +116,7 @@ func ReadWeights(f *gguf.File, cfg Config) (*Weights, error) {
 			}
 		}
 	}
-	w := &Weights{Tensors: make(map[string]*Tensor, len(wants))}
+	w := &Weights{Tensors: make(map[string]*Tensor, len(wants)), Packed: map[string]*Packed{}}
 	for _, x := range wants {
 		data, shape, err := f.TensorFloat32(x.gguf)
 		if err != nil {
@@ -105,6 +129,9 @@ func ReadWeights(f *gguf.File, cfg Config) (*Weights, error) {
 			data = UnpermuteRoPE(data, x.heads, shape[0]/x.heads, shape[1])
 		}
 		w.Tensors[x.hf] = &Tensor{Shape: shape, Data: data}
+		if err := w.readPacked(f, x.gguf, x.hf, x.heads); err != nil {
+			return nil, err
+		}
 	}
 	if _, ok := w.Tensors["lm_head.weight"]; !ok {
 		w.Tensors["lm_head.weight"] = w.Tensors["model.embed_tokens.weight"] // tied
@@ -136,4 +163,44 @@ func UnpermuteRoPE(w []float32, heads, hd, in int) []float32 {
 		}
 	}
 	return out
+}
+
+// readPacked keeps tensor name of f in w.Packed as hf when it is a Q8_0 or Q4_1 matrix, its
+// rows un-permuted for heads > 0 (UnpermuteRoPE's order, which moves whole rows).
+func (w *Weights) readPacked(f *gguf.File, name, hf string, heads int) error {
+	t, err := f.Tensor(name)
+	if err != nil {
+		return err
+	}
+	shape := t.Shape()
+	if !quant.Packable(t.Type) || len(shape) != 2 {
+		return nil
+	}
+	raw, _, err := f.TensorBytes(name)
+	if err != nil {
+		return err
+	}
+	m, err := quant.NewMatrix(t.Type, shape[0], shape[1], raw)
+	if err != nil {
+		return fmt.Errorf("smollm2: %s: tensor %q: %w", f.Name, name, err)
+	}
+	if heads > 0 {
+		m = m.PermuteRows(unpermutedRows(heads, shape[0]/heads))
+	}
+	w.Packed[hf] = &Packed{Matrix: m, Float: w.Tensors[hf]}
+	return nil
+}
+
+// unpermutedRows is UnpermuteRoPE as a row order: row h·hd + j·hd/2 + i of Hugging Face's
+// layout is row h·hd + 2i + j of the file's.
+func unpermutedRows(heads, hd int) []int {
+	from := make([]int, heads*hd)
+	for h := range heads {
+		for i := range hd / 2 {
+			for j := range 2 {
+				from[h*hd+j*hd/2+i] = h*hd + 2*i + j
+			}
+		}
+	}
+	return from
 }

@@ -73,6 +73,9 @@ func (o Options) Run(ctx context.Context, io cli.IO) error {
 		return fmt.Errorf("--budget %s --mem-timeout %s: want positive durations", cfg.Budget, cfg.MemTimeout)
 	}
 	inputs := []cli.FileArg{{Flag: "--compare", Path: cfg.ComparePath}, {Flag: "--torch-script", Path: cfg.TorchScript}}
+	if cfg.LlamaPython != "" {
+		inputs = append(inputs, cli.FileArg{Flag: "--llama-python", Path: cfg.LlamaPython})
+	}
 	for _, py := range cfg.Pythons {
 		inputs = append(inputs, cli.FileArg{Flag: "--python", Path: py})
 	}

@@ -1,0 +1,141 @@
+package fastgo
+
+// Matrix–vector products: DotGenerals with few rows per batch example.
+//
+// Decoding one token multiplies a single row by every weight matrix and by the KV cache. The
+// GEMM (gemm.go) packs B into micro-panels first, a transposing copy of the whole of B that
+// pays off when many rows of A reuse it; with one row, packing reads and writes B once more
+// than the product reads it. A profile of the modern suite's decoding step on this backend
+// showed packPanels as the largest item. gemv reads B where it lies instead, in one of two
+// forms, chosen by B's layout:
+//
+//   - dot form, B contiguous along the contracting axis (x·Wᵀ with W [out, in]; q·Kᵀ): each
+//     output is a dot product of an A row and a B row;
+//   - axpy form, B contiguous along its cross axis (x·W with W [in, out]; weights·V): for each
+//     k, the B row k scaled by A's value is added to the output row.
+//
+// Outputs are cut into column tiles (over batch examples too) spread over goroutines. Sums run
+// in another order than the GEMM's (within the same error bound, 2(k+1)·u·Σ|a·b|).
+
+// gemvMaxRows is the most rows of A per batch example that gemv takes (more rows reuse a
+// packed B enough for the GEMM to win).
+const gemvMaxRows = 8
+
+// gemv computes what gemm does, out[b, i, j] = Σ_k lhs(b, i, k)·rhs(b, j, k), for m ≤
+// gemvMaxRows when rhs is contiguous along its contracting or its cross axis, and reports
+// whether it did (false: nothing written).
+//
+//	out: [batch, m, n], row-major, fully overwritten.
+func gemv[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers int) bool {
+	if m > gemvMaxRows || m < 1 || n < 1 || k < 1 {
+		return false
+	}
+	crossContiguous := true
+	for j, off := range rhs.crossOff {
+		if off != rhs.crossOff[0]+j {
+			crossContiguous = false
+			break
+		}
+	}
+	if !crossContiguous && !rhs.contiguous {
+		return false
+	}
+	// A's rows, gathered: a[b][i][k] (small: m·k values per example).
+	a := make([]T, batch*m*k)
+	for b := range batch {
+		for i := range m {
+			row := a[(b*m+i)*k:][:k]
+			base := lhs.batchOff[b] + lhs.crossOff[i]
+			for kk, off := range lhs.contractOff {
+				row[kk] = lhs.flat[base+off]
+			}
+		}
+	}
+	tile := 512 // output columns per task
+	if !crossContiguous {
+		tile = 64
+	}
+	tile = min(tile, n)
+	tiles := ceilDiv(n, tile)
+	grain := max(1, minParallelWork/(m*k*tile))
+	parallelFor(batch*tiles, grain, workers, func(lo, hi int) {
+		for task := lo; task < hi; task++ {
+			b, j0 := task/tiles, (task%tiles)*tile
+			j1 := min(j0+tile, n)
+			aRows := a[b*m*k:][:m*k]
+			c := out[b*m*n:][:m*n]
+			base := rhs.batchOff[b]
+			if crossContiguous {
+				gemvAxpy(aRows, rhs.flat, base+rhs.crossOff[0], rhs.contractOff, c, n, m, k, j0, j1)
+			} else {
+				gemvDot(aRows, rhs.flat, base+rhs.contractOff[0], rhs.crossOff, c, n, m, k, j0, j1)
+			}
+		}
+	})
+	return true
+}
+
+// gemvAxpy sets c[i·ldc + j] = Σ_k a[i·k + kk]·b[base + contractOff[kk] + j] for i < m,
+// j0 ≤ j < j1 (B rows contiguous along j).
+func gemvAxpy[T Float](a, b []T, base int, contractOff []int, c []T, ldc, m, k, j0, j1 int) {
+	for i := range m {
+		clear(c[i*ldc+j0 : i*ldc+j1])
+	}
+	for kk, off := range contractOff {
+		x := b[base+off+j0 : base+off+j1]
+		for i := range m {
+			axpy(c[i*ldc+j0:i*ldc+j1], a[i*k+kk], x)
+		}
+	}
+}
+
+// gemvDot sets c[i·ldc + j] = Σ_k a[i·k + kk]·b[base + crossOff[j] + kk] for i < m,
+// j0 ≤ j < j1 (B rows contiguous along k).
+func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, j1 int) {
+	for j := j0; j < j1; j++ {
+		row := b[base+crossOff[j]:][:k]
+		for i := range m {
+			c[i*ldc+j] = dot(a[i*k:][:k], row)
+		}
+	}
+}
+
+// axpy adds s·x to dst (len(dst) == len(x)).
+func axpy[T Float](dst []T, s T, x []T) {
+	if d, ok := any(dst).([]float32); ok && axpyF32Vec(d, float32(s), any(x).([]float32)) {
+		return
+	}
+	x = x[:len(dst)]
+	i := 0
+	for ; i+4 <= len(dst); i += 4 {
+		dst[i] += s * x[i]
+		dst[i+1] += s * x[i+1]
+		dst[i+2] += s * x[i+2]
+		dst[i+3] += s * x[i+3]
+	}
+	for ; i < len(dst); i++ {
+		dst[i] += s * x[i]
+	}
+}
+
+// dot returns Σ a[i]·b[i] (len(a) == len(b)).
+func dot[T Float](a, b []T) T {
+	if af, ok := any(a).([]float32); ok {
+		if v, ok := dotF32Vec(af, any(b).([]float32)); ok {
+			return T(v)
+		}
+	}
+	b = b[:len(a)]
+	var s0, s1, s2, s3 T
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}

@@ -1,0 +1,69 @@
+//go:build goexperiment.simd && amd64 && !go1.27
+
+package fastgo
+
+// AVX-512 loops of gemv (gemv.go), with simd/archsimd (same build constraints as kernel_simd.go);
+// without AVX-512 they report false and gemv uses plain Go.
+
+import "simd/archsimd"
+
+// axpyF32Vec adds s·x to dst with fused multiply-adds and reports true, or reports false (and
+// does nothing) without AVX-512. len(x) ≥ len(dst).
+func axpyF32Vec(dst []float32, s float32, x []float32) bool {
+	if !vecAVX512 {
+		return false
+	}
+	sv := archsimd.BroadcastFloat32x16(s)
+	n := len(dst)
+	x = x[:n]
+	i := 0
+	for ; i+32 <= n; i += 32 {
+		d0 := archsimd.LoadFloat32x16((*[16]float32)(dst[i : i+16]))
+		d1 := archsimd.LoadFloat32x16((*[16]float32)(dst[i+16 : i+32]))
+		x0 := archsimd.LoadFloat32x16((*[16]float32)(x[i : i+16]))
+		x1 := archsimd.LoadFloat32x16((*[16]float32)(x[i+16 : i+32]))
+		x0.MulAdd(sv, d0).Store((*[16]float32)(dst[i : i+16]))
+		x1.MulAdd(sv, d1).Store((*[16]float32)(dst[i+16 : i+32]))
+	}
+	for ; i+16 <= n; i += 16 {
+		d := archsimd.LoadFloat32x16((*[16]float32)(dst[i : i+16]))
+		archsimd.LoadFloat32x16((*[16]float32)(x[i:i+16])).MulAdd(sv, d).Store((*[16]float32)(dst[i : i+16]))
+	}
+	if i < n {
+		d := archsimd.LoadFloat32x16SlicePart(dst[i:n])
+		archsimd.LoadFloat32x16SlicePart(x[i:n]).MulAdd(sv, d).StoreSlicePart(dst[i:n])
+	}
+	return true
+}
+
+// dotF32Vec returns Σ a[i]·b[i] (fused multiply-adds in four vector accumulators) and true, or
+// false without AVX-512. len(b) ≥ len(a).
+func dotF32Vec(a, b []float32) (float32, bool) {
+	if !vecAVX512 {
+		return 0, false
+	}
+	n := len(a)
+	b = b[:n]
+	var acc0, acc1, acc2, acc3 archsimd.Float32x16
+	i := 0
+	for ; i+64 <= n; i += 64 {
+		acc0 = archsimd.LoadFloat32x16((*[16]float32)(a[i:i+16])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i:i+16])), acc0)
+		acc1 = archsimd.LoadFloat32x16((*[16]float32)(a[i+16:i+32])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i+16:i+32])), acc1)
+		acc2 = archsimd.LoadFloat32x16((*[16]float32)(a[i+32:i+48])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i+32:i+48])), acc2)
+		acc3 = archsimd.LoadFloat32x16((*[16]float32)(a[i+48:i+64])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i+48:i+64])), acc3)
+	}
+	for ; i+16 <= n; i += 16 {
+		acc0 = archsimd.LoadFloat32x16((*[16]float32)(a[i:i+16])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i:i+16])), acc0)
+	}
+	if i < n {
+		acc1 = archsimd.LoadFloat32x16SlicePart(a[i:n]).MulAdd(archsimd.LoadFloat32x16SlicePart(b[i:n]), acc1)
+	}
+	acc := acc0.Add(acc1).Add(acc2.Add(acc3))
+	x8 := acc.GetLo().Add(acc.GetHi()) // 16 → 8 → 4 lanes, then pairwise
+	x4 := x8.GetLo().Add(x8.GetHi())
+	x4 = x4.AddPairs(x4)
+	var lanes [4]float32
+	x4.Store(&lanes)
+	s := lanes[0] + lanes[1]
+	return s, true
+}

@@ -1,0 +1,64 @@
+package fastgo
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestGEMVAgainstFloat64 checks gemv, for every layout of both operands, with 1 … gemvMaxRows
+// rows and 1 or 3 workers, against a float64 reference with gemm's error bound: |got − exact| ≤
+// 2(k+1)·u·Σ|lhs·rhs|. It takes the product exactly when B is contiguous along its contracting
+// axis (dot form) or its cross axis (axpy form), and never with more than gemvMaxRows rows.
+// The case m > 1, n = 1 goes through the operand swap that run uses.
+func TestGEMVAgainstFloat64(t *testing.T) {
+	cases := []gemmCase{{1, 1, 1, 1}, {1, 1, 7, 3}, {3, 2, 33, 17}, {1, 1, 1030, 100}, {2, 5, 513, 64},
+		{1, 8, 40, 2049}, {4, 4, 65, 256}, {1, 9, 16, 16}, {2, 7, 1, 33}}
+	for ci, c := range cases {
+		for li, ll := range layouts {
+			for ri, rl := range layouts {
+				for _, workers := range []int{1, 3} {
+					name := fmt.Sprintf("b%d_m%d_n%d_k%d/lhs%s_rhs%s/w%d", c.batch, c.m, c.n, c.k, ll.name, rl.name, workers)
+					seed := uint64(ci*1000 + li*100 + ri*10 + workers)
+					t.Run(name+"/f32", func(t *testing.T) { checkGEMV[float32](t, c, ll, rl, workers, seed, 0x1p-24) })
+					t.Run(name+"/f64", func(t *testing.T) { checkGEMV[float64](t, c, ll, rl, workers, seed, 0x1p-53) })
+				}
+			}
+		}
+	}
+}
+
+func checkGEMV[T Float](t *testing.T, c gemmCase, ll, rl layout, workers int, seed uint64, unit float64) {
+	l, r, out := randProduct[T](c, ll, rl, seed, 19)
+	var did bool
+	swapped := c.m > gemvMaxRows && c.n == 1
+	if swapped {
+		did = gemv(r, l, out, c.batch, 1, c.m, c.k, workers) // [b, 1, m] = [b, m, 1]
+	} else {
+		did = gemv(l, r, out, c.batch, c.m, c.n, c.k, workers)
+	}
+	// B as gemv reads it: rhs, or lhs when swapped; contiguous along k or along its rows.
+	bOp, bRows := r, c.n
+	if swapped {
+		bOp, bRows = l, c.m
+	}
+	want := c.m <= gemvMaxRows || swapped
+	if want && !bOp.contiguous && !(bRows == 1 || contiguousRows(bOp)) {
+		want = false
+	}
+	if did != want {
+		t.Fatalf("gemv took the product: %v, want %v", did, want)
+	}
+	if did {
+		checkProduct(t, c, l, r, out, unit, "gemv")
+	}
+}
+
+// contiguousRows reports whether op's rows (its cross axis) are contiguous.
+func contiguousRows[T Float](op operand[T]) bool {
+	for j, off := range op.crossOff {
+		if off != op.crossOff[0]+j {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,206 @@
+package fastgo
+
+import (
+	enc "encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/mhalab/mhalab/models/gguf"
+	"github.com/mhalab/mhalab/models/quant"
+)
+
+// randomPacked returns a rows × cols matrix of format t with random blocks: scales drawn from
+// normal halves (exponents −10 … −3, either sign for Q4_1's m), one block of each row 0 ≤ r < 3
+// with a zero or subnormal scale (f16's slow path), random quants.
+func randomPacked(t testing.TB, f gguf.TensorType, rows, cols int, seed uint64) *quant.Matrix {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	half := func() uint16 { return uint16(rng.IntN(2))<<15 | uint16(5+rng.IntN(8))<<10 | uint16(rng.IntN(1024)) }
+	data := make([]byte, rows*cols/32*f.BlockBytes())
+	for i := range data {
+		data[i] = byte(rng.IntN(256))
+	}
+	for b := 0; b < rows*cols/32; b++ {
+		blk := data[b*f.BlockBytes():]
+		d := half() &^ 0x8000
+		switch b {
+		case 0:
+			d = 0
+		case 1:
+			d = 0x0123 // subnormal
+		}
+		enc.LittleEndian.PutUint16(blk, d)
+		if f == gguf.TensorQ4_1 {
+			enc.LittleEndian.PutUint16(blk[2:], half())
+		}
+	}
+	m, err := quant.NewMatrix(f, rows, cols, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// checkQuant compares y [M, rows] with the float64 sum of the dequantised weights: |y − exact|
+// ≤ 2(cols+1)·u·Σ(|d·q·x| + |m·x|) (u = 2⁻²⁴), the bound for a float32 sum of cols products in
+// any order and grouping — Σ(d·q + m)·x or, per block, d·Σq·x + m·Σx (Q8_0: m = 0).
+func checkQuant(t *testing.T, m *quant.Matrix, x []float32, M int, y []float32) {
+	t.Helper()
+	w := m.Dequantise()
+	terms := make([]float64, m.Rows*m.Cols) // |d·q| + |m| of each weight
+	for r := range m.Rows {
+		for b := 0; b < m.Cols/32; b++ {
+			blk := m.Row(r)[b*m.Format.BlockBytes():]
+			mm := 0.0
+			if m.Format == gguf.TensorQ4_1 {
+				mm = float64(gguf.Float16(enc.LittleEndian.Uint16(blk[2:])))
+			}
+			for j := range 32 {
+				c := r*m.Cols + 32*b + j
+				terms[c] = math.Abs(float64(w[c])-mm) + math.Abs(mm) // |d·q| + |m|
+			}
+		}
+	}
+	for i := range M {
+		for r := range m.Rows {
+			var exact, abs float64
+			for c := range m.Cols {
+				xc := float64(x[i*m.Cols+c])
+				exact += float64(w[r*m.Cols+c]) * xc
+				abs += terms[r*m.Cols+c] * math.Abs(xc)
+			}
+			bound := 2 * float64(m.Cols+1) * 0x1p-24 * abs
+			if d := math.Abs(float64(y[i*m.Rows+r]) - exact); d > bound || math.IsNaN(float64(y[i*m.Rows+r])) {
+				t.Fatalf("y[%d, %d] = %g, want %g ± %.3g (off by %.3g)", i, r, y[i*m.Rows+r], exact, bound, d)
+			}
+		}
+	}
+}
+
+// TestQuantKernelsAgainstFloat64: every packed-row kernel (plain Go, and AVX-512 when built
+// with it) and quantMatMul with M = 1 and M > 1, 1 and 3 workers, within checkQuant's bound.
+func TestQuantKernelsAgainstFloat64(t *testing.T) {
+	kernels := []quantKernels{goQuantKernels}
+	if k, ok := simdQuantKernels(); ok {
+		kernels = append(kernels, k)
+	}
+	for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
+		for _, sz := range [][2]int{{6, 64}, {4, 96}, {48, 576}, {96, 1536}, {3, 2080}} { // odd block counts; 65 blocks > stackBlocks
+			rows, cols := sz[0], sz[1]
+			m := randomPacked(t, f, rows, cols, uint64(rows*cols))
+			h := quant.Header{Format: f, Rows: rows, Cols: cols}
+			shape, err := quant.CarrierShape(f, rows, cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Bt = shape[0]
+			for _, M := range []int{1, 3} {
+				rng := rand.New(rand.NewPCG(uint64(M), 9))
+				x := make([]float32, M*cols) // [M, cols]
+				for i := range x {
+					x[i] = float32(rng.NormFloat64())
+				}
+				// lhs [Bt, M, C] as quant.Dot lays x out.
+				bt, c, n := shape[0], shape[1], shape[2]
+				lhs := make([]float32, len(x))
+				for b := range bt {
+					for i := range M {
+						copy(lhs[(b*M+i)*c:(b*M+i+1)*c], x[i*cols+b*c:i*cols+(b+1)*c])
+					}
+				}
+				for _, k := range kernels {
+					for _, workers := range []int{1, 3} {
+						t.Run(fmt.Sprintf("%s/%dx%d/M%d/%s/w%d", f, rows, cols, M, k.name, workers), func(t *testing.T) {
+							out := make([]float32, bt*M*n) // [Bt, M, N]
+							quantMatMul(k, h, planar(m), lhs, M, out, workers)
+							y := make([]float32, M*rows) // [M, rows]
+							for b := range bt {
+								for i := range M {
+									copy(y[i*rows+b*n:i*rows+(b+1)*n], out[(b*M+i)*n:(b*M+i+1)*n])
+								}
+							}
+							checkQuant(t, m, x, M, y)
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDequantRow: every kernel set's dequant gives gguf.Dequantise's float32 weights bit for
+// bit (the M > 1 path then equals the float32 path).
+func TestDequantRow(t *testing.T) {
+	kernels := []quantKernels{goQuantKernels}
+	if k, ok := simdQuantKernels(); ok {
+		kernels = append(kernels, k)
+	}
+	for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
+		for _, cols := range []int{96, 576, 2080} {
+			m := randomPacked(t, f, 3, cols, uint64(cols))
+			want := m.Dequantise()
+			rows := planar(m)
+			for _, k := range kernels {
+				w := make([]float32, cols)
+				for r := range 3 {
+					k.dequant(f == gguf.TensorQ4_1, rows[r*m.RowBytes():(r+1)*m.RowBytes()], w)
+					for c, v := range w {
+						if math.Float32bits(v) != math.Float32bits(want[r*cols+c]) {
+							t.Fatalf("%s %s cols %d: w[%d, %d] = %g, want %g", f, k.name, cols, r, c, v, want[r*cols+c])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestF16 compares the fast half conversion with gguf.Float16 on every finite half.
+func TestF16(t *testing.T) {
+	for h := range 1 << 16 {
+		if h&0x7c00 == 0x7c00 {
+			continue // Inf, NaN: quant.NewMatrix refuses them as scales
+		}
+		got, want := f16([]byte{byte(h), byte(h >> 8)}), gguf.Float16(uint16(h))
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("f16(%#04x) = %g, want %g", h, got, want)
+		}
+	}
+}
+
+// TestReadCarrierRejects: a float32 tensor that is not a carrier is not taken for one.
+func TestReadCarrierRejects(t *testing.T) {
+	m := randomPacked(t, gguf.TensorQ4_1, 48, 576, 1)
+	words, shape, err := m.Carrier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := quant.ReadCarrier(words, shape[0], shape[1], shape[2]); !ok {
+		t.Fatal("a carrier was not recognised")
+	}
+	if _, _, ok := quant.ReadCarrier(words, shape[0], shape[2], shape[1]); ok {
+		t.Fatal("a carrier with swapped axes was recognised")
+	}
+	for w := range 7 {
+		bad := append([]float32(nil), words...)
+		bad[w] = math.Float32frombits(math.Float32bits(bad[w]) ^ 1)
+		if _, _, ok := quant.ReadCarrier(bad, shape[0], shape[1], shape[2]); ok {
+			t.Fatalf("a carrier with header word %d changed was recognised", w)
+		}
+	}
+	if _, _, ok := quant.ReadCarrier(make([]float32, len(words)), shape[0], shape[1], shape[2]); ok {
+		t.Fatal("zeros were recognised as a carrier")
+	}
+}
+
+// planar is m's rows in the carrier's layout.
+func planar(m *quant.Matrix) []byte {
+	out := make([]byte, len(m.Data))
+	rb := m.RowBytes()
+	for r := range m.Rows {
+		quant.Planar(m.Format, m.Row(r), out[r*rb:(r+1)*rb])
+	}
+	return out
+}

@@ -1,0 +1,7 @@
+//go:build !(goexperiment.simd && amd64 && !go1.27)
+
+package fastgo
+
+// Without GOEXPERIMENT=simd the packed-row kernels are the plain-Go ones (quant_go.go).
+
+func simdQuantKernels() (quantKernels, bool) { return quantKernels{}, false }

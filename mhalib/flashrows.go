@@ -1,0 +1,183 @@
+package mhalib
+
+import (
+	"os"
+	"strconv"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+)
+
+// FlashAttention on the pure-Go backend: query blocks, each against all the keys it sees.
+//
+// flashAttend (flash.go) walks the keys block by block and carries the running state of every
+// query row still being computed. On XLA that state lives in fused loops; on the pure-Go
+// backend every step is a handful of separate ops over a tile of [B, h, rows, BlockK] scores,
+// and a profile of causal L = 4096 (fastgo's BenchmarkMHA/long_causal) showed a quarter of the
+// time in the causal mask alone (Where, its broadcast iotas and bools over every tile that
+// crosses the diagonal, which with query blocks larger than key blocks is every tile), and much
+// of the rest in slicing rows out of the state (transposes and gathers) and in the running
+// rescales.
+//
+// Here the loop is over query blocks of n rows instead, and each block meets all its keys at
+// once — the order of FlashAttention-2's outer loop, with the inner loop done by one matrix
+// product:
+//
+//	s_o = q_i·k[0:r0]ᵀ                  [B, h, n, r0]   keys before the block (causal), no mask
+//	s_d = q_i·k[r0:r0+n]ᵀ + diag        [B, h, n, n]    the diagonal tile, the one masked tile
+//	m   = max(rowmax s_o, rowmax s_d)    [B, h, n, 1]
+//	l   = Σ exp(s_o − m) + Σ exp(s_d − m)
+//	out = (exp(s_o − m)·v[0:r0] + exp(s_d − m)·v[r0:r0+n]) / l
+//
+// Without a causal mask there is one part, s = q_i·kᵀ over all keys. Tiles above the diagonal
+// are never computed, the mask is one constant [n, n] triangle applied to the diagonal tile
+// only, no state is carried from block to block (each block's softmax is exact, not online),
+// and memory is one row tile, O(n·Lk) per (batch, head), with n chosen so that the tile stays
+// within flashByRowsTileElems. Queries, keys and values are transposed once to [L, B, h, d],
+// so that a block of rows or a prefix of keys is one contiguous Gather, which DotGeneral reads
+// in that layout. The blocks' outputs are joined with Concatenate, which the pure-Go backend
+// differentiates (its gradient is Slice; only Slice's own gradient needs the missing Pad).
+//
+// This path is taken on backends without Pad (the pure-Go backend), for plain and causal
+// attention (Lq = Lk, no extra keys) with no other mask, window, ALiBi, soft-cap or sinks, and
+// equal query and key/value heads; everything else goes through flashAttend's tiles.
+
+// flashByRowsTileElems bounds the elements of one tile of scores, B·h·n·Lk (n: query rows per
+// block): 4 Mi float32 elements, 16 MiB.
+const flashByRowsTileElems = 4 << 20
+
+// flashByRowsFits reports whether flashRows computes attention for the masks ms with hkv
+// key/value heads (see above).
+func flashByRowsFits(g *Graph, ms *maskSet, hkv int) bool {
+	if os.Getenv("MHALAB_FLASHROWS_OFF") != "" { // TEMP experiment
+		return false
+	}
+	if differentiableSlices(g) || hkv != ms.heads {
+		return false
+	}
+	if len(ms.allowed) > 0 || len(ms.bias) > 0 || ms.window != nil || ms.alibi != nil || ms.softCap != 0 || ms.sinks != nil {
+		return false
+	}
+	return ms.causal == NoCausal || (ms.lq == ms.lk && ms.causalLk == ms.lk)
+}
+
+// flashByRowsBlock returns the query rows per block: blockQ, or fewer (a multiple of 16, at
+// least 16) where a tile of B·h·n·Lk scores would exceed flashByRowsTileElems.
+func flashByRowsBlock(batch, heads, lk, blockQ int) int {
+	if s := os.Getenv("MHALAB_FLASHROWS_N"); s != "" { // TEMP experiment
+		if n, err := strconv.Atoi(s); err == nil {
+			return n
+		}
+	}
+	n := flashByRowsTileElems / max(batch*heads*lk, 1)
+	return min(blockQ, max(n/16*16, 16))
+}
+
+// flashByRows is FlashAttention of q [B, h, Lq, dk] over k [B, h, Lk, dk], v [B, h, Lk, dv] for
+// masks that flashByRowsFits accepted: output [B, h, Lq, dv] and, if withLSE, lse [B, h, Lq].
+func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLSE bool) (output, lse *Node) {
+	batch, heads, lq, lk := ms.batch, ms.heads, ms.lq, ms.lk
+	g := qIn.Graph()
+	dtype := qIn.DType()
+	causal := ms.causal != NoCausal
+	n := flashByRowsBlock(batch, heads, lk, blockQ)
+
+	q := MulScalar(qIn, scale)            // [B, h, Lq, dk]
+	qf := TransposeAllDims(q, 2, 0, 1, 3) // [Lq, B, h, dk]
+	var kf, vf *Node
+	if causal {
+		kf = TransposeAllDims(k, 2, 0, 1, 3) // [Lk, B, h, dk]
+		vf = TransposeAllDims(v, 2, 0, 1, 3) // [Lk, B, h, dv]
+	}
+
+	var outs, lses []*Node
+	var token *Node // one entry of the previous block's output: the blocks run one after another
+	for r0 := 0; r0 < lq; r0 += n {
+		rows := min(n, lq-r0)
+		qi := sliceAxis(qf, 0, r0, rows) // [rows, B, h, dk]
+		if token != nil {
+			qi = Add(qi, MulScalar(BroadcastToDims(token, qi.Shape().Dimensions...), 0))
+		}
+		var parts []flashByRowsPart
+		if !causal {
+			s := DotGeneral(qi, []int{3}, []int{1, 2}, k, []int{3}, []int{0, 1}) // [B, h, rows, Lk]
+			parts = append(parts, flashByRowsPart{s: s, v: v, vLayout: 2})
+		} else {
+			if r0 > 0 {
+				ko, vo := sliceAxis(kf, 0, 0, r0), sliceAxis(vf, 0, 0, r0)            // [r0, B, h, dk], [r0, B, h, dv]
+				s := DotGeneral(qi, []int{3}, []int{1, 2}, ko, []int{3}, []int{1, 2}) // [B, h, rows, r0]
+				parts = append(parts, flashByRowsPart{s: s, v: vo, vLayout: 0})
+			}
+			kd, vd := sliceAxis(kf, 0, r0, rows), sliceAxis(vf, 0, r0, rows)      // [rows, B, h, dk], [rows, B, h, dv]
+			s := DotGeneral(qi, []int{3}, []int{1, 2}, kd, []int{3}, []int{1, 2}) // [B, h, rows, rows]
+			sees := BroadcastToDims(causalTriangle(g, rows), batch, heads, rows, rows)
+			s = Where(sees, s, Scalar(g, dtype, ms.fill)) // [B, h, rows, rows]
+			parts = append(parts, flashByRowsPart{s: s, v: vd, vLayout: 0})
+		}
+		var m *Node // [B, h, rows, 1]
+		for _, p := range parts {
+			pm := ReduceAndKeep(p.s, ReduceMax, -1)
+			if m == nil {
+				m = pm
+			} else {
+				m = Max(m, pm)
+			}
+		}
+		m = StopGradient(m)
+		var l, acc *Node // [B, h, rows, 1], [B, h, rows, dv]
+		for _, p := range parts {
+			e := Exp(Sub(p.s, m)) // [B, h, rows, cols]: m [B, h, rows, 1] broadcast by Sub, not materialised
+			pl := ReduceAndKeep(e, ReduceSum, -1)
+			var pv *Node
+			if p.vLayout == 2 {
+				pv = DotGeneral(e, []int{3}, []int{0, 1}, p.v, []int{2}, []int{0, 1}) // [B, h, rows, dv]
+			} else {
+				pv = DotGeneral(e, []int{3}, []int{0, 1}, p.v, []int{0}, []int{1, 2}) // [B, h, rows, dv]
+			}
+			if l == nil {
+				l, acc = pl, pv
+			} else {
+				l, acc = Add(l, pl), Add(acc, pv)
+			}
+		}
+		out := Div(acc, l) // [B, h, rows, dv]
+		outs = append(outs, out)
+		if withLSE {
+			lses = append(lses, Add(m, Log(l))) // [B, h, rows, 1]
+		}
+		token = flashToken(out)
+	}
+	output = joinRows(outs) // [B, h, Lq, dv]
+	if withLSE {
+		lse = Reshape(joinRows(lses), batch, heads, lq) // [B, h, Lq]
+	}
+	return output, lse
+}
+
+// flashByRowsPart is one tile of scores s [B, h, rows, cols] with its values v: [B, h, cols, dv]
+// (vLayout 2: keys on axis 2) or [cols, B, h, dv] (vLayout 0).
+type flashByRowsPart struct {
+	s, v    *Node
+	vLayout int
+}
+
+// causalTriangle is the constant "may see" tile [1, 1, n, n] of a diagonal block: row r sees
+// column c ≤ r.
+func causalTriangle(g *Graph, n int) *Node {
+	t := make([][]bool, n)
+	for r := range t {
+		t[r] = make([]bool, n)
+		for c := 0; c <= r; c++ {
+			t[r][c] = causalSees(r, c)
+		}
+	}
+	return Reshape(Const(g, t), 1, 1, n, n)
+}
+
+// joinRows concatenates parts [B, h, n_i, d] along the rows: Concatenate, which every backend
+// differentiates once (its gradient is Slice).
+func joinRows(parts []*Node) *Node {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return Concatenate(parts, 2)
+}

@@ -1,0 +1,71 @@
+package mhalib
+
+import (
+	"testing"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+
+	"github.com/mhalab/mhalab/internal/backendtest"
+)
+
+// TestFlashByRowsFits checks which FlashAttention graphs take the pure-Go backend's path by
+// query blocks (flashrows.go): plain and causal self-attention without other masks do, every
+// other mask, Lq ≠ Lk with a causal mask, GQA and backends with Pad (XLA) do not.
+func TestFlashByRowsFits(t *testing.T) {
+	goBackend, err := backendtest.Get("go")
+	if err != nil {
+		t.Skipf("go backend: %v", err)
+	}
+	g := NewGraph(goBackend, "fits")
+	defer g.Finalize()
+	const B, h, L = 2, 4, 16
+	padMask := Parameter(g, "pad", shapes.Make(dtypes.Bool, B, 1, 1, L))
+	for _, c := range []struct {
+		name string
+		ms   maskSet
+		hkv  int
+		want bool
+	}{
+		{"plain", maskSet{batch: B, heads: h, lq: L, lk: L, causalLk: L}, h, true},
+		{"plain Lq≠Lk", maskSet{batch: B, heads: h, lq: 5, lk: L, causalLk: L}, h, true},
+		{"causal", maskSet{batch: B, heads: h, lq: L, lk: L, causalLk: L, causal: CausalTopLeft}, h, true},
+		{"causal bottom-right", maskSet{batch: B, heads: h, lq: L, lk: L, causalLk: L, causal: CausalBottomRight}, h, true},
+		{"causal Lq<Lk", maskSet{batch: B, heads: h, lq: 5, lk: L, causalLk: L, causal: CausalBottomRight}, h, false},
+		{"causal + bias_kv", maskSet{batch: B, heads: h, lq: L, lk: L + 1, causalLk: L, causal: CausalTopLeft}, h, false},
+		{"key padding", maskSet{batch: B, heads: h, lq: L, lk: L, causalLk: L, allowed: []*Node{padMask}}, h, false},
+		{"window", maskSet{batch: B, heads: h, lq: L, lk: L, causalLk: L, window: &Window{Left: 4}}, h, false},
+		{"soft-cap", maskSet{batch: B, heads: h, lq: L, lk: L, causalLk: L, softCap: 30}, h, false},
+		{"GQA", maskSet{batch: B, heads: h, lq: L, lk: L, causalLk: L}, 2, false},
+	} {
+		if got := flashByRowsFits(g, &c.ms, c.hkv); got != c.want {
+			t.Errorf("%s: flashByRowsFits = %v, want %v", c.name, got, c.want)
+		}
+	}
+	if xla, err := backendtest.Get("xla:cpu"); err == nil {
+		gx := NewGraph(xla, "fits-xla")
+		defer gx.Finalize()
+		if flashByRowsFits(gx, &maskSet{batch: B, heads: h, lq: L, lk: L, causalLk: L}, h) {
+			t.Error("xla:cpu: flashByRowsFits = true, want false (XLA keeps flash.go's tiles)")
+		}
+	}
+}
+
+// TestFlashByRowsBlock checks the rows per query block: blockQ, fewer where a tile of scores
+// would pass flashByRowsTileElems, never fewer than 16 (or blockQ if smaller).
+func TestFlashByRowsBlock(t *testing.T) {
+	for _, c := range []struct{ batch, heads, lk, blockQ, want int }{
+		{1, 8, 4096, 512, 128},     // long: 4 Mi / (8·4096) = 128
+		{1, 8, 1024, 512, 512},     // fits: blockQ
+		{8, 12, 1024, 512, 32},     // llm: 42 rounded down to a multiple of 16
+		{1, 8, 1 << 20, 512, 16},   // at least 16
+		{1, 2, 16, 4, 4},           // a small blockQ is kept
+		{32, 8, 128, 512, 128},     // 4 Mi / (32·8·128) = 128
+		{1, 1, 16, 1 << 30, 1 << 18}, // 4 Mi / 16
+	} {
+		if got := flashByRowsBlock(c.batch, c.heads, c.lk, c.blockQ); got != c.want {
+			t.Errorf("flashByRowsBlock(B=%d, h=%d, Lk=%d, blockQ=%d) = %d, want %d", c.batch, c.heads, c.lk, c.blockQ, got, c.want)
+		}
+	}
+}
