@@ -54,10 +54,9 @@ import (
 //
 // # Gradients
 //
-// Gradients come from GoMLX's automatic differentiation through the unrolled graph (the
-// maxima are constants for it: the result does not depend on them). That backward pass keeps
-// every block's probabilities, so it needs O(Lq·Lk) memory like plain attention; only the
-// forward pass is memory-efficient. On backends that cannot differentiate Slice and
+// The gradient is FlashAttention-2's backward pass (flashgrad.go): it recomputes the tiles of
+// weights from q, k and the log-sum-exp the forward pass keeps, so training needs O(L) memory
+// too. On backends that cannot differentiate Slice and
 // Concatenate (the pure-Go backend has no Pad), rows and blocks are selected with Gather and
 // joined with Where, which every backend differentiates (sliceAxis and concatAxis, take.go).
 //
@@ -177,7 +176,7 @@ func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
 	if !b.blocksSet {
 		blockQ, blockK = xlaWindowBlocks(b.q.Graph(), ms, blockQ, blockK)
 	}
-	return flashAttend(b.q, b.k, b.v, scale, ms, blockQ, blockK, withLSE)
+	return flashAttendGrad(b.q, b.k, b.v, scale, ms, blockQ, blockK, withLSE)
 }
 
 // flashAttend is FlashAttention on validated inputs q [B, Hq, Lq, dk], k [B, Hkv, Lk, dk],
@@ -217,9 +216,9 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 		st.enter(t.Row1)
 		c0, cols, rows := t.Col0, t.Col1-t.Col0, t.Row1-t.Row0
 		causal := ms.causal
-		qa := qs.slice(st.first, rows)     // [B, Hq, rows, dk]
-		kb := st.after(ks.slice(c0, cols)) // [B, Hkv, cols, dk]
-		vb := vs.slice(c0, cols)           // [B, Hkv, cols, dv+1]
+		qa := st.after(qs.slice(st.first, rows)) // [B, Hq, rows, dk]; after: XLA would slice every step's rows up front (O(L²/BlockQ·dk) with a causal mask)
+		kb := st.after(ks.slice(c0, cols))       // [B, Hkv, cols, dk]
+		vb := vs.slice(c0, cols)                 // [B, Hkv, cols, dv+1]
 
 		// 1) Scores of the tile (each query head against its key head), masked.
 		s := groupedScores(qa, kb) // [B, Hq, rows, cols]
@@ -333,6 +332,6 @@ func (b *MHABuilder) flashHeads(q, k, v *Node, d mhaDims, ms *maskSet, withWeigh
 		blockQ, blockK = flashBlocks(d.lq, ms.causal != NoCausal)
 		blockQ, blockK = xlaWindowBlocks(q.Graph(), ms, blockQ, blockK)
 	}
-	out, _ := flashAttend(qh, kh, vh, b.headScale(d.sizes[0]), ms, blockQ, blockK, false)
+	out, _ := flashAttendGrad(qh, kh, vh, b.headScale(d.sizes[0]), ms, blockQ, blockK, false)
 	return MergeHeads(out) // [B, Lq, E]
 }
