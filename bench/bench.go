@@ -360,9 +360,12 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 		}
 		bar.start(mc.label())
 		r := runMemMeasurement(ctx, mc, cfg.MemTimeout, cfg.ChildCommand)
-		if mc.Kind == "ckpt" || mc.Kind == "autodiff" {
+		switch {
+		case isBlockGrad(mc.Kind):
+			rep.BlockGrad = append(rep.BlockGrad, r)
+		case mc.Kind == "ckpt" || mc.Kind == "autodiff":
 			rep.Checkpoint = append(rep.Checkpoint, r)
-		} else {
+		default:
 			rep.Memory = append(rep.Memory, r)
 		}
 	}
@@ -380,6 +383,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 	if previous != nil {
 		printComparison(stdout, previous, rep, cfg.ComparePath)
 		printDecodeComparison(stdout, previous, rep)
+		printMemComparison(stdout, previous, rep)
 	}
 	if cfg.JSONPath != "" {
 		if err := writeJSON(cfg.JSONPath, rep); err != nil {
@@ -427,7 +431,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 		}
 	}
 	if cfg.Quick {
-		for _, r := range append(slices.Clone(rep.Memory), rep.Checkpoint...) {
+		for _, r := range slices.Concat(rep.Memory, rep.Checkpoint, rep.BlockGrad) {
 			if r.Error != "" {
 				return rep, fmt.Errorf("%s failed: %s", r.label(), r.Error)
 			}

@@ -76,6 +76,7 @@ func TestBenchMemChild(t *testing.T) {
 	for _, spec := range []string{
 		`{"backend":"go","kind":"flash","b":1,"l":256,"h":2,"d":8}`,
 		`{"backend":"go","kind":"ckpt","b":1,"l":16,"h":2,"d":8,"n":2}`,
+		`{"backend":"go","kind":"grad-flash","b":1,"l":64,"h":2,"d":8,"n":1}`,
 	} {
 		var stdout bytes.Buffer
 		if err := RunChild(spec, &stdout); err != nil {
@@ -215,5 +216,31 @@ func TestMemMeasurementStopsWithItsContext(t *testing.T) {
 	r := runMemMeasurement(ctx, memConfig{Backend: "go", Kind: "flash", B: 1, L: 8, H: 1, D: 8}, time.Minute, []string{"sh", "-c", "sleep 60", "sh"})
 	if time.Since(start) > 30*time.Second || !strings.HasPrefix(r.Error, "stopped: ") {
 		t.Errorf("after %s: error %q, want it stopped at once", time.Since(start).Round(time.Millisecond), r.Error)
+	}
+}
+
+// TestBlockGradGoals: goal 5's rows from block gradient measurements — the backward ratio where
+// plain fits, and at the longest length flash fitting where plain is refused.
+func TestBlockGradGoals(t *testing.T) {
+	row := func(kind string, l int, step, fwd, stepCPU, fwdCPU float64, err string) memResult {
+		return memResult{memConfig: memConfig{Backend: "go", Kind: kind, B: 1, L: l, H: 8, D: 512, N: 1},
+			RunMS: step, ForwardMS: fwd, StepCPUMS: stepCPU, ForwardCPUMS: fwdCPU, PeakRSSKiB: 1 << 20, Error: err}
+	}
+	rows := []memResult{
+		row("grad-plain", 1024, 300, 100, 500, 200, ""),
+		row("grad-flash", 1024, 250, 50, 560, 200, ""), // CPU backward 360 vs 300: 1.2×
+		row("grad-plain", 16384, 0, 0, 0, 0, "mhalib: attention scores too large: …"),
+		row("grad-flash", 16384, 9000, 2000, 15000, 4000, ""),
+	}
+	var got []string
+	for _, g := range blockGradGoals(rows) {
+		got = append(got, g.Goal+": "+g.Measured+" "+map[bool]string{true: "met", false: "missed"}[g.Met])
+	}
+	want := []string{
+		"go pre-LN block gradient, L = 1024: flash backward ≤ 1.3× plain backward (step − forward, CPU time): 1.20× CPU (360 ms vs 300 ms); wall 1.00×; whole step 1.12× CPU met",
+		"go pre-LN block gradient at L = 16384, B1 E512 h8: flash fits where plain attention is refused: flash: 1.0 GiB peak RSS, step 9 s; plain: refused up front met",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("goals:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

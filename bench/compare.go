@@ -141,3 +141,23 @@ func relChange(then, now float64) string {
 	}
 	return fmt.Sprintf("%s%.1f %%", sign, math.Abs(c))
 }
+
+// CompareReports prints what --compare prints for two saved JSON reports (--json): the
+// forward-pass cases and the memory measurements of cur against old, for a run whose earlier
+// report was not ready when it started.
+func CompareReports(w io.Writer, oldPath, curPath string) error {
+	old, err := decodeReport(oldPath)
+	if err != nil {
+		return err
+	}
+	cur, err := decodeReport(curPath)
+	if err != nil {
+		return err
+	}
+	if len(cur.MHA) > 0 {
+		printComparison(w, old, cur, oldPath)
+	}
+	printDecodeComparison(w, old, cur)
+	printMemComparison(w, old, cur)
+	return nil
+}

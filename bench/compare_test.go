@@ -74,3 +74,31 @@ func TestRelChange(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareReports: two saved reports compared, the memory rows by their label.
+func TestCompareReports(t *testing.T) {
+	dir := t.TempDir()
+	grad := memConfig{Backend: "go", Kind: "grad-flash", B: 1, L: 4096, H: 8, D: 512, N: 1}
+	write := func(name string, rep *benchReport) string {
+		path := filepath.Join(dir, name)
+		if err := writeJSON(path, rep); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	old := write("old.json", &benchReport{Started: "then", BlockGrad: []memResult{{memConfig: grad, PeakRSSKiB: 2 << 20, RunMS: 4000}}})
+	cur := write("new.json", &benchReport{Started: "now", BlockGrad: []memResult{{memConfig: grad, PeakRSSKiB: 1 << 20, RunMS: 3000},
+		{memConfig: memConfig{Backend: "go", Kind: "grad-flash", B: 1, L: 16384, H: 8, D: 512, N: 1}, PeakRSSKiB: 1 << 20, RunMS: 9000}}})
+	var out bytes.Buffer
+	if err := CompareReports(&out, old, cur); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| go memory: pre-LN block gradient, flash attention, B1 L4096 E512 h8 | 2.0 GiB | 1.0 GiB | 4 s | 3 s | −25.0 % |",
+		"| go memory: pre-LN block gradient, flash attention, B1 L16384 E512 h8 | not run | 1.0 GiB | — | 9 s | — |",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("comparison lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -19,13 +19,16 @@
 //	modern      attention of current LLMs: sliding-window flash (L 8192, window 512) vs full causal
 //	            flash vs PyTorch (SDPA with the mask, flex_attention with a block mask), and
 //	            tokens/s of grouped-query decoding with the KV cache (Hkv 32, 8, 1 of Hq 32)
-//	memory      peak RSS of one attention forward pass, plain vs flash, L = 1k … 32k (one process each)
+//	memory      peak RSS of one attention forward pass, plain vs flash, L = 1k … 32k (one process each),
+//	            and of one gradient step of a causal pre-LN block, plain vs flash attention, L = 1k,
+//	            4k, 16k, with its step, forward and backward times (blockgrad.go)
 //	checkpoint  peak RSS of the gradients of N pre-LN blocks with and without checkpointing
 //
 // PyTorch is timed right before and right after every mhalib case, and each ratio divides by the
 // mean of those two medians, so that both sides of a ratio see nearly the same machine load; every
 // case also records the process's CPU time per run and the load average. Config.ComparePath
-// prints each case's change against an earlier run's JSON (compare.go).
+// prints each case's change against an earlier run's JSON (compare.go), and each memory
+// measurement's peak RSS and run time then and now.
 //
 // Run writes the results as markdown tables and as JSON (Config.JSONPath). Memory is measured
 // in child processes (Config.ChildCommand, which calls RunChild), so that each measurement's

@@ -83,6 +83,7 @@ func evaluateGoals(rep *benchReport) []goalResult {
 				Measured: humanize.IBytes(uint64(m.PeakRSSKiB) * 1024), Met: m.PeakRSSKiB*1024 <= 2<<30})
 		}
 	}
+	goals = append(goals, blockGradGoals(rep.BlockGrad)...)
 	for _, d := range rep.Decode {
 		if d.Error == "" && d.Context >= 2048 {
 			goals = append(goals, goalResult{Goal: d.Backend + " decoding with KV cache ≥ 10× recompute (L 2048, D 512, h 8)",

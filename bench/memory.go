@@ -45,6 +45,9 @@ type memConfig struct {
 }
 
 func (m memConfig) label() string {
+	if isBlockGrad(m.Kind) {
+		return fmt.Sprintf("%s memory: pre-LN block gradient, %s attention, B%d L%d E%d h%d", m.Backend, m.Kind[len("grad-"):], m.B, m.L, m.D, m.H)
+	}
 	if m.Kind == "ckpt" || m.Kind == "autodiff" {
 		return fmt.Sprintf("%s memory: %s, %d blocks, B%d L%d E%d h%d", m.Backend, m.Kind, m.N, m.B, m.L, m.D, m.H)
 	}
@@ -57,8 +60,15 @@ type memResult struct {
 	BaseRSSKiB int64   `json:"base_rss_kib"` // after creating the backend and the inputs
 	CompileMS  float64 `json:"compile_ms"`
 	RunMS      float64 `json:"run_ms"`
-	Loss       float64 `json:"loss,omitempty"`
-	Error      string  `json:"error,omitempty"`
+	ForwardMS  float64 `json:"forward_ms,omitempty"` // block gradients: the forward pass alone
+	// Block gradients: CPU time (every thread) of a gradient step and of the forward pass.
+	StepCPUMS float64 `json:"step_cpu_ms,omitempty"`
+	// Block gradients: the peak RSS of the timed gradient steps alone (the first step, which
+	// compiles, left out), where the system can reset the peak (Linux); 0 elsewhere.
+	RunPeakRSSKiB int64   `json:"run_peak_rss_kib,omitempty"`
+	ForwardCPUMS  float64 `json:"forward_cpu_ms,omitempty"`
+	Loss          float64 `json:"loss,omitempty"`
+	Error         string  `json:"error,omitempty"`
 }
 
 // memoryConfigs lists the measurements of the memory and checkpoint suites for the backends.
@@ -81,6 +91,7 @@ func memoryConfigs(quick bool, specs []string, memory, checkpoint bool) []memCon
 					cfgs = append(cfgs, memConfig{Backend: spec, Kind: kind, B: 1, L: l, H: 8, D: 64})
 				}
 			}
+			cfgs = append(cfgs, blockGradConfigs(spec, quick)...)
 		}
 		if checkpoint {
 			for _, kind := range []string{"autodiff", "ckpt"} {
@@ -175,6 +186,8 @@ func measure(cfg memConfig, res *memResult) error {
 		return measureAttention(backend, cfg, res)
 	case "ckpt", "autodiff":
 		return measureStack(backend, cfg, res)
+	case "grad-plain", "grad-flash":
+		return measureBlockGrad(backend, cfg, res)
 	}
 	return fmt.Errorf("unknown kind %q", cfg.Kind)
 }

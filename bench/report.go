@@ -32,6 +32,7 @@ type benchReport struct {
 	Devices    []devicesResult `json:"devices,omitempty"`
 	Memory     []memResult     `json:"memory,omitempty"`
 	Checkpoint []memResult     `json:"checkpoint,omitempty"`
+	BlockGrad  []memResult     `json:"block_grad,omitempty"` // one pre-LN block's gradient step, plain vs flash (blockgrad.go)
 	Goals      []goalResult    `json:"goals,omitempty"`
 }
 
@@ -282,6 +283,10 @@ func printReport(w io.Writer, rep *benchReport) {
 	if len(rep.Checkpoint) > 0 {
 		fmt.Fprintf(w, "\n## Peak memory of the gradients of a stack of pre-LN blocks, with and without checkpointing\n\n")
 		printMemTable(w, rep.Checkpoint)
+	}
+	if len(rep.BlockGrad) > 0 {
+		fmt.Fprintf(w, "\n## One gradient step of a causal pre-LN block, plain vs flash attention (B1 E512 h8 float32; one process each)\n\n")
+		printBlockGradTable(w, rep.BlockGrad)
 	}
 	if len(rep.Goals) > 0 {
 		fmt.Fprintf(w, "\n## Goals\n\n| goal | measured | |\n|---|---|---|\n")

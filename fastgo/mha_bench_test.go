@@ -12,7 +12,8 @@ import (
 )
 
 // BenchmarkMHA runs mhalib's self-attention forward pass on the shapes of mhalab bench's seed003
-// (B32 L128 E512 h8) and long (B1 L4096 E512 h8, Auto: flash) cases on the pure-Go backend with
+// (B32 L128 E512 h8), long (B1 L4096 E512 h8, Auto: flash) and llm (B8 L1024 E768 h12, Auto:
+// flash) cases, plain and causal, on the pure-Go backend with
 // fastgo. It is the entry point for a CPU profile of the whole layer:
 //
 //	GOEXPERIMENT=simd go test ./fastgo -run NONE -bench MHA/long -cpuprofile /tmp/cpu.out
@@ -27,6 +28,8 @@ func BenchmarkMHA(b *testing.B) {
 		{"seed003_causal", 32, 128, 512, 8, true},
 		{"long", 1, 4096, 512, 8, false},
 		{"long_causal", 1, 4096, 512, 8, true},
+		{"llm", 8, 1024, 768, 12, false},
+		{"llm_causal", 8, 1024, 768, 12, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			backend := newBackend(b)

@@ -54,10 +54,9 @@ import (
 //
 // # Gradients
 //
-// Gradients come from GoMLX's automatic differentiation through the unrolled graph (the
-// maxima are constants for it: the result does not depend on them). That backward pass keeps
-// every block's probabilities, so it needs O(Lq·Lk) memory like plain attention; only the
-// forward pass is memory-efficient. On backends that cannot differentiate Slice and
+// The gradient is FlashAttention-2's backward pass (flashgrad.go): it recomputes the tiles of
+// weights from q, k and the log-sum-exp the forward pass keeps, so training needs O(L) memory
+// too. On backends that cannot differentiate Slice and
 // Concatenate (the pure-Go backend has no Pad), rows and blocks are selected with Gather and
 // joined with Where, which every backend differentiates (sliceAxis and concatAxis, take.go).
 //
@@ -77,6 +76,7 @@ type FlashBuilder struct {
 	GQAOption[*FlashBuilder]
 	q, k, v        *Node
 	blockQ, blockK int
+	blocksSet      bool // BlockSizes was called
 }
 
 // FlashAttention starts building softmax(q·kᵀ·scale + mask)·v block by block (see the
@@ -100,7 +100,7 @@ func FlashAttention(q, k, v *Node) *FlashBuilder {
 // mean fewer distinct shapes to compile (every step that drops rows has new ones) for more
 // masked work. Measure a change with `mhalab bench` (its flash rows).
 func (b *FlashBuilder) BlockSizes(blockQ, blockK int) *FlashBuilder {
-	b.blockQ, b.blockK = blockQ, blockK
+	b.blockQ, b.blockK, b.blocksSet = blockQ, blockK, true
 	return b
 }
 
@@ -172,7 +172,11 @@ func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
 	if b.blockQ < 1 || b.blockK < 1 {
 		panicArg("BlockSizes", "blockQ=%d, blockK=%d: both must be ≥ 1", b.blockQ, b.blockK)
 	}
-	return flashAttend(b.q, b.k, b.v, scale, ms, b.blockQ, b.blockK, withLSE)
+	blockQ, blockK := b.blockQ, b.blockK
+	if !b.blocksSet {
+		blockQ, blockK = xlaWindowBlocks(b.q.Graph(), ms, blockQ, blockK)
+	}
+	return flashAttendGrad(b.q, b.k, b.v, scale, ms, blockQ, blockK, withLSE)
 }
 
 // flashAttend is FlashAttention on validated inputs q [B, Hq, Lq, dk], k [B, Hkv, Lk, dk],
@@ -197,10 +201,7 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 
 	// q is scaled once (cheaper than scaling every tile of scores). v gets a column of ones, so
 	// that p·[v | 1] gives Σ p·v and the row sums l = Σ p from one matrix product.
-	q := MulScalar(qIn, scale)                         // [B, Hq, Lq, dk]
-	if plan, ok := ms.bandPlanFor(g, heads, hkv); ok { // a sliding window on XLA: one banded product (flashband.go)
-		return flashBanded(q, k, v, ms, plan, withLSE)
-	}
+	q := MulScalar(qIn, scale)                                                   // [B, Hq, Lq, dk]
 	ones := Ones(g, shapes.Make(dtype, batch, hkv, lk, 1))                       // [B, Hkv, Lk, 1]
 	v1 := concatAxis([]*Node{v, ones}, 3)                                        // [B, Hkv, Lk, dv+1]
 	qs, ks, vs := newAxisSlicer(q, 2), newAxisSlicer(k, 2), newAxisSlicer(v1, 2) // one transpose each where Gather slices
@@ -215,9 +216,9 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 		st.enter(t.Row1)
 		c0, cols, rows := t.Col0, t.Col1-t.Col0, t.Row1-t.Row0
 		causal := ms.causal
-		qa := qs.slice(st.first, rows)     // [B, Hq, rows, dk]
-		kb := st.after(ks.slice(c0, cols)) // [B, Hkv, cols, dk]
-		vb := vs.slice(c0, cols)           // [B, Hkv, cols, dv+1]
+		qa := st.after(qs.slice(st.first, rows)) // [B, Hq, rows, dk]; after: XLA would slice every step's rows up front (O(L²/BlockQ·dk) with a causal mask)
+		kb := st.after(ks.slice(c0, cols))       // [B, Hkv, cols, dk]
+		vb := vs.slice(c0, cols)                 // [B, Hkv, cols, dv+1]
 
 		// 1) Scores of the tile (each query head against its key head), masked.
 		s := groupedScores(qa, kb) // [B, Hq, rows, cols]
@@ -329,7 +330,8 @@ func (b *MHABuilder) flashHeads(q, k, v *Node, d mhaDims, ms *maskSet, withWeigh
 	blockQ, blockK := b.blockQ, b.blockK
 	if blockQ == 0 {
 		blockQ, blockK = flashBlocks(d.lq, ms.causal != NoCausal)
+		blockQ, blockK = xlaWindowBlocks(q.Graph(), ms, blockQ, blockK)
 	}
-	out, _ := flashAttend(qh, kh, vh, b.headScale(d.sizes[0]), ms, blockQ, blockK, false)
+	out, _ := flashAttendGrad(qh, kh, vh, b.headScale(d.sizes[0]), ms, blockQ, blockK, false)
 	return MergeHeads(out) // [B, Lq, E]
 }

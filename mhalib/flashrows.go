@@ -1,9 +1,7 @@
 package mhalib
 
 import (
-	"os"
-	"strconv"
-
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 )
 
@@ -34,7 +32,8 @@ import (
 // and memory is one row tile, O(n·Lk) per (batch, head), with n chosen so that the tile stays
 // within flashByRowsTileElems. Queries, keys and values are transposed once to [L, B, h, d],
 // so that a block of rows or a prefix of keys is one contiguous Gather, which DotGeneral reads
-// in that layout. The blocks' outputs are joined with Concatenate, which the pure-Go backend
+// in that layout; each block's Gathers wait for the previous block (takeRowsAfter), so that
+// memory stays O(Lk) for the pure-Go backend, which runs every node whose inputs are ready. The blocks' outputs are joined with Concatenate, which the pure-Go backend
 // differentiates (its gradient is Slice; only Slice's own gradient needs the missing Pad).
 //
 // This path is taken on backends without Pad (the pure-Go backend), for plain and causal
@@ -42,15 +41,15 @@ import (
 // equal query and key/value heads; everything else goes through flashAttend's tiles.
 
 // flashByRowsTileElems bounds the elements of one tile of scores, B·h·n·Lk (n: query rows per
-// block): 4 Mi float32 elements, 16 MiB.
-const flashByRowsTileElems = 4 << 20
+// block): 8 Mi elements, 32 MiB in float32. At B1 h8 L4096 that is 256 rows; at B8 h12 L1024,
+// 80. (fastgo's BenchmarkMHA, CPU time per pass on llm causal: 32 rows 1.4 s, 64–256 rows
+// 0.72–1.0 s within the noise of a shared machine; 64 rows at L4096 copied the key prefixes
+// too often.)
+const flashByRowsTileElems = 8 << 20
 
-// flashByRowsFits reports whether flashRows computes attention for the masks ms with hkv
+// flashByRowsFits reports whether flashByRows computes attention for the masks ms with hkv
 // key/value heads (see above).
 func flashByRowsFits(g *Graph, ms *maskSet, hkv int) bool {
-	if os.Getenv("MHALAB_FLASHROWS_OFF") != "" { // TEMP experiment
-		return false
-	}
 	if differentiableSlices(g) || hkv != ms.heads {
 		return false
 	}
@@ -63,11 +62,6 @@ func flashByRowsFits(g *Graph, ms *maskSet, hkv int) bool {
 // flashByRowsBlock returns the query rows per block: blockQ, or fewer (a multiple of 16, at
 // least 16) where a tile of B·h·n·Lk scores would exceed flashByRowsTileElems.
 func flashByRowsBlock(batch, heads, lk, blockQ int) int {
-	if s := os.Getenv("MHALAB_FLASHROWS_N"); s != "" { // TEMP experiment
-		if n, err := strconv.Atoi(s); err == nil {
-			return n
-		}
-	}
 	n := flashByRowsTileElems / max(batch*heads*lk, 1)
 	return min(blockQ, max(n/16*16, 16))
 }
@@ -93,21 +87,19 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 	var token *Node // one entry of the previous block's output: the blocks run one after another
 	for r0 := 0; r0 < lq; r0 += n {
 		rows := min(n, lq-r0)
-		qi := sliceAxis(qf, 0, r0, rows) // [rows, B, h, dk]
-		if token != nil {
-			qi = Add(qi, MulScalar(BroadcastToDims(token, qi.Shape().Dimensions...), 0))
-		}
+		take := func(x *Node, from, n int) *Node { return takeRowsAfter(x, from, n, token) }
+		qi := take(qf, r0, rows) // [rows, B, h, dk]
 		var parts []flashByRowsPart
 		if !causal {
 			s := DotGeneral(qi, []int{3}, []int{1, 2}, k, []int{3}, []int{0, 1}) // [B, h, rows, Lk]
 			parts = append(parts, flashByRowsPart{s: s, v: v, vLayout: 2})
 		} else {
 			if r0 > 0 {
-				ko, vo := sliceAxis(kf, 0, 0, r0), sliceAxis(vf, 0, 0, r0)            // [r0, B, h, dk], [r0, B, h, dv]
+				ko, vo := take(kf, 0, r0), take(vf, 0, r0)                            // [r0, B, h, dk], [r0, B, h, dv]
 				s := DotGeneral(qi, []int{3}, []int{1, 2}, ko, []int{3}, []int{1, 2}) // [B, h, rows, r0]
 				parts = append(parts, flashByRowsPart{s: s, v: vo, vLayout: 0})
 			}
-			kd, vd := sliceAxis(kf, 0, r0, rows), sliceAxis(vf, 0, r0, rows)      // [rows, B, h, dk], [rows, B, h, dv]
+			kd, vd := take(kf, r0, rows), take(vf, r0, rows)                      // [rows, B, h, dk], [rows, B, h, dv]
 			s := DotGeneral(qi, []int{3}, []int{1, 2}, kd, []int{3}, []int{1, 2}) // [B, h, rows, rows]
 			sees := BroadcastToDims(causalTriangle(g, rows), batch, heads, rows, rows)
 			s = Where(sees, s, Scalar(g, dtype, ms.fill)) // [B, h, rows, rows]
@@ -144,13 +136,37 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 		if withLSE {
 			lses = append(lses, Add(m, Log(l))) // [B, h, rows, 1]
 		}
-		token = flashToken(out)
+		token = flashByRowsToken(out)
 	}
 	output = joinRows(outs) // [B, h, Lq, dv]
 	if withLSE {
 		lse = Reshape(joinRows(lses), batch, heads, lq) // [B, h, Lq]
 	}
 	return output, lse
+}
+
+// takeRowsAfter returns x[from:from+n] along axis 0 (a Gather of contiguous rows), made to wait
+// for token, a finite scalar of the previous block, when it is not nil: the rows' indices get
+// 0·token added. The pure-Go backend runs every node whose inputs are ready, so without it the
+// key prefixes of all blocks could be gathered at once, O(Lk²/n) memory instead of O(Lk).
+func takeRowsAfter(x *Node, from, n int, token *Node) *Node {
+	idx := make([][]int32, n)
+	for i := range idx {
+		idx[i] = []int32{int32(from + i)}
+	}
+	indices := Const(x.Graph(), idx) // [n, 1]
+	if token != nil {
+		zero := ConvertDType(MulScalar(token, 0), dtypes.Int32) // scalar 0, after token
+		indices = Add(indices, BroadcastToDims(zero, n, 1))     // [n, 1]
+	}
+	return Gather(x, indices) // [n, x's other axes…]
+}
+
+// flashByRowsToken is the dependency token of the next block: out's first element, replaced by 0
+// when it is not finite (so that 0·token is 0), without gradient.
+func flashByRowsToken(out *Node) *Node {
+	t := takeIndex(Reshape(out, out.Shape().Size()), 0, 0) // scalar
+	return StopGradient(Where(IsFinite(t), t, ZerosLike(t)))
 }
 
 // flashByRowsPart is one tile of scores s [B, h, rows, cols] with its values v: [B, h, cols, dv]

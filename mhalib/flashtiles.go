@@ -11,6 +11,10 @@ import "fmt"
 // mask the tiles above the diagonal are never computed; with a sliding window, neither are the
 // tiles wholly before the window. flashPlan is that schedule, on host integers; flashAttend
 // follows it, and FlashTiles shows it (for pictures and counts of the work skipped).
+//
+// On the pure-Go backend, attention with no mask but the causal one is computed by query
+// blocks against all the keys they see instead (flashrows.go, its own block size, at most
+// BlockQ): of the pairs above the diagonal only those in the diagonal blocks are computed.
 
 // FlashTile is one tile of scores FlashAttention computes: query rows [Row0, Row1) against keys
 // [Col0, Col1) (all heads and batch elements at once).
@@ -21,9 +25,6 @@ type FlashTile struct {
 // FlashTiles returns the tiles FlashAttention computes, in order, for lq queries and lk keys
 // with block sizes blockQ × blockK, the causal rule causal and, when window is not nil, a
 // sliding window (as FlashBuilder's Window). The tiles cover every pair a query may see.
-// On XLA a sliding window that flashband.go accepts is not computed tile by tile but as one
-// banded product of Lq·(window + 128) scores; FlashTiles describes the key-block loop, which
-// the pure-Go backend and every other case run.
 // It returns an *ArgumentError for non-positive sizes or an unknown alignment.
 func FlashTiles(lq, lk, blockQ, blockK int, causal Causal, window *Window) ([]FlashTile, error) {
 	if lq < 1 || lk < 1 || blockQ < 1 || blockK < 1 {

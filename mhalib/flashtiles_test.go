@@ -4,6 +4,12 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+
+	"github.com/mhalab/mhalab/internal/backendtest"
 	"github.com/mhalab/mhalab/mhalib"
 )
 
@@ -108,4 +114,38 @@ func TestFlashTilesCounts(t *testing.T) {
 	if _, err := mhalib.FlashTiles(0, 8, 4, 4, mhalib.NoCausal, nil); err == nil {
 		t.Error("FlashTiles(lq 0): no error")
 	}
+}
+
+// On XLA a sliding window without BlockSizes runs in key blocks of 256 (xlaWindowBlocks): the
+// q·kᵀ tiles of FlashAttention are [B, h, rows, 256]; BlockSizes and the pure-Go backend keep
+// the blocks they are given (DefaultFlashBlockK keys).
+func TestFlashWindowBlocksOnXLA(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		keysPerTile := func(set bool) map[int]bool {
+			g := NewGraph(backend, "window")
+			q := Parameter(g, "q", shapes.Make(dtypes.Float32, 1, 2, 1024, 8))
+			b := mhalib.FlashAttention(q, q, q).Causal(mhalib.CausalTopLeft).Window(64, 0, mhalib.AlignTopLeft)
+			if set {
+				b.BlockSizes(mhalib.DefaultFlashBlockQ, mhalib.DefaultFlashBlockK)
+			}
+			b.Done()
+			cols := map[int]bool{}
+			for _, node := range g.Nodes() {
+				if d := node.Shape().Dimensions; node.Type() == NodeTypeDotGeneral && len(d) == 4 && d[3] != 9 { // q·kᵀ, not p·[v | 1]
+					cols[d[3]] = true
+				}
+			}
+			return cols
+		}
+		want := mhalib.DefaultFlashBlockK
+		if backend.Name() == "xla" {
+			want = 256
+		}
+		if got := keysPerTile(false); !got[want] || len(got) != 1 {
+			t.Errorf("%s, default blocks: q·kᵀ tiles with %v keys, want %d", backend.Name(), got, want)
+		}
+		if got := keysPerTile(true); !got[mhalib.DefaultFlashBlockK] || len(got) != 1 {
+			t.Errorf("%s, BlockSizes set: q·kᵀ tiles with %v keys, want %d", backend.Name(), got, mhalib.DefaultFlashBlockK)
+		}
+	})
 }

@@ -17,5 +17,5 @@ func blockAsBias(logits, allowed *Node) *Node {
 	g := logits.Graph()
 	zero, negInf := ScalarZero(g, logits.DType()), Scalar(g, logits.DType(), math.Inf(-1))
 	bias := Where(allowed, BroadcastToDims(zero, allowed.Shape().Dimensions...), negInf) // [B|1, h|1, rows, cols]
-	return Add(logits, bias)                                                            // [B, h, rows, cols]
+	return Add(logits, bias)                                                             // [B, h, rows, cols]
 }

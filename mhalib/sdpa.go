@@ -169,8 +169,10 @@ func softmaxAndSum(logits, v *Node, ms *maskSet, drop dropoutSpec) (output, weig
 	switch {
 	case ms.sinks != nil:
 		weights = sinkSoftmax(logits, ms.sinks) // [B, h, Lq, Lk]
-	case !differentiableSlices(logits.Graph()) && len(ms.bias) == 0 && ms.softCap == 0:
-		// The pure-Go backend, masks that only block pairs: three passes less (softmax.go).
+	case !differentiableSlices(logits.Graph()) && len(ms.bias) == 0 && ms.softCap == 0 && math.IsInf(ms.fill, -1):
+		// The pure-Go backend, masks that only block pairs, with −inf (a blocked pair's weight
+		// is 0; with a finite fill a fully blocked row has weights, and its gradient must not
+		// reach the unmasked logits): three passes less (softmax.go).
 		weights = safeSoftmaxFinite(logits, raw) // [B, h, Lq, Lk]
 	default:
 		weights = safeSoftmax(logits) // [B, h, Lq, Lk]

@@ -51,8 +51,9 @@ func softmaxValues(logits *Node) *Node {
 // raw, the logits before a mask blocked any pair (finite; [..., L] like logits), so the
 // IsFinite, zeros and Where that make −inf logits finite are not computed. Its gradient equals
 // safeSoftmax's when logits = raw where the weights are not 0 and the difference has no
-// gradient: masks that only block pairs (the fill value) or add a constant (ALiBi), not an
-// additive mask that may itself be differentiated or a soft-cap (sdpa.go checks).
+// gradient: masks that only block pairs with the fill −inf (weight 0) or add a constant (ALiBi),
+// not a finite fill (a fully blocked row then has weights), an additive mask that may itself be
+// differentiated, or a soft-cap (sdpa.go checks).
 func safeSoftmaxFinite(logits, raw *Node) *Node {
 	w := softmaxValues(StopGradient(logits)) // [..., L]
 	t := IdentityWithCustomGradient(raw, func(_, g *Node) *Node {

@@ -3,6 +3,7 @@ package mhalib
 import (
 	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
 // Slicing and concatenation, differentiable on every backend: the one mechanism mhalib uses.
@@ -184,4 +185,22 @@ func concatAxis(parts []*Node, axis int) *Node {
 		offset += size
 	}
 	return out
+}
+
+// joinFlat flattens parts, joins them in order, fills the end with zeros to a multiple of
+// width and returns the result as [n, width]. Its gradient takes slices of the joined
+// gradient, which every backend runs (Concatenate's gradient is Slice, whose own gradient, Pad,
+// is the one the pure-Go backend lacks).
+func joinFlat(parts []*Node, width int) *Node {
+	flat := make([]*Node, 0, len(parts)+1)
+	total := 0
+	for _, p := range parts {
+		flat = append(flat, Reshape(p, p.Shape().Size()))
+		total += p.Shape().Size()
+	}
+	if rest := (width - total%width) % width; rest > 0 {
+		flat = append(flat, Zeros(parts[0].Graph(), shapes.Make(parts[0].DType(), rest)))
+		total += rest
+	}
+	return Reshape(Concatenate(flat, 0), total/width, width) // [n, width]
 }
