@@ -2,6 +2,7 @@ package docgen
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -147,15 +148,31 @@ func wrap(items []string, sep string, width int) string {
 	return b.String() + "\n"
 }
 
-// performanceReports renders every bench report in docs/bench/*.json, newest first (the file
-// names start with the date), each as its run printed it — machine, date, load, command,
+// performanceReports renders every bench report in docs/bench/*.json, newest first (by the
+// report's "started" time: several runs of one day share the date in their file names), each as its run printed it — machine, date, load, command,
 // tables — with headings one level down and the home folder written as ~.
 func performanceReports(root string) (string, error) {
 	files, err := filepath.Glob(filepath.Join(root, "docs", "bench", "*.json"))
 	if err != nil {
 		return "", err
 	}
-	slices.Reverse(files)
+	started := make(map[string]string, len(files))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		var head struct {
+			Started string `json:"started"`
+		}
+		if err := json.Unmarshal(data, &head); err != nil {
+			return "", fmt.Errorf("%s: %w", f, err)
+		}
+		started[f] = head.Started
+	}
+	slices.SortStableFunc(files, func(a, b string) int { // newest first; RFC 3339 UTC sorts as text
+		return cmp.Or(strings.Compare(started[b], started[a]), strings.Compare(b, a))
+	})
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return "", err
