@@ -133,6 +133,7 @@ type flashRows struct {
 	lses         []*Node // finished rows' log-sum-exps, [B, h, n_i, 1], when asked for
 	withL        bool
 	token        *Node // one entry of the previous step's accumulator, or nil
+	qFirst       int   // the first row of the query rows last sliced (flashQueryRows)
 }
 
 // after returns x made to depend on the previous step: x + 0·token.
@@ -208,6 +209,7 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 	st := &flashRows{dv: dv, withL: withLSE, batch: batch, heads: heads, dtype: dtype, sinks: ms.sinks, graph: g}
 
 	// The schedule of tiles (host integers only, flashPlan): which rows meet which key block.
+	var qa *Node // the query rows of the previous step, reused while they stay the same (XLA)
 	for _, t := range ms.flashPlan(blockQ, blockK) {
 		if t.Row0 > st.first {
 			st.enter(t.Row0) // rows that never saw a key get the empty state (output 0)
@@ -216,9 +218,9 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 		st.enter(t.Row1)
 		c0, cols, rows := t.Col0, t.Col1-t.Col0, t.Row1-t.Row0
 		causal := ms.causal
-		qa := st.after(qs.slice(st.first, rows)) // [B, Hq, rows, dk]; after: XLA would slice every step's rows up front (O(L²/BlockQ·dk) with a causal mask)
-		kb := st.after(ks.slice(c0, cols))       // [B, Hkv, cols, dk]
-		vb := vs.slice(c0, cols)                 // [B, Hkv, cols, dv+1]
+		qa = flashQueryRows(qa, qs, st, rows, lq) // [B, Hq, rows, dk]
+		kb := st.after(ks.slice(c0, cols))        // [B, Hkv, cols, dk]
+		vb := vs.slice(c0, cols)                  // [B, Hkv, cols, dv+1]
 
 		// 1) Scores of the tile (each query head against its key head), masked.
 		s := groupedScores(qa, kb) // [B, Hq, rows, cols]
@@ -229,12 +231,13 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 			noCausal.causal = NoCausal
 			tileMasks = &noCausal
 		}
+		raw := s
 		s = tileMasks.apply(s, st.first, c0) // [B, Hq, rows, cols]
 
 		// 2) New running maximum; m stays −inf while every key so far is blocked with −inf,
 		// and exponents use mSafe = 0 then (every term is 0 anyway).
-		mNew := StopGradient(Max(st.m, ReduceAndKeep(s, ReduceMax, -1))) // [B, Hq, rows, 1]
-		mSafe := Where(IsFinite(mNew), mNew, ZerosLike(mNew))            // [B, Hq, rows, 1]
+		mNew := StopGradient(Max(st.m, flashTileMax(raw, s, tileMasks, st.first, c0))) // [B, Hq, rows, 1]
+		mSafe := Where(IsFinite(mNew), mNew, ZerosLike(mNew))                          // [B, Hq, rows, 1]
 
 		// 3) Rescale what was accumulated, add this block.
 		alpha := Exp(Sub(st.m, mSafe))                                                  // [B, Hq, rows, 1], 0 while m = −inf

@@ -25,3 +25,71 @@ func xlaWindowBlocks(g *Graph, ms *maskSet, blockQ, blockK int) (int, int) {
 	}
 	return 128, 256
 }
+
+// # The causal mask on XLA's CPU backend
+//
+// With a causal mask every step's tile of rows [first, end) starts with the query block that
+// crosses the diagonal, so the mask applies to the whole tile. XLA's CPU backend cannot fuse
+// the mask (a select on an iota comparison) into the row maximum (a reduce, which it wraps in a
+// fusion of its own): it writes the masked tile [B, h, rows, cols] to memory for the maximum and
+// reads it again, one more write and read of the largest tensor per step than without a mask.
+// Only the first rows of the tile see part of the key block; every later row sees all of it.
+// flashTileMax takes the maximum of those later rows from the scores as they are (read straight
+// from the product) and masks only the first rows, a small slice. The exponentials still read
+// the scores and apply the mask inside their own loop, as before.
+
+// flashTileMax returns the row maxima [B, h, rows, 1] of a tile of scores: masked, the tile
+// with ms applied (rows from row0, keys from c0), and raw, the same tile before the masks.
+func flashTileMax(raw, masked *Node, ms *maskSet, row0, c0 int) *Node {
+	rows, cols := raw.Shape().Dim(2), raw.Shape().Dim(3)
+	onlyCausal := ms.causal != NoCausal && len(ms.allowed) == 0 && len(ms.bias) == 0 &&
+		ms.window == nil && ms.alibi == nil && ms.softCap == 0
+	if !onlyCausal || !differentiableSlices(raw.Graph()) || masked == raw {
+		return ReduceAndKeep(masked, ReduceMax, -1)
+	}
+	n := causalPartialRows(ms, row0, rows, c0, cols)
+	if n > rows/2 {
+		return ReduceAndKeep(masked, ReduceMax, -1) // most rows are masked: mask them all
+	}
+	whole := ReduceAndKeep(raw, ReduceMax, -1) // [B, h, rows, 1]; exact for rows ≥ n
+	if n == 0 {
+		return whole
+	}
+	first := ReduceAndKeep(ms.apply(sliceAxis(raw, 2, 0, n), row0, c0), ReduceMax, -1) // [B, h, n, 1]
+	return concatAxis([]*Node{first, sliceAxis(whole, 2, n, rows-n)}, 2)               // [B, h, rows, 1]
+}
+
+// causalPartialRows returns how many leading rows of the tile rows [row0, row0+rows) × keys
+// [c0, c0+cols) do not see every key of it under ms's causal mask (keys from ms.causalLk on
+// are seen by every row). Rows see more keys as they go down, so those rows come first.
+func causalPartialRows(ms *maskSet, row0, rows, c0, cols int) int {
+	last := min(c0+cols, ms.causalLk) - 1 // the last causally masked key of the tile
+	if last < c0 {
+		return 0 // every key of the tile is visible to all
+	}
+	n := 0
+	for n < rows && !causalSees(ms.queryPosition(row0+n), last) {
+		n++
+	}
+	return n
+}
+
+// flashQueryRows returns the query rows [st.first, st.first+rows) of qs [B, Hq, Lq, dk] for
+// the next step, made to depend on the previous step (flashRows.after: otherwise XLA would slice
+// every step's rows up front, O(L²/BlockQ·dk) memory with a causal mask). prev is the previous
+// step's rows: where slices can be differentiated (XLA), it is reused while the rows stay the
+// same (a causal query block meets BlockQ/BlockK key blocks), and all Lq rows are q itself,
+// without a copy per step. Elsewhere every step slices anew.
+func flashQueryRows(prev *Node, qs *axisSlicer, st *flashRows, rows, lq int) *Node {
+	if !differentiableSlices(st.graph) {
+		return st.after(qs.slice(st.first, rows))
+	}
+	if rows == lq {
+		return qs.slice(0, lq)
+	}
+	if prev != nil && prev.Shape().Dim(2) == rows && st.qFirst == st.first {
+		return prev
+	}
+	st.qFirst = st.first
+	return st.after(qs.slice(st.first, rows))
+}
