@@ -134,7 +134,6 @@ type flashRows struct {
 	withL        bool
 	token        *Node // one entry of the previous step's accumulator, or nil
 	qFirst       int   // the first row of the query rows last sliced (flashQueryRows)
-	pending      *Node // the latest step's token, for the step after next (laggedToken)
 }
 
 // after returns x made to depend on the previous step: x + 0·token.
@@ -246,7 +245,7 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 		pv := groupedWeightedSum(p, vb)                                                 // [B, Hq, rows, dv+1]
 		st.acc = Add(Mul(BroadcastToDims(alpha, batch, heads, rows, dv+1), st.acc), pv) // [B, Hq, rows, dv+1]
 		st.m = mNew
-		st.token = st.laggedToken(flashToken(st.acc))
+		st.token = flashToken(st.acc)
 	}
 	st.enter(lq)
 	if st.first < lq {

@@ -93,19 +93,3 @@ func flashQueryRows(prev *Node, qs *axisSlicer, st *flashRows, rows, lq int) *No
 	st.qFirst = st.first
 	return st.after(qs.slice(st.first, rows))
 }
-
-// laggedToken returns the token the next step depends on, given t, the token of the step just
-// built. Elsewhere than XLA it is t. On XLA it is the token of the step before (nil after the
-// first step): a step's scores then wait for the step before the previous one, not for the
-// previous one, so XLA can compute the next tile's scores while the current tile's
-// exponentials and weighted sum run (its thunks run concurrently when independent; with the
-// steps in a strict chain one core idled during the small products of a sliding window). The
-// running maximum still orders the exponentials, and about one more tile of scores is alive.
-func (st *flashRows) laggedToken(t *Node) *Node {
-	if !differentiableSlices(st.graph) {
-		return t
-	}
-	prev := st.pending
-	st.pending = t
-	return prev
-}
