@@ -100,6 +100,40 @@ func maxF32Vec(init float32, src []float32) (float32, bool) {
 	return m, true
 }
 
+// sumF32Vec returns the sum of src and true, or false without AVX-512. It adds in 64 lanes
+// (four vectors of 16, then the lanes pairwise, then the tail in order): another order than
+// GoMLX's one-by-one sum, within (len(src)+1)·u·Σ|src| of the exact sum like any order (u =
+// 2⁻²⁴), and a sequential sum's latency chain (one add per element, ~4 cycles each) becomes
+// four independent vector chains.
+func sumF32Vec(src []float32) (float32, bool) {
+	if !vecAVX512 {
+		return 0, false
+	}
+	var a0, a1, a2, a3 archsimd.Float32x16
+	i := 0
+	for ; i+64 <= len(src); i += 64 {
+		a0 = a0.Add(archsimd.LoadFloat32x16((*[16]float32)(src[i : i+16])))
+		a1 = a1.Add(archsimd.LoadFloat32x16((*[16]float32)(src[i+16 : i+32])))
+		a2 = a2.Add(archsimd.LoadFloat32x16((*[16]float32)(src[i+32 : i+48])))
+		a3 = a3.Add(archsimd.LoadFloat32x16((*[16]float32)(src[i+48 : i+64])))
+	}
+	for ; i+16 <= len(src); i += 16 {
+		a0 = a0.Add(archsimd.LoadFloat32x16((*[16]float32)(src[i : i+16])))
+	}
+	var lanes [16]float32
+	a0.Add(a1).Add(a2.Add(a3)).Store(&lanes)
+	for w := 8; w >= 1; w /= 2 {
+		for j := range w {
+			lanes[j] += lanes[j+w]
+		}
+	}
+	s := lanes[0]
+	for _, v := range src[i:] {
+		s += v
+	}
+	return s, true
+}
+
 // transposeIdx[s][0|1]: the ConcatPermute indices of one stage of the 16×16 transpose, for
 // block size 8, 4, 2, 1: row a' takes a's columns j with bit s clear and b's columns j−s for
 // the others; row b' takes a's columns j+s and b's columns j with bit s set.
