@@ -134,6 +134,61 @@ func sumF32Vec(src []float32) (float32, bool) {
 	return s, true
 }
 
+// binaryF32Vec sets dst[i] = a[i] ⊙ b[i] (bVec) or a[i] ⊙ b[0] (!bVec) for ⊙ one of Add, Sub,
+// Mul, Div, swapped (b ⊙ a) when swap, and reports true; false (nothing written) for other ops or
+// without AVX-512. Vector add, subtract, multiply and divide round each lane correctly, so the
+// results equal the plain-Go loops' bit for bit.
+func binaryF32Vec(o op, dst, a, b []float32, bVec, swap bool) bool {
+	if !vecAVX512 {
+		return false
+	}
+	var f func(x, y archsimd.Float32x16) archsimd.Float32x16
+	switch o {
+	case opAdd:
+		f = archsimd.Float32x16.Add
+	case opSub:
+		f = archsimd.Float32x16.Sub
+	case opMul:
+		f = archsimd.Float32x16.Mul
+	case opDiv:
+		f = archsimd.Float32x16.Div
+	default:
+		return false
+	}
+	n := len(dst)
+	a = a[:n]
+	var bs archsimd.Float32x16
+	if bVec {
+		b = b[:n]
+	} else {
+		bs = archsimd.BroadcastFloat32x16(b[0])
+	}
+	i := 0
+	for ; i+16 <= n; i += 16 {
+		x := archsimd.LoadFloat32x16((*[16]float32)(a[i : i+16]))
+		y := bs
+		if bVec {
+			y = archsimd.LoadFloat32x16((*[16]float32)(b[i : i+16]))
+		}
+		if swap {
+			x, y = y, x
+		}
+		f(x, y).Store((*[16]float32)(dst[i : i+16]))
+	}
+	if i < n {
+		x := archsimd.LoadFloat32x16SlicePart(a[i:n])
+		y := bs
+		if bVec {
+			y = archsimd.LoadFloat32x16SlicePart(b[i:n])
+		}
+		if swap {
+			x, y = y, x
+		}
+		f(x, y).StoreSlicePart(dst[i:n])
+	}
+	return true
+}
+
 // transposeIdx[s][0|1]: the ConcatPermute indices of one stage of the 16×16 transpose, for
 // block size 8, 4, 2, 1: row a' takes a's columns j with bit s clear and b's columns j−s for
 // the others; row b' takes a's columns j+s and b's columns j with bit s set.
