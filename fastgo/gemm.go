@@ -263,6 +263,9 @@ func packPanels[T Float](dst []T, op operand[T], batch, r0, r1, p0, kc, width in
 		panel := dst[((r-r0)/width)*kc*width:][:kc*width]
 		rows := min(width, r1-r)
 		switch {
+		case op.crossContiguous && rows == width && packRuns(panel, op.flat[base+op.crossOff[r]:], contract, width):
+			// Runs of a whole panel's width copied in vector registers (a call of copy per
+			// k for 32 values was 3% of causal L 4096's CPU time, packing the values).
 		case op.crossContiguous:
 			// The panel's rows are consecutive in memory for each k: one copy per k.
 			first := op.flat[base+op.crossOff[r]:]
@@ -326,6 +329,17 @@ func packTransposed[T Float](panel, src []T, stride, width, kc int) bool {
 		}
 	}
 	return true
+}
+
+// packRuns sets panel[k·width : (k+1)·width] = first[off_k : off_k+width] for each k with
+// off_k = contract[k], and reports true; false (nothing written) where the vector copy does not
+// run (not float32, width not a multiple of 16, no AVX-512).
+func packRuns[T Float](panel, first []T, contract []int, width int) bool {
+	dst, ok := any(panel).([]float32)
+	if !ok {
+		return false
+	}
+	return copyRunsF32(dst, any(first).([]float32), contract, width)
 }
 
 // workspace holds one task's packing buffers.

@@ -189,6 +189,21 @@ func binaryF32Vec(o op, dst, a, b []float32, bVec, swap bool) bool {
 	return true
 }
 
+// copyRunsF32 sets dst[k·width : (k+1)·width] = src[offs[k] : offs[k]+width] for each k and
+// reports true, or false (nothing written) without AVX-512 or when width is not a multiple of 16.
+func copyRunsF32(dst, src []float32, offs []int, width int) bool {
+	if !vecAVX512 || width%16 != 0 {
+		return false
+	}
+	for k, off := range offs {
+		d, s := dst[k*width:][:width], src[off:][:width]
+		for j := 0; j < width; j += 16 {
+			archsimd.LoadFloat32x16((*[16]float32)(s[j : j+16])).Store((*[16]float32)(d[j : j+16]))
+		}
+	}
+	return true
+}
+
 // transposeIdx[s][0|1]: the ConcatPermute indices of one stage of the 16×16 transpose, for
 // block size 8, 4, 2, 1: row a' takes a's columns j with bit s clear and b's columns j−s for
 // the others; row b' takes a's columns j+s and b's columns j with bit s set.
