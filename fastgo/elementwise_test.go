@@ -392,7 +392,6 @@ func closeToSum(t *testing.T, what string, backend backends.Backend, fast, x *te
 	}
 }
 
-
 func identityAxes(first, n int) []int {
 	axes := make([]int, n)
 	for i := range axes {
