@@ -141,7 +141,7 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 			}
 			kd, vd := take(kf, r0, rows), take(vf, r0, rows)                      // [rows, B, h, dk], [rows, B, h, dv]
 			s := DotGeneral(qi, []int{3}, []int{1, 2}, kd, []int{3}, []int{1, 2}) // [B, h, rows, rows]
-			s = maskTile(s, bandTile(g, r0, rows, r0, rows, left), ms.fill) // [B, h, rows, rows]
+			s = maskTile(s, bandTile(g, r0, rows, r0, rows, left), ms.fill)       // [B, h, rows, rows]
 			parts = append(parts, flashByRowsPart{s: s, v: vd, vLayout: 0})
 		}
 		var m *Node // [B, h, rows, 1]
