@@ -89,80 +89,15 @@ func kernelF32x16Rows(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accumulat
 		pb := unsafe.Pointer(&b[0])
 		k := 0
 		for ; k+4 <= kc; k += 4 {
-			b0 := ldF32x16(pb, 0)
-			b1 := ldF32x16(pb, 64)
-			x0 := archsimd.BroadcastFloat32x16(ldF32(p0, 0))
-			c00 = x0.MulAdd(b0, c00)
-			c01 = x0.MulAdd(b1, c01)
-			x1 := archsimd.BroadcastFloat32x16(ldF32(p1, 0))
-			c10 = x1.MulAdd(b0, c10)
-			c11 = x1.MulAdd(b1, c11)
-			x2 := archsimd.BroadcastFloat32x16(ldF32(p2, 0))
-			c20 = x2.MulAdd(b0, c20)
-			c21 = x2.MulAdd(b1, c21)
-			x3 := archsimd.BroadcastFloat32x16(ldF32(p3, 0))
-			c30 = b0.MulAdd(x3, c30) // b0's last use: it takes the result, x3 needs no copy
-			c31 = x3.MulAdd(b1, c31)
-			b0 = ldF32x16(pb, 128)
-			b1 = ldF32x16(pb, 192)
-			x0 = archsimd.BroadcastFloat32x16(ldF32(p0, 4))
-			c00 = x0.MulAdd(b0, c00)
-			c01 = x0.MulAdd(b1, c01)
-			x1 = archsimd.BroadcastFloat32x16(ldF32(p1, 4))
-			c10 = x1.MulAdd(b0, c10)
-			c11 = x1.MulAdd(b1, c11)
-			x2 = archsimd.BroadcastFloat32x16(ldF32(p2, 4))
-			c20 = x2.MulAdd(b0, c20)
-			c21 = x2.MulAdd(b1, c21)
-			x3 = archsimd.BroadcastFloat32x16(ldF32(p3, 4))
-			c30 = b0.MulAdd(x3, c30) // b0's last use: it takes the result, x3 needs no copy
-			c31 = x3.MulAdd(b1, c31)
-			b0 = ldF32x16(pb, 256)
-			b1 = ldF32x16(pb, 320)
-			x0 = archsimd.BroadcastFloat32x16(ldF32(p0, 8))
-			c00 = x0.MulAdd(b0, c00)
-			c01 = x0.MulAdd(b1, c01)
-			x1 = archsimd.BroadcastFloat32x16(ldF32(p1, 8))
-			c10 = x1.MulAdd(b0, c10)
-			c11 = x1.MulAdd(b1, c11)
-			x2 = archsimd.BroadcastFloat32x16(ldF32(p2, 8))
-			c20 = x2.MulAdd(b0, c20)
-			c21 = x2.MulAdd(b1, c21)
-			x3 = archsimd.BroadcastFloat32x16(ldF32(p3, 8))
-			c30 = b0.MulAdd(x3, c30) // b0's last use: it takes the result, x3 needs no copy
-			c31 = x3.MulAdd(b1, c31)
-			b0 = ldF32x16(pb, 384)
-			b1 = ldF32x16(pb, 448)
-			x0 = archsimd.BroadcastFloat32x16(ldF32(p0, 12))
-			c00 = x0.MulAdd(b0, c00)
-			c01 = x0.MulAdd(b1, c01)
-			x1 = archsimd.BroadcastFloat32x16(ldF32(p1, 12))
-			c10 = x1.MulAdd(b0, c10)
-			c11 = x1.MulAdd(b1, c11)
-			x2 = archsimd.BroadcastFloat32x16(ldF32(p2, 12))
-			c20 = x2.MulAdd(b0, c20)
-			c21 = x2.MulAdd(b1, c21)
-			x3 = archsimd.BroadcastFloat32x16(ldF32(p3, 12))
-			c30 = b0.MulAdd(x3, c30) // b0's last use: it takes the result, x3 needs no copy
-			c31 = x3.MulAdd(b1, c31)
+			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep(pb, 0, p0, p1, p2, p3, 0, c00, c01, c10, c11, c20, c21, c30, c31)
+			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep(pb, 128, p0, p1, p2, p3, 4, c00, c01, c10, c11, c20, c21, c30, c31)
+			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep(pb, 256, p0, p1, p2, p3, 8, c00, c01, c10, c11, c20, c21, c30, c31)
+			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep(pb, 384, p0, p1, p2, p3, 12, c00, c01, c10, c11, c20, c21, c30, c31)
 			p0, p1, p2, p3 = unsafe.Add(p0, 16), unsafe.Add(p1, 16), unsafe.Add(p2, 16), unsafe.Add(p3, 16)
 			pb = unsafe.Add(pb, 4*128)
 		}
 		for ; k < kc; k++ {
-			b0 := ldF32x16(pb, 0)
-			b1 := ldF32x16(pb, 64)
-			x0 := archsimd.BroadcastFloat32x16(ldF32(p0, 0))
-			c00 = x0.MulAdd(b0, c00)
-			c01 = x0.MulAdd(b1, c01)
-			x1 := archsimd.BroadcastFloat32x16(ldF32(p1, 0))
-			c10 = x1.MulAdd(b0, c10)
-			c11 = x1.MulAdd(b1, c11)
-			x2 := archsimd.BroadcastFloat32x16(ldF32(p2, 0))
-			c20 = x2.MulAdd(b0, c20)
-			c21 = x2.MulAdd(b1, c21)
-			x3 := archsimd.BroadcastFloat32x16(ldF32(p3, 0))
-			c30 = b0.MulAdd(x3, c30)
-			c31 = x3.MulAdd(b1, c31)
+			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep(pb, 0, p0, p1, p2, p3, 0, c00, c01, c10, c11, c20, c21, c30, c31)
 			p0, p1, p2, p3 = unsafe.Add(p0, 4), unsafe.Add(p1, 4), unsafe.Add(p2, 4), unsafe.Add(p3, 4)
 			pb = unsafe.Add(pb, 128)
 		}
@@ -175,6 +110,19 @@ func kernelF32x16Rows(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accumulat
 	storeFloat32x16(c[2*ldc+16:], c21, accumulate)
 	storeFloat32x16(c[3*ldc+0:], c30, accumulate)
 	storeFloat32x16(c[3*ldc+16:], c31, accumulate)
+}
+
+// rowsStep is one k of kernelF32x16Rows: B's row at pb + bo (32 values), A's four values at
+// p0…p3 + ao, the eight accumulators updated.
+func rowsStep(pb unsafe.Pointer, bo uintptr, p0, p1, p2, p3 unsafe.Pointer, ao uintptr,
+	c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x16) (_, _, _, _, _, _, _, _ archsimd.Float32x16) {
+	b0, b1 := ldF32x16(pb, bo), ldF32x16(pb, bo+64)
+	x0 := archsimd.BroadcastFloat32x16(ldF32(p0, ao))
+	x1 := archsimd.BroadcastFloat32x16(ldF32(p1, ao))
+	x2 := archsimd.BroadcastFloat32x16(ldF32(p2, ao))
+	x3 := archsimd.BroadcastFloat32x16(ldF32(p3, ao))
+	return x0.MulAdd(b0, c00), x0.MulAdd(b1, c01), x1.MulAdd(b0, c10), x1.MulAdd(b1, c11),
+		x2.MulAdd(b0, c20), x2.MulAdd(b1, c21), b0.MulAdd(x3, c30), x3.MulAdd(b1, c31) // b0's last use takes the result
 }
 
 // ldF32x16 loads the 16 float32 at p + off bytes; ldF32 the one float32 there. The callers
