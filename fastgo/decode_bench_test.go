@@ -32,7 +32,7 @@ func BenchmarkKVDecode(b *testing.B) {
 			exec := context.MustNewExec(backend, ctx, func(ctx *context.Context, x, p *graph.Node) *graph.Node {
 				for i := range layers {
 					lctx := ctx.In(fmt.Sprintf("layer_%d", i))
-					normed := mhalib.LayerNorm(lctx.In("norm"), x, mhalib.LayerNormEps)                              // [1, 1, E]
+					normed := mhalib.LayerNorm(lctx.In("norm"), x, mhalib.LayerNormEps)                          // [1, 1, E]
 					x = graph.Add(x, mhalib.CachedSelfAttention(lctx, normed, Hq, cache, p).KVHeads(hkv).Done()) // [1, 1, E]
 				}
 				return x
