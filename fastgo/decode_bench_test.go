@@ -3,6 +3,8 @@ package fastgo_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -19,6 +21,10 @@ import (
 // position 4064 (the cache nearly full, as the bench times it). The entry point for a profile:
 //
 //	GOEXPERIMENT=simd go test ./fastgo -run NONE -bench KVDecode/Hkv=32 -cpuprofile /tmp/cpu.out
+//
+// MHALAB_KVCHUNK=T sets the cache's chunk length (KVCache.SetChunkLen; default 256 here).
+// GODEBUG=asyncpreemptoff=1 keeps runtime.asyncPreempt from taking a third of the profile's
+// samples (it is charged for the loops it interrupts).
 func BenchmarkKVDecode(b *testing.B) {
 	const layers, E, Hq, L, pos = 4, 2048, 32, 4096, 4064
 	for _, hkv := range []int{32, 8, 1} {
@@ -27,6 +33,11 @@ func BenchmarkKVDecode(b *testing.B) {
 			cache, err := mhalib.NewKVCache(1, hkv, L, E/Hq, E/Hq)
 			if err != nil {
 				b.Fatal(err)
+			}
+			if T, _ := strconv.Atoi(os.Getenv("MHALAB_KVCHUNK")); T > 0 {
+				if err := cache.SetChunkLen(T); err != nil {
+					b.Fatal(err)
+				}
 			}
 			ctx := mhalib.WithInit(context.New(), mhalib.InitXavierUniform)
 			exec := context.MustNewExec(backend, ctx, func(ctx *context.Context, x, p *graph.Node) *graph.Node {

@@ -91,13 +91,28 @@ func gemvAxpy[T Float](a, b []T, base int, contractOff []int, c []T, ldc, m, k, 
 
 // gemvDot sets c[i·ldc + j] = Σ_k a[i·k + kk]·b[base + crossOff[j] + kk] for i < m,
 // j0 ≤ j < j1 (B rows contiguous along k).
+// Rows of A go four at a time through dot4 where it has a vector kernel.
 func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, j1 int) {
+	var four [4]T
 	for j := j0; j < j1; j++ {
 		row := b[base+crossOff[j]:][:k]
-		for i := range m {
+		i := 0
+		for ; i+4 <= m && dot4(a[i*k:][:k], a[(i+1)*k:][:k], a[(i+2)*k:][:k], a[(i+3)*k:][:k], row, &four); i += 4 {
+			c[i*ldc+j], c[(i+1)*ldc+j], c[(i+2)*ldc+j], c[(i+3)*ldc+j] = four[0], four[1], four[2], four[3]
+		}
+		for ; i < m; i++ {
 			c[i*ldc+j] = dot(a[i*k:][:k], row)
 		}
 	}
+}
+
+// dot4 sets out[r] to the dot product of row a_r with b for four rows and reports true, or
+// reports false (nothing written) where there is no vector kernel (float64, no AVX-512).
+func dot4[T Float](a0, a1, a2, a3, b []T, out *[4]T) bool {
+	if o, ok := any(out).(*[4]float32); ok {
+		return dot4F32Vec(any(a0).([]float32), any(a1).([]float32), any(a2).([]float32), any(a3).([]float32), any(b).([]float32), o)
+	}
+	return false
 }
 
 // axpy adds s·x to dst (len(dst) == len(x)).

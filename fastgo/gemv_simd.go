@@ -67,3 +67,39 @@ func dotF32Vec(a, b []float32) (float32, bool) {
 	s := lanes[0] + lanes[1]
 	return s, true
 }
+
+// dot4F32Vec sets out[r] = Σ a_r[i]·b[i] for the four rows a0 … a3 (each len(a0) long) against
+// one b — four dot products that share b's loads and one horizontal reduction — and reports
+// true, or false (nothing written) without AVX-512. len(b) ≥ len(a0).
+func dot4F32Vec(a0, a1, a2, a3, b []float32, out *[4]float32) bool {
+	if !vecAVX512 {
+		return false
+	}
+	n := len(a0)
+	a1, a2, a3, b = a1[:n], a2[:n], a3[:n], b[:n]
+	var s0, s1, s2, s3 archsimd.Float32x16
+	i := 0
+	for ; i+16 <= n; i += 16 {
+		x := archsimd.LoadFloat32x16((*[16]float32)(b[i : i+16]))
+		s0 = archsimd.LoadFloat32x16((*[16]float32)(a0[i:i+16])).MulAdd(x, s0)
+		s1 = archsimd.LoadFloat32x16((*[16]float32)(a1[i:i+16])).MulAdd(x, s1)
+		s2 = archsimd.LoadFloat32x16((*[16]float32)(a2[i:i+16])).MulAdd(x, s2)
+		s3 = archsimd.LoadFloat32x16((*[16]float32)(a3[i:i+16])).MulAdd(x, s3)
+	}
+	if i < n {
+		x := archsimd.LoadFloat32x16SlicePart(b[i:n])
+		s0 = archsimd.LoadFloat32x16SlicePart(a0[i:n]).MulAdd(x, s0)
+		s1 = archsimd.LoadFloat32x16SlicePart(a1[i:n]).MulAdd(x, s1)
+		s2 = archsimd.LoadFloat32x16SlicePart(a2[i:n]).MulAdd(x, s2)
+		s3 = archsimd.LoadFloat32x16SlicePart(a3[i:n]).MulAdd(x, s3)
+	}
+	// 16 → 4 lanes per row, then pairwise: [s0 s0 s1 s1], [s2 s2 s3 s3] → [s0 s1 s2 s3].
+	q := func(s archsimd.Float32x16) archsimd.Float32x4 {
+		h := s.GetLo().Add(s.GetHi())
+		return h.GetLo().Add(h.GetHi())
+	}
+	lo := q(s0).AddPairs(q(s1))
+	hi := q(s2).AddPairs(q(s3))
+	lo.AddPairs(hi).Store(out)
+	return true
+}
