@@ -18,16 +18,24 @@ package fastgo
 // in another order than the GEMM's (within the same error bound, 2(k+1)·u·Σ|a·b|).
 
 // gemvMaxRows is the most rows of A per batch example that gemv takes (more rows reuse a
-// packed B enough for the GEMM to win).
-const gemvMaxRows = 8
+// packed B enough for the GEMM to win) — except in the dot form with a small B: up to
+// gemvDotMaxRows rows when B (n·k values per example) has at most gemvDotMaxB values and a vector
+// kernel computes 4×4 blocks. Grouped-query decoding multiplies the G·1 query rows of a key head
+// (G = 32 with one key/value head) by a cache chunk [256, 64]; the GEMM spent most of such a
+// product packing (transposing) the chunk.
+const (
+	gemvMaxRows    = 8
+	gemvDotMaxRows = 32
+	gemvDotMaxB    = 1 << 16
+)
 
 // gemv computes what gemm does, out[b, i, j] = Σ_k lhs(b, i, k)·rhs(b, j, k), for m ≤
-// gemvMaxRows when rhs is contiguous along its contracting or its cross axis, and reports
-// whether it did (false: nothing written).
+// gemvMaxRows (or the dot form's limits above) when rhs is contiguous along its contracting or
+// its cross axis, and reports whether it did (false: nothing written).
 //
 //	out: [batch, m, n], row-major, fully overwritten.
 func gemv[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers int) bool {
-	if m > gemvMaxRows || m < 1 || n < 1 || k < 1 {
+	if m < 1 || n < 1 || k < 1 {
 		return false
 	}
 	crossContiguous := true
@@ -38,6 +46,9 @@ func gemv[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers int) bo
 		}
 	}
 	if !crossContiguous && !rhs.contiguous {
+		return false
+	}
+	if m > gemvMaxRows && !(m <= gemvDotMaxRows && !crossContiguous && n*k <= gemvDotMaxB && hasDot4x4[T]()) {
 		return false
 	}
 	// A's rows, gathered: a[b][i][k] (small: m·k values per example).
@@ -90,11 +101,36 @@ func gemvAxpy[T Float](a, b []T, base int, contractOff []int, c []T, ldc, m, k, 
 }
 
 // gemvDot sets c[i·ldc + j] = Σ_k a[i·k + kk]·b[base + crossOff[j] + kk] for i < m,
-// j0 ≤ j < j1 (B rows contiguous along k).
-// Rows of A go four at a time through dot4 where it has a vector kernel.
+// j0 ≤ j < j1 (B rows contiguous along k). Blocks of 4 rows of A × 4 rows of B go through
+// dot4x4, then rows of A four at a time through dot4, where there is a vector kernel.
 func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, j1 int) {
 	var four [4]T
-	for j := j0; j < j1; j++ {
+	var sixteen [16]T
+	var aRows, bRows [4][]T
+	j := j0
+	for ; j+4 <= j1 && m >= 4; j += 4 {
+		for s := range 4 {
+			bRows[s] = b[base+crossOff[j+s]:][:k]
+		}
+		i := 0
+		for ; i+4 <= m; i += 4 {
+			for r := range 4 {
+				aRows[r] = a[(i+r)*k:][:k]
+			}
+			if !dot4x4(&aRows, &bRows, &sixteen) {
+				break
+			}
+			for r := range 4 {
+				copy(c[(i+r)*ldc+j:][:4], sixteen[4*r:4*r+4])
+			}
+		}
+		for ; i < m; i++ {
+			for s := range 4 {
+				c[i*ldc+j+s] = dot(a[i*k:][:k], bRows[s])
+			}
+		}
+	}
+	for ; j < j1; j++ {
 		row := b[base+crossOff[j]:][:k]
 		i := 0
 		for ; i+4 <= m && dot4(a[i*k:][:k], a[(i+1)*k:][:k], a[(i+2)*k:][:k], a[(i+3)*k:][:k], row, &four); i += 4 {
@@ -104,6 +140,22 @@ func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, 
 			c[i*ldc+j] = dot(a[i*k:][:k], row)
 		}
 	}
+}
+
+// dot4x4 sets out[4r+s] to the dot product of a[r] and b[s] and reports true, or reports false
+// (nothing written) where there is no vector kernel (float64, no AVX-512).
+func dot4x4[T Float](a, b *[4][]T, out *[16]T) bool {
+	if o, ok := any(out).(*[16]float32); ok {
+		return dot4x4F32Vec(any(a).(*[4][]float32), any(b).(*[4][]float32), o)
+	}
+	return false
+}
+
+// hasDot4x4 reports whether dot4x4 has a vector kernel for T.
+func hasDot4x4[T Float]() bool {
+	var x T
+	_, f32 := any(x).(float32)
+	return f32 && dot4x4F32Vec(&[4][]float32{{}, {}, {}, {}}, &[4][]float32{{}, {}, {}, {}}, &[16]float32{})
 }
 
 // dot4 sets out[r] to the dot product of row a_r with b for four rows and reports true, or

@@ -94,12 +94,62 @@ func dot4F32Vec(a0, a1, a2, a3, b []float32, out *[4]float32) bool {
 		s3 = archsimd.LoadFloat32x16SlicePart(a3[i:n]).MulAdd(x, s3)
 	}
 	// 16 → 4 lanes per row, then pairwise: [s0 s0 s1 s1], [s2 s2 s3 s3] → [s0 s1 s2 s3].
-	q := func(s archsimd.Float32x16) archsimd.Float32x4 {
-		h := s.GetLo().Add(s.GetHi())
-		return h.GetLo().Add(h.GetHi())
-	}
-	lo := q(s0).AddPairs(q(s1))
-	hi := q(s2).AddPairs(q(s3))
+	lo := quarter(s0).AddPairs(quarter(s1))
+	hi := quarter(s2).AddPairs(quarter(s3))
 	lo.AddPairs(hi).Store(out)
 	return true
+}
+
+// dot4x4F32Vec sets out[4r+s] = Σ a[r][i]·b[s][i] for four rows of A and four rows of B (each
+// len(a[0]) long) — sixteen dot products from eight loads per 16 values, in registers — and
+// reports true, or false (nothing written) without AVX-512.
+func dot4x4F32Vec(a, b *[4][]float32, out *[16]float32) bool {
+	if !vecAVX512 {
+		return false
+	}
+	n := len(a[0])
+	a0, a1, a2, a3 := a[0][:n], a[1][:n], a[2][:n], a[3][:n]
+	b0, b1, b2, b3 := b[0][:n], b[1][:n], b[2][:n], b[3][:n]
+	var s00, s01, s02, s03, s10, s11, s12, s13, s20, s21, s22, s23, s30, s31, s32, s33 archsimd.Float32x16
+	i := 0
+	for ; i+16 <= n; i += 16 {
+		x0 := archsimd.LoadFloat32x16((*[16]float32)(a0[i : i+16]))
+		x1 := archsimd.LoadFloat32x16((*[16]float32)(a1[i : i+16]))
+		x2 := archsimd.LoadFloat32x16((*[16]float32)(a2[i : i+16]))
+		x3 := archsimd.LoadFloat32x16((*[16]float32)(a3[i : i+16]))
+		y0 := archsimd.LoadFloat32x16((*[16]float32)(b0[i : i+16]))
+		y1 := archsimd.LoadFloat32x16((*[16]float32)(b1[i : i+16]))
+		y2 := archsimd.LoadFloat32x16((*[16]float32)(b2[i : i+16]))
+		y3 := archsimd.LoadFloat32x16((*[16]float32)(b3[i : i+16]))
+		s00, s01, s02, s03 = x0.MulAdd(y0, s00), x0.MulAdd(y1, s01), x0.MulAdd(y2, s02), x0.MulAdd(y3, s03)
+		s10, s11, s12, s13 = x1.MulAdd(y0, s10), x1.MulAdd(y1, s11), x1.MulAdd(y2, s12), x1.MulAdd(y3, s13)
+		s20, s21, s22, s23 = x2.MulAdd(y0, s20), x2.MulAdd(y1, s21), x2.MulAdd(y2, s22), x2.MulAdd(y3, s23)
+		s30, s31, s32, s33 = x3.MulAdd(y0, s30), x3.MulAdd(y1, s31), x3.MulAdd(y2, s32), x3.MulAdd(y3, s33)
+	}
+	if i < n {
+		x0 := archsimd.LoadFloat32x16SlicePart(a0[i:n])
+		x1 := archsimd.LoadFloat32x16SlicePart(a1[i:n])
+		x2 := archsimd.LoadFloat32x16SlicePart(a2[i:n])
+		x3 := archsimd.LoadFloat32x16SlicePart(a3[i:n])
+		y0 := archsimd.LoadFloat32x16SlicePart(b0[i:n])
+		y1 := archsimd.LoadFloat32x16SlicePart(b1[i:n])
+		y2 := archsimd.LoadFloat32x16SlicePart(b2[i:n])
+		y3 := archsimd.LoadFloat32x16SlicePart(b3[i:n])
+		s00, s01, s02, s03 = x0.MulAdd(y0, s00), x0.MulAdd(y1, s01), x0.MulAdd(y2, s02), x0.MulAdd(y3, s03)
+		s10, s11, s12, s13 = x1.MulAdd(y0, s10), x1.MulAdd(y1, s11), x1.MulAdd(y2, s12), x1.MulAdd(y3, s13)
+		s20, s21, s22, s23 = x2.MulAdd(y0, s20), x2.MulAdd(y1, s21), x2.MulAdd(y2, s22), x2.MulAdd(y3, s23)
+		s30, s31, s32, s33 = x3.MulAdd(y0, s30), x3.MulAdd(y1, s31), x3.MulAdd(y2, s32), x3.MulAdd(y3, s33)
+	}
+	// Per row of A: 16 → 4 lanes for each of its four sums, then pairwise to [s0 s1 s2 s3].
+	quarter(s00).AddPairs(quarter(s01)).AddPairs(quarter(s02).AddPairs(quarter(s03))).Store((*[4]float32)(out[0:4]))
+	quarter(s10).AddPairs(quarter(s11)).AddPairs(quarter(s12).AddPairs(quarter(s13))).Store((*[4]float32)(out[4:8]))
+	quarter(s20).AddPairs(quarter(s21)).AddPairs(quarter(s22).AddPairs(quarter(s23))).Store((*[4]float32)(out[8:12]))
+	quarter(s30).AddPairs(quarter(s31)).AddPairs(quarter(s32).AddPairs(quarter(s33))).Store((*[4]float32)(out[12:16]))
+	return true
+}
+
+// quarter adds the four quarters of s: lane i of the result is s[i] + s[i+4] + s[i+8] + s[i+12].
+func quarter(s archsimd.Float32x16) archsimd.Float32x4 {
+	h := s.GetLo().Add(s.GetHi())
+	return h.GetLo().Add(h.GetHi())
 }
