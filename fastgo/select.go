@@ -1,8 +1,10 @@
 package fastgo
 
 import (
+	le "encoding/binary"
+	"math/bits"
 	"sync/atomic"
-	_ "unsafe" // for go:linkname
+	"unsafe" // go:linkname, and bools as bytes
 
 	"github.com/gomlx/gomlx/backends/simplego"
 )
@@ -180,18 +182,10 @@ func where[T any](cond []bool, onTrue, onFalse, dst []T, scalar [3]bool, alias, 
 	parallelFor(len(cond), minParallelWork, workers, func(lo, hi int) {
 		switch {
 		case alias == 2 && !scalar[1]:
-			for i, c := range cond[lo:hi] {
-				if c {
-					dst[lo+i] = onTrue[lo+i]
-				}
-			}
+			forEach(cond, lo, hi, true, func(i int) { dst[i] = onTrue[i] })
 			return
 		case alias == 1 && !scalar[2]:
-			for i, c := range cond[lo:hi] {
-				if !c {
-					dst[lo+i] = onFalse[lo+i]
-				}
-			}
+			forEach(cond, lo, hi, false, func(i int) { dst[i] = onFalse[i] })
 			return
 		}
 		for i := lo; i < hi; i++ {
@@ -213,19 +207,52 @@ func where[T any](cond []bool, onTrue, onFalse, dst []T, scalar [3]bool, alias, 
 	})
 }
 
-// countTrue counts the true elements of cond.
+// countTrue counts the true elements of cond (8 at a time: a bool is one byte, 0 or 1).
 func countTrue(cond []bool, workers int) int {
 	var total atomic.Int64
 	parallelFor(len(cond), minParallelWork, workers, func(lo, hi int) {
-		n := 0
-		for _, c := range cond[lo:hi] {
-			if c {
-				n++
-			}
+		b, n := boolBytes(cond[lo:hi]), 0
+		i := 0
+		for ; i+8 <= len(b); i += 8 {
+			n += bits.OnesCount64(le.LittleEndian.Uint64(b[i:]))
+		}
+		for ; i < len(b); i++ {
+			n += int(b[i])
 		}
 		total.Add(int64(n))
 	})
 	return int(total.Load())
+}
+
+// forEach calls fn(i) for every i in [lo, hi) with cond[i] == want, skipping 8 elements at a
+// time where none is wanted (a KV cache's new row among the positions of a chunk).
+func forEach(cond []bool, lo, hi int, want bool, fn func(i int)) {
+	b := boolBytes(cond[lo:hi])
+	var skip uint64 // 8 bytes that hold no wanted element
+	if !want {
+		skip = 0x0101010101010101
+	}
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		if le.LittleEndian.Uint64(b[i:]) == skip {
+			continue
+		}
+		for j := i; j < i+8; j++ {
+			if cond[lo+j] == want {
+				fn(lo + j)
+			}
+		}
+	}
+	for ; i < len(b); i++ {
+		if cond[lo+i] == want {
+			fn(lo + i)
+		}
+	}
+}
+
+// boolBytes views c as its bytes (0 or 1 each).
+func boolBytes(c []bool) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c))), len(c))
 }
 
 func slicesEqual(a, b []int) bool {
