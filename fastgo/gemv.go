@@ -20,7 +20,8 @@ package fastgo
 // gemvMaxRows is the most rows of A per batch example that gemv takes (more rows reuse a
 // packed B enough for the GEMM to win) — except in the dot form with a small B: up to
 // gemvDotMaxRows rows when B (n·k values per example) has at most gemvDotMaxB values and a vector
-// kernel computes 4×4 blocks. Grouped-query decoding multiplies the G·1 query rows of a key head
+// kernel computes 4×4 blocks. (The axpy form with 32 rows measured slower than the GEMM: one
+// 64-column tile is one task, on one core.) Grouped-query decoding multiplies the G·1 query rows of a key head
 // (G = 32 with one key/value head) by a cache chunk [256, 64]; the GEMM spent most of such a
 // product packing (transposing) the chunk.
 const (
@@ -88,7 +89,20 @@ func gemv[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers int) bo
 
 // gemvAxpy sets c[i·ldc + j] = Σ_k a[i·k + kk]·b[base + contractOff[kk] + j] for i < m,
 // j0 ≤ j < j1 (B rows contiguous along j).
+// Exactly 64 columns (attention's dv) go through axpy64, four rows at a time, where it has a
+// vector kernel: the same fused multiply-adds in the same order, the outputs held in registers.
 func gemvAxpy[T Float](a, b []T, base int, contractOff []int, c []T, ldc, m, k, j0, j1 int) {
+	if j1-j0 == 64 {
+		i := 0
+		for ; i+4 <= m && axpy64(a[i*k:], 4, k, b, base+j0, contractOff, c[i*ldc+j0:], ldc); i += 4 {
+		}
+		for ; i < m && axpy64(a[i*k:], 1, k, b, base+j0, contractOff, c[i*ldc+j0:], ldc); i++ {
+		}
+		if i == m {
+			return
+		}
+		a, c, m = a[i*k:], c[i*ldc:], m-i
+	}
 	for i := range m {
 		clear(c[i*ldc+j0 : i*ldc+j1])
 	}
@@ -140,6 +154,14 @@ func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, 
 			c[i*ldc+j] = dot(a[i*k:][:k], row)
 		}
 	}
+}
+
+// axpy64 is axpy64F32Vec for float32 (false for float64: nothing written).
+func axpy64[T Float](a []T, rows, k int, b []T, base int, contractOff []int, c []T, ldc int) bool {
+	if af, ok := any(a).([]float32); ok {
+		return axpy64F32Vec(af, rows, k, any(b).([]float32), base, contractOff, any(c).([]float32), ldc)
+	}
+	return false
 }
 
 // dot4x4 sets out[4r+s] to the dot product of a[r] and b[s] and reports true, or reports false

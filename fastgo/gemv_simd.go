@@ -153,3 +153,76 @@ func quarter(s archsimd.Float32x16) archsimd.Float32x4 {
 	h := s.GetLo().Add(s.GetHi())
 	return h.GetLo().Add(h.GetHi())
 }
+
+// axpy64F32Vec sets c[r·ldc + j] = Σ_kk a[r·k + kk]·b[base + contractOff[kk] + j] for r < rows
+// (1 or 4) and j < 64 — the axpy form of gemv for 64 output columns (attention's dv = 64) with the
+// outputs in registers over the whole contracting axis — and reports true, or false (nothing
+// written) without AVX-512 or for another number of rows.
+func axpy64F32Vec(a []float32, rows, k int, b []float32, base int, contractOff []int, c []float32, ldc int) bool {
+	if !vecAVX512 || len(contractOff) != k {
+		return false
+	}
+	switch rows {
+	case 4:
+		axpy64x4(a, k, b, base, contractOff, c, ldc)
+	case 1:
+		axpy64x1(a, k, b, base, contractOff, c, ldc)
+	default:
+		return false
+	}
+	return true
+}
+
+func axpy64x4(a []float32, k int, b []float32, base int, contractOff []int, c []float32, ldc int) {
+	a = a[:4*k]
+	var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 archsimd.Float32x16
+	for kk, off := range contractOff {
+		x := b[base+off:][:64]
+		y0 := archsimd.LoadFloat32x16((*[16]float32)(x[0:16]))
+		y1 := archsimd.LoadFloat32x16((*[16]float32)(x[16:32]))
+		y2 := archsimd.LoadFloat32x16((*[16]float32)(x[32:48]))
+		y3 := archsimd.LoadFloat32x16((*[16]float32)(x[48:64]))
+		s0 := archsimd.BroadcastFloat32x16(a[0*k+kk])
+		c00, c01, c02, c03 = y0.MulAdd(s0, c00), y1.MulAdd(s0, c01), y2.MulAdd(s0, c02), y3.MulAdd(s0, c03)
+		s1 := archsimd.BroadcastFloat32x16(a[1*k+kk])
+		c10, c11, c12, c13 = y0.MulAdd(s1, c10), y1.MulAdd(s1, c11), y2.MulAdd(s1, c12), y3.MulAdd(s1, c13)
+		s2 := archsimd.BroadcastFloat32x16(a[2*k+kk])
+		c20, c21, c22, c23 = y0.MulAdd(s2, c20), y1.MulAdd(s2, c21), y2.MulAdd(s2, c22), y3.MulAdd(s2, c23)
+		s3 := archsimd.BroadcastFloat32x16(a[3*k+kk])
+		c30, c31, c32, c33 = y0.MulAdd(s3, c30), y1.MulAdd(s3, c31), y2.MulAdd(s3, c32), y3.MulAdd(s3, c33)
+	}
+	c00.Store((*[16]float32)(c[0*ldc+0:][:16]))
+	c01.Store((*[16]float32)(c[0*ldc+16:][:16]))
+	c02.Store((*[16]float32)(c[0*ldc+32:][:16]))
+	c03.Store((*[16]float32)(c[0*ldc+48:][:16]))
+	c10.Store((*[16]float32)(c[1*ldc+0:][:16]))
+	c11.Store((*[16]float32)(c[1*ldc+16:][:16]))
+	c12.Store((*[16]float32)(c[1*ldc+32:][:16]))
+	c13.Store((*[16]float32)(c[1*ldc+48:][:16]))
+	c20.Store((*[16]float32)(c[2*ldc+0:][:16]))
+	c21.Store((*[16]float32)(c[2*ldc+16:][:16]))
+	c22.Store((*[16]float32)(c[2*ldc+32:][:16]))
+	c23.Store((*[16]float32)(c[2*ldc+48:][:16]))
+	c30.Store((*[16]float32)(c[3*ldc+0:][:16]))
+	c31.Store((*[16]float32)(c[3*ldc+16:][:16]))
+	c32.Store((*[16]float32)(c[3*ldc+32:][:16]))
+	c33.Store((*[16]float32)(c[3*ldc+48:][:16]))
+}
+
+func axpy64x1(a []float32, k int, b []float32, base int, contractOff []int, c []float32, ldc int) {
+	a = a[:k]
+	var c00, c01, c02, c03 archsimd.Float32x16
+	for kk, off := range contractOff {
+		x := b[base+off:][:64]
+		y0 := archsimd.LoadFloat32x16((*[16]float32)(x[0:16]))
+		y1 := archsimd.LoadFloat32x16((*[16]float32)(x[16:32]))
+		y2 := archsimd.LoadFloat32x16((*[16]float32)(x[32:48]))
+		y3 := archsimd.LoadFloat32x16((*[16]float32)(x[48:64]))
+		s0 := archsimd.BroadcastFloat32x16(a[0*k+kk])
+		c00, c01, c02, c03 = y0.MulAdd(s0, c00), y1.MulAdd(s0, c01), y2.MulAdd(s0, c02), y3.MulAdd(s0, c03)
+	}
+	c00.Store((*[16]float32)(c[0*ldc+0:][:16]))
+	c01.Store((*[16]float32)(c[0*ldc+16:][:16]))
+	c02.Store((*[16]float32)(c[0*ldc+32:][:16]))
+	c03.Store((*[16]float32)(c[0*ldc+48:][:16]))
+}
