@@ -25,6 +25,7 @@ package fastgo
 // (G = 32 with one key/value head) by a cache chunk [256, 64]; the GEMM spent most of such a
 // product packing (transposing) the chunk.
 const (
+	dot4MaxK       = 256
 	gemvMaxRows    = 8
 	gemvDotMaxRows = 32
 	gemvDotMaxB    = 1 << 16
@@ -116,7 +117,8 @@ func gemvAxpy[T Float](a, b []T, base int, contractOff []int, c []T, ldc, m, k, 
 
 // gemvDot sets c[i·ldc + j] = Σ_k a[i·k + kk]·b[base + crossOff[j] + kk] for i < m,
 // j0 ≤ j < j1 (B rows contiguous along k). Blocks of 4 rows of A × 4 rows of B go through
-// dot4x4, then rows of A four at a time through dot4, where there is a vector kernel.
+// dot4x4, fewer rows of A against 4 rows of B and the last rows of B against 4 rows of A
+// through dot4, where there is a vector kernel.
 func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, j1 int) {
 	var four [4]T
 	var sixteen [16]T
@@ -142,6 +144,22 @@ func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, 
 			for s := range 4 {
 				c[i*ldc+j+s] = dot(a[i*k:][:k], bRows[s])
 			}
+		}
+	}
+	// Fewer than 4 rows of A and short rows (≤ dot4MaxK): each row against 4 rows of B at once
+	// (a decoding step's q·Kᵀ over 64 features: one horizontal reduction for four keys instead
+	// of one each). Long rows (x·Wᵀ over 2048 features) measured slower that way.
+	for ; j+4 <= j1 && m < 4 && k <= dot4MaxK; j += 4 {
+		for s := range 4 {
+			bRows[s] = b[base+crossOff[j+s]:][:k]
+		}
+		for i := range m {
+			if !dot4(bRows[0], bRows[1], bRows[2], bRows[3], a[i*k:][:k], &four) {
+				for s := range 4 {
+					four[s] = dot(a[i*k:][:k], bRows[s])
+				}
+			}
+			copy(c[i*ldc+j:][:4], four[:])
 		}
 	}
 	for ; j < j1; j++ {
