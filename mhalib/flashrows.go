@@ -51,11 +51,13 @@ import (
 // through flashAttend's tiles.
 
 // flashByRowsTileElems bounds the elements of one tile of scores, B·h·n·Lk (n: query rows per
-// block): 8 Mi elements, 32 MiB in float32. At B1 h8 L4096 that is 256 rows; at B8 h12 L1024,
-// 80. (fastgo's BenchmarkMHA, CPU time per pass on llm causal: 32 rows 1.4 s, 64–256 rows
+// block): 16 Mi elements, 64 MiB in float32. At B1 h8 L4096 that is 512 rows; at B8 h12 L1024,
+// 160. (fastgo's BenchmarkMHA, CPU time per pass on llm causal: 32 rows 1.4 s, 64–256 rows
 // 0.72–1.0 s within the noise of a shared machine; 64 rows at L4096 copied the key prefixes
-// too often.)
-const flashByRowsTileElems = 8 << 20
+// too often. With the vector element-wise loops, 16 Mi against 8 Mi, 4 interleaved runs each at
+// load 14–19: llm causal 557–630 ms against 671–784, long causal 324–356 against 352–361; 4 Mi
+// was slower than both.)
+const flashByRowsTileElems = 16 << 20
 
 // flashByRowsFits reports whether flashByRows computes attention for the masks ms with hkv
 // key/value heads (see above).
