@@ -30,7 +30,7 @@ import (
 // quantised (a, filled by quantiseQ8 and then layout).
 type quantKernels struct {
 	name       string
-	q4_1, q8_0 func(row []byte, a *q8Act) float32
+	q4_1, q8_0 func(rows []byte, a *q8Act, y []float32) // y [n] = the n packed rows at rows · x
 	// layout fills a.lay or a.l16 from a.q for the q4 or q8 kernel (nil: the kernels read a.q).
 	layout func(q4 bool, a *q8Act)
 	// dequant writes a row's weights into w [cols] exactly as gguf.Dequantise does.
@@ -123,9 +123,7 @@ func quantMatMul(k quantKernels, h quant.Header, rows []byte, lhs []float32, m i
 		k.layout(h.Format == gguf.TensorQ4_1, a)
 	}
 	parallelFor(h.Rows, 64, workers, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			out[r] = rowDot(rows[r*rowBytes:(r+1)*rowBytes], a) // M = 1: out [Bt, 1, N] is y [rows]
-		}
+		rowDot(rows[lo*rowBytes:hi*rowBytes], a, out[lo:hi]) // M = 1: out [Bt, 1, N] is y [rows]
 	})
 }
 

@@ -11,9 +11,17 @@ package fastgo
 
 var goQuantKernels = quantKernels{name: "go", q4_1: dotQ4_1Go, q8_0: dotQ8_0Go, dequant: dequantRow}
 
-// dotQ4_1Go: row = d f16 × nb, m f16 × nb, 16 bytes × nb (element j < 16 of a block is the low
-// nibble of its byte j, element j+16 the high nibble).
-func dotQ4_1Go(row []byte, a *q8Act) float32 {
+// dotQ4_1Go: y[i] = row i · x for the len(y) rows at rows; a row = d f16 × nb, m f16 × nb,
+// 16 bytes × nb (element j < 16 of a block is the low nibble of its byte j, element j+16 the
+// high nibble).
+func dotQ4_1Go(rows []byte, a *q8Act, y []float32) {
+	nb := a.nb
+	for i := range y {
+		y[i] = rowQ4_1(rows[20*nb*i:20*nb*(i+1)], a)
+	}
+}
+
+func rowQ4_1(row []byte, a *q8Act) float32 {
 	nb := a.nb
 	q := row[4*nb : 20*nb]
 	var s float32
@@ -29,8 +37,16 @@ func dotQ4_1Go(row []byte, a *q8Act) float32 {
 	return s
 }
 
-// dotQ8_0Go: row = d f16 × nb, then 32 int8 × nb.
-func dotQ8_0Go(row []byte, a *q8Act) float32 {
+// dotQ8_0Go: y[i] = row i · x for the len(y) rows at rows; a row = d f16 × nb, then 32 int8
+// × nb.
+func dotQ8_0Go(rows []byte, a *q8Act, y []float32) {
+	nb := a.nb
+	for i := range y {
+		y[i] = rowQ8_0(rows[34*nb*i:34*nb*(i+1)], a)
+	}
+}
+
+func rowQ8_0(row []byte, a *q8Act) float32 {
 	nb := a.nb
 	q := row[2*nb : 34*nb]
 	var s float32

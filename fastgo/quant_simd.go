@@ -58,9 +58,12 @@ func halfVec(h16 archsimd.Uint16x16) archsimd.Float32x16 {
 }
 
 // halves16 converts the 16 halves at p+off to float32 as f16 does, zeroing lanes i ≥ n (which
-// may hold any bits: the bytes after a row's scales).
+// may hold any bits: the bytes after a row's scales). Sign-extended to 32 bits and shifted left
+// by 13, a half has its sign at bit 31, copies of it at bits 30…28 (cleared by the mask) and
+// its exponent and mantissa bits at float32's places: the value times 2⁻¹¹², rebiased exactly.
 func halves16(p unsafe.Pointer, off, n int) archsimd.Float32x16 {
-	f := halfVec(archsimd.LoadUint16x16((*[16]uint16)(unsafe.Add(p, off))))
+	h := archsimd.LoadInt16x16((*[16]int16)(unsafe.Add(p, off))).ExtendToInt32().ShiftAllLeft(13)
+	f := h.And(archsimd.BroadcastInt32x16(-0x70002000)).AsFloat32x16().Mul(archsimd.BroadcastFloat32x16(0x1p112)) // 0x8fffe000
 	if n < 16 {
 		f = f.Masked(archsimd.Mask32x16FromBits(uint16(1)<<n - 1))
 	}
@@ -102,99 +105,134 @@ func simdLayout(q4 bool, a *q8Act) {
 // q4Spread sends lane i of the 4 blocks' scales to lanes 4i…4i+3.
 var q4Spread = [16]uint32{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3}
 
-// dotQ4_1AVX512: Σ_b d_w·d_a·Σ q4·q8 + m_w·Σx, 4 blocks a step (a.lay from simdLayout).
-// Rows of fewer than 2 blocks go to dotQ4_1Go: the vector loads of the scales read 32 bytes.
-func dotQ4_1AVX512(row []byte, a *q8Act) float32 {
-	nb := a.nb
-	if nb < 2 {
-		return dotQ4_1Go(row, a)
-	}
-	pad, ng := (nb+15)&^15, (nb+3)/4
-	var buf [stackBlocks + 16]float32
-	sc := buf[:]
-	if nb > stackBlocks {
-		sc = make([]float32, pad+16)
-	}
-	sc = sc[:pad+16] // d_w·d_a [nb], then zeros: the last group's load reads 16
-	row = row[:20*nb]
-	rp := unsafe.Pointer(unsafe.SliceData(row))
-	ad, as := a.d[:pad], a.s[:pad]
-	var acc0, acc1 archsimd.Float32x16
-	for b := 0; b < nb; b += 16 { // scales, and acc1 = Σ_b m_w·Σx
-		d := halves16(rp, 2*b, nb-b).Mul(archsimd.LoadFloat32x16((*[16]float32)(ad[b : b+16])))
-		d.Store((*[16]float32)(sc[b : b+16]))
-		acc1 = halves16(rp, 2*nb+2*b, nb-b).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(as[b:b+16])), acc1)
-	}
-	q := unsafe.Add(rp, 4*nb)
-	lay := unsafe.Pointer(unsafe.SliceData(a.lay[:128*ng]))
-	scp := unsafe.Pointer(unsafe.SliceData(sc))
-	low, ones := archsimd.BroadcastUint8x64(0x0f), archsimd.BroadcastInt16x32(1)
-	spread := archsimd.LoadUint32x16(&q4Spread)
-	group := func(v archsimd.Uint8x64, g int) archsimd.Float32x16 { // Σ q4·q8 of blocks 4g…4g+3, 4 lanes each
-		lo, hi := v.And(low), v.AsUint16x32().ShiftAllRight(4).AsUint8x64().And(low)
-		p := lo.DotProductPairsSaturated(archsimd.LoadInt8x64((*[64]int8)(unsafe.Add(lay, 128*g))))
-		p = p.Add(hi.DotProductPairsSaturated(archsimd.LoadInt8x64((*[64]int8)(unsafe.Add(lay, 128*g+64)))))
-		return p.DotProductPairs(ones).ConvertToFloat32()
-	}
-	scale := func(g int) archsimd.Float32x16 { // d_w·d_a of blocks 4g…4g+3, 4 lanes each
-		return archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(scp, 16*g))).Permute(spread)
-	}
-	full, g := nb/4, 0
-	for ; g+2 <= full; g += 2 {
-		acc0 = group(archsimd.LoadUint8x64((*[64]uint8)(unsafe.Add(q, 64*g))), g).MulAdd(scale(g), acc0)
-		acc1 = group(archsimd.LoadUint8x64((*[64]uint8)(unsafe.Add(q, 64*g+64))), g+1).MulAdd(scale(g+1), acc1)
-	}
-	if g < full {
-		acc0 = group(archsimd.LoadUint8x64((*[64]uint8)(unsafe.Add(q, 64*g))), g).MulAdd(scale(g), acc0)
-		g++
-	}
-	if g < ng { // the last nb mod 4 blocks (x's lanes past them are zero)
-		var v archsimd.Uint8x64
-		if nb >= 4 {
-			v = archsimd.LoadUint8x64((*[64]uint8)(unsafe.Add(q, 16*nb-64))).Permute(archsimd.LoadUint8x64(&a.tail))
-		} else {
-			v = archsimd.LoadUint8x64SlicePart(row[4*nb:])
-		}
-		acc1 = group(v, g).MulAdd(scale(g), acc1)
-	}
-	return sum16(acc0.Add(acc1))
+// rows4 returns the addresses of rows r…r+3 of the n rows (rb bytes each) at base, the last
+// row repeated past n: the kernels compute 4 rows at a time, sharing x's loads.
+func rows4(base unsafe.Pointer, r, n, rb int) (p0, p1, p2, p3 unsafe.Pointer) {
+	return unsafe.Add(base, r*rb), unsafe.Add(base, min(r+1, n-1)*rb), unsafe.Add(base, min(r+2, n-1)*rb), unsafe.Add(base, min(r+3, n-1)*rb)
 }
 
-// dotQ8_0AVX512: Σ_b d_w·d_a·Σ q8·q8, a block a step (a.l16 from simdLayout).
-func dotQ8_0AVX512(row []byte, a *q8Act) float32 {
-	nb := a.nb
-	if nb == 0 {
-		return 0
+// dotQ4_1AVX512: y[i] = Σ_b d_w·d_a·Σ q4·q8 + m_w·Σx for the len(y) rows at rows, 4 rows and
+// 4 blocks a step (a.lay from simdLayout). Rows of fewer than 2 blocks go to dotQ4_1Go: the
+// vector loads of the scales read 32 bytes.
+func dotQ4_1AVX512(rows []byte, a *q8Act, y []float32) {
+	nb, n := a.nb, len(y)
+	if nb < 2 || n == 0 {
+		dotQ4_1Go(rows, a, y)
+		return
 	}
-	pad := (nb + 15) &^ 15
-	var buf [stackBlocks]float32
-	sc := buf[:]
-	if nb > stackBlocks {
-		sc = make([]float32, pad)
+	rb, pad, ng := 20*nb, (nb+15)&^15, (nb+3)/4
+	rows = rows[:n*rb]
+	stride := pad + 16                  // d_w·d_a [nb] of a row, then the last group's load reads 16
+	scBuf := make([]float32, 2*stride) // [2 rows, stride]
+	ad, as := a.d[:pad], a.s[:pad]
+	base := unsafe.Pointer(unsafe.SliceData(rows))
+	lay := unsafe.Pointer(unsafe.SliceData(a.lay[:128*ng]))
+	low, ones := archsimd.BroadcastUint8x64(0x0f), archsimd.BroadcastInt16x32(1)
+	spread, tail := archsimd.LoadUint32x16(&q4Spread), archsimd.LoadUint8x64(&a.tail)
+	// prologue stores row p's d_w·d_a in sc and returns Σ_b m_w·Σx by lane.
+	prologue := func(p unsafe.Pointer, sc []float32) (m archsimd.Float32x16) {
+		for b := 0; b < nb; b += 16 {
+			halves16(p, 2*b, nb-b).Mul(archsimd.LoadFloat32x16((*[16]float32)(ad[b : b+16]))).Store((*[16]float32)(sc[b : b+16]))
+			m = halves16(p, 2*nb+2*b, nb-b).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(as[b:b+16])), m)
+		}
+		return m
 	}
-	sc = sc[:pad]
-	row = row[:34*nb]
-	rp := unsafe.Pointer(unsafe.SliceData(row))
+	// step adds group g of a row (its 64 bytes of nibbles v, its scales at sc) to acc.
+	step := func(v archsimd.Uint8x64, xl, xh archsimd.Int8x64, sc unsafe.Pointer, g int, acc archsimd.Float32x16) archsimd.Float32x16 {
+		lo, hi := v.And(low), v.AsUint16x32().ShiftAllRight(4).AsUint8x64().And(low)
+		f := lo.DotProductPairsSaturated(xl).Add(hi.DotProductPairsSaturated(xh)).DotProductPairs(ones).ConvertToFloat32()
+		return f.MulAdd(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(sc, 16*g))).Permute(spread), acc)
+	}
+	nib := func(p unsafe.Pointer, g int) archsimd.Uint8x64 {
+		return archsimd.LoadUint8x64((*[64]uint8)(unsafe.Add(p, 4*nb+64*g)))
+	}
+	sc0, sc1 := scBuf[:stride], scBuf[stride:2*stride]
+	s0, s1 := unsafe.Pointer(&sc0[0]), unsafe.Pointer(&sc1[0])
+	full := nb / 4
+	for r := 0; r < n; r += 2 {
+		p0, p1 := unsafe.Add(base, r*rb), unsafe.Add(base, min(r+1, n-1)*rb)
+		acc0, acc1 := prologue(p0, sc0), prologue(p1, sc1)
+		g := 0
+		for ; g < full; g++ {
+			xl := archsimd.LoadInt8x64((*[64]int8)(unsafe.Add(lay, 128*g)))
+			xh := archsimd.LoadInt8x64((*[64]int8)(unsafe.Add(lay, 128*g+64)))
+			acc0 = step(nib(p0, g), xl, xh, s0, g, acc0)
+			acc1 = step(nib(p1, g), xl, xh, s1, g, acc1)
+		}
+		if g < ng { // the last nb mod 4 blocks (x's lanes past them are zero)
+			xl := archsimd.LoadInt8x64((*[64]int8)(unsafe.Add(lay, 128*g)))
+			xh := archsimd.LoadInt8x64((*[64]int8)(unsafe.Add(lay, 128*g+64)))
+			last := func(p unsafe.Pointer) archsimd.Uint8x64 {
+				if nb >= 4 { // the row's last 64 bytes, the blocks moved to the front
+					return archsimd.LoadUint8x64((*[64]uint8)(unsafe.Add(p, 20*nb-64))).Permute(tail)
+				}
+				return archsimd.LoadUint8x64SlicePart(unsafe.Slice((*uint8)(unsafe.Add(p, 4*nb+64*g)), 16*(nb-4*g)))
+			}
+			acc0 = step(last(p0), xl, xh, s0, g, acc0)
+			acc1 = step(last(p1), xl, xh, s1, g, acc1)
+		}
+		y[r] = sum16(acc0)
+		if r+1 < n {
+			y[r+1] = sum16(acc1)
+		}
+	}
+}
+
+// store4 writes the lane sums of acc0…acc3 to y[r…r+3], those before len(y).
+func store4(y []float32, r int, acc0, acc1, acc2, acc3 archsimd.Float32x16) {
+	y[r] = sum16(acc0)
+	if r+3 < len(y) {
+		y[r+1], y[r+2], y[r+3] = sum16(acc1), sum16(acc2), sum16(acc3)
+		return
+	}
+	if r+1 < len(y) {
+		y[r+1] = sum16(acc1)
+	}
+	if r+2 < len(y) {
+		y[r+2] = sum16(acc2)
+	}
+}
+
+// dotQ8_0AVX512: y[i] = Σ_b d_w·d_a·Σ q8·q8 for the len(y) rows at rows, 4 rows and a block a
+// step (a.l16 from simdLayout).
+func dotQ8_0AVX512(rows []byte, a *q8Act, y []float32) {
+	nb, n := a.nb, len(y)
+	if nb == 0 || n == 0 {
+		dotQ8_0Go(rows, a, y)
+		return
+	}
+	rb, pad := 34*nb, (nb+15)&^15
+	rows = rows[:n*rb]
+	scBuf := make([]float32, 4*pad) // [4 rows, pad]: d_w·d_a
 	ad := a.d[:pad]
-	for b := 0; b < nb; b += 16 { // 32 bytes from 2b: within the row (34·nb ≥ 2·nb + 30)
-		halves16(rp, 2*b, nb-b).Mul(archsimd.LoadFloat32x16((*[16]float32)(ad[b : b+16]))).Store((*[16]float32)(sc[b : b+16]))
-	}
-	q := unsafe.Add(rp, 2*nb)
+	base := unsafe.Pointer(unsafe.SliceData(rows))
 	x := unsafe.Pointer(unsafe.SliceData(a.l16[:32*nb]))
-	block := func(b int) archsimd.Float32x16 { // Σ q8·q8 of block b, 16 lanes
-		w := archsimd.LoadInt8x32((*[32]int8)(unsafe.Add(q, 32*b))).ExtendToInt16()
-		return w.DotProductPairs(archsimd.LoadInt16x32((*[32]int16)(unsafe.Add(x, 64*b)))).ConvertToFloat32()
+	prologue := func(p unsafe.Pointer, sc []float32) { // 32 bytes from 2b: within the row (34·nb ≥ 2·nb + 30)
+		for b := 0; b < nb; b += 16 {
+			halves16(p, 2*b, nb-b).Mul(archsimd.LoadFloat32x16((*[16]float32)(ad[b : b+16]))).Store((*[16]float32)(sc[b : b+16]))
+		}
 	}
-	var acc0, acc1 archsimd.Float32x16
-	b := 0
-	for ; b+2 <= nb; b += 2 {
-		acc0 = block(b).MulAdd(archsimd.BroadcastFloat32x16(sc[b]), acc0)
-		acc1 = block(b+1).MulAdd(archsimd.BroadcastFloat32x16(sc[b+1]), acc1)
+	step := func(p unsafe.Pointer, xb archsimd.Int16x32, sc []float32, b int, acc archsimd.Float32x16) archsimd.Float32x16 {
+		w := archsimd.LoadInt8x32((*[32]int8)(unsafe.Add(p, 2*nb+32*b))).ExtendToInt16()
+		return w.DotProductPairs(xb).ConvertToFloat32().MulAdd(archsimd.BroadcastFloat32x16(sc[b]), acc)
 	}
-	if b < nb {
-		acc0 = block(b).MulAdd(archsimd.BroadcastFloat32x16(sc[b]), acc0)
+	sc0, sc1, sc2, sc3 := scBuf[:nb], scBuf[pad:pad+nb], scBuf[2*pad:2*pad+nb], scBuf[3*pad:3*pad+nb]
+	for r := 0; r < n; r += 4 {
+		p0, p1, p2, p3 := rows4(base, r, n, rb)
+		prologue(p0, scBuf[:pad])
+		prologue(p1, scBuf[pad:2*pad])
+		prologue(p2, scBuf[2*pad:3*pad])
+		prologue(p3, scBuf[3*pad:])
+		var acc0, acc1, acc2, acc3 archsimd.Float32x16
+		for b := range sc0 {
+			xb := archsimd.LoadInt16x32((*[32]int16)(unsafe.Add(x, 64*b)))
+			acc0 = step(p0, xb, sc0, b, acc0)
+			acc1 = step(p1, xb, sc1, b, acc1)
+			acc2 = step(p2, xb, sc2, b, acc2)
+			acc3 = step(p3, xb, sc3, b, acc3)
+		}
+		store4(y, r, acc0, acc1, acc2, acc3)
 	}
-	return sum16(acc0.Add(acc1))
 }
 
 // dequantRowAVX512 is dequantRow 16 weights at a time: Q4_1 float32(d·q) + m (Mul, then Add),
@@ -242,4 +280,10 @@ func sum16(v archsimd.Float32x16) float32 {
 	v4 := v8.GetLo().Add(v8.GetHi())
 	v4 = v4.AddPairs(v4) // (0+1, 2+3, 0+1, 2+3)
 	return v4.GetElem(0) + v4.GetElem(1)
+}
+
+// halves16Into is halves16 for tests: dst [16] from src [32 bytes].
+func halves16Into(src []byte, n int, dst []float32) bool {
+	halves16(unsafe.Pointer(&src[:32][0]), 0, n).Store((*[16]float32)(dst[:16]))
+	return true
 }
