@@ -8,7 +8,7 @@ package fastgo
 // a decoding step reads 0.625 (Q4_1) or 1.06 (Q8_0) bytes per weight instead of 4.
 //
 // Kernels: quantKernels holds the row–vector products, which multiply each row by x quantised
-// once per product to 8-bit blocks (quant_act.go) in integers; the plain-Go ones (quant_go.go)
+// once per product to 16-bit blocks (quant_act.go) in integers; the plain-Go ones (quant_go.go)
 // are the readable reference and the fallback, the AVX-512 ones (quant_simd.go,
 // GOEXPERIMENT=simd) compute the same integer block sums (quant_internal_test.go).
 
@@ -27,12 +27,12 @@ import (
 )
 
 // quantKernels are the products of one packed row (planar layout, quant.Planar) with x [cols]
-// quantised (a, filled by quantiseQ8 and then layout).
+// quantised (a, filled by quantiseX and then layout).
 type quantKernels struct {
 	name       string
-	q4_1, q8_0 func(rows []byte, a *q8Act, y []float32) // y [n] = the n packed rows at rows · x
-	// layout fills a.lay or a.l16 from a.q for the q4 or q8 kernel (nil: the kernels read a.q).
-	layout func(q4 bool, a *q8Act)
+	q4_1, q8_0 func(rows []byte, a *qAct, y []float32) // y [n] = the n packed rows at rows · x
+	// layout fills a.lay from a.q for the q4 or q8 kernel (nil: the kernels read a.q).
+	layout func(q4 bool, a *qAct)
 	// dequant writes a row's weights into w [cols] exactly as gguf.Dequantise does.
 	dequant func(q4 bool, row []byte, w []float32)
 }
@@ -104,7 +104,7 @@ func execQuantDot(backend *simplego.Backend, node *simplego.Node, inputs []*simp
 
 // quantMatMul: lhs [Bt, M, C] holds x [M, cols] (x[m, bt·C + c] = lhs[bt, m, c]); out
 // [Bt, M, N] receives y[m, r] = Σ_c W[r, c]·x[m, c] at out[bt, m, n], r = bt·N + n. One row
-// of x (decoding) is quantised to 8-bit blocks once and goes through the packed-row kernels;
+// of x (decoding) is quantised to 16-bit blocks once and goes through the packed-row kernels;
 // more (a prompt) through quantGEMM, in float32.
 func quantMatMul(k quantKernels, h quant.Header, rows []byte, lhs []float32, m int, out []float32, workers int) {
 	if m > 1 {
@@ -116,9 +116,9 @@ func quantMatMul(k quantKernels, h quant.Header, rows []byte, lhs []float32, m i
 	if h.Format == gguf.TensorQ8_0 {
 		rowDot = k.q8_0
 	}
-	a := q8Pool.Get().(*q8Act)
-	defer q8Pool.Put(a)
-	quantiseQ8(lhs[:h.Cols], a) // M = 1: lhs [Bt, 1, C] is x [cols]
+	a := qActPool.Get().(*qAct)
+	defer qActPool.Put(a)
+	quantiseX(lhs[:h.Cols], a) // M = 1: lhs [Bt, 1, C] is x [cols]
 	if k.layout != nil {
 		k.layout(h.Format == gguf.TensorQ4_1, a)
 	}

@@ -1,39 +1,40 @@
 package fastgo
 
 // The activation side of a packed matrix–vector product: x [cols] quantised once per product
-// to 8-bit blocks of 32, as the weights are, so that the kernels multiply integers (Q4_1's
-// unsigned nibbles or Q8_0's int8 by int8) and scale once per block. A block b of x becomes
+// to 16-bit blocks of 32, so that the kernels multiply integers (Q4_1's unsigned nibbles or
+// Q8_0's int8 by int16, exact in int32) and scale once per block. A block b of x becomes
 //
-//	q[32b+j] = roundToEven(x[32b+j]·127/a_b),  d[b] = a_b/127,  a_b = max_j |x[32b+j]|
+//	q[32b+j] = roundToEven(x[32b+j]·qMax/a_b),  d[b] = a_b/qMax,  a_b = max_j |x[32b+j]|
 //
-// so |x − d·q| ≤ d/2 per element (plus float32 rounding): the product's error is Σ |w|·d/2
-// over the row, the error llama.cpp's Q8 activations make too — larger than float32 rounding
-// but far inside the weights' own quantisation error (a Q4_1 weight is off by up to d_w/2,
-// 1/30 of its block's range; an activation by 1/254 of its block's). |q| ≤ 127, so the
-// kernels' pair sums fit int16 (Q4_1: 2·15·127; Q8_0: 2·128·127 ≤ 32767). s[b] is the float32
-// Σ x of the block itself (Q4_1's m·Σx term is then as exact as the float32 kernels' was).
+// so |x − d·q| ≤ d/2 = a_b/65534 per element (plus float32 rounding): the product's error is
+// Σ |w|·d/2 over the row. Not 8 bits, as llama.cpp's Q8 activations: SmolLM2's activations
+// have outliers that take a block's whole 8-bit range, and with 8-bit x the greedy tokens of 12
+// of the 14 parity prompts changed (cached-step logits off by ~1 from float32); 16 bits make
+// the error 256× smaller. s[b] is the float32 Σ x of the block itself (Q4_1's m·Σx term is then
+// as exact as the float32 kernels' was).
 
 import (
 	"math"
 	"sync"
 )
 
-// q8Act is x [32·nb] quantised (q, d, s as above). lay holds the layout the kernel set wants
+// qMax is the largest |q|: VPMADDWD's pair sums of q with int8 weights cannot overflow.
+const qMax = 32767
+
+// qAct is x [32·nb] quantised (q, d, s as above). lay holds the layout the kernel set wants
 // (quantKernels.layout); the plain-Go kernels read q.
-type q8Act struct {
-	nb   int
-	q    []int8    // [32·nb]
-	d    []float32 // [nb padded with zeros to a multiple of 16]
-	s    []float32 // [nb padded with zeros to a multiple of 16]
-	lay  []int8    // kernel-specific copy of q (SIMD Q4_1: 4 blocks' low then high halves)
-	l16  []int16   // kernel-specific int16 copy of q (SIMD Q8_0)
-	tail [64]uint8 // kernel-specific permutation (SIMD Q4_1's last blocks)
+type qAct struct {
+	nb  int
+	q   []int16   // [32·nb]
+	d   []float32 // [nb padded with zeros to a multiple of 16]
+	s   []float32 // [nb padded with zeros to a multiple of 16]
+	lay []int16   // kernel-specific copy of q (SIMD Q4_1: 2 blocks' first then last halves)
 }
 
-var q8Pool = sync.Pool{New: func() any { return new(q8Act) }}
+var qActPool = sync.Pool{New: func() any { return new(qAct) }}
 
-// quantiseQ8 fills a from x [32·nb] (len(x) a multiple of 32).
-func quantiseQ8(x []float32, a *q8Act) {
+// quantiseX fills a from x [32·nb] (len(x) a multiple of 32).
+func quantiseX(x []float32, a *qAct) {
 	nb := len(x) / 32
 	pad := (nb + 15) &^ 15
 	a.nb = nb
@@ -55,10 +56,10 @@ func quantiseQ8(x []float32, a *q8Act) {
 			clear(qb)
 			continue
 		}
-		a.d[b] = amax / 127
-		inv := 127 / amax
+		a.d[b] = amax / qMax
+		inv := qMax / amax
 		for j, v := range xb {
-			qb[j] = int8(math.RoundToEven(float64(v * inv)))
+			qb[j] = int16(math.RoundToEven(float64(v * inv)))
 		}
 	}
 }

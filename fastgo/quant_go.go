@@ -2,7 +2,7 @@ package fastgo
 
 // The plain-Go packed-row kernels: the reference the SIMD kernels are tested against, and what
 // runs without GOEXPERIMENT=simd. A row is in the carrier's planar layout (quant.Planar: the
-// nb scales first, then the quants); x comes quantised to 8-bit blocks (a, quant_act.go). Each
+// nb scales first, then the quants); x comes quantised to 16-bit blocks (a, quant_act.go). Each
 // block's weights are multiplied by a.q in integers (exact), and the block adds
 //
 //	Q4_1: d_w·d_a·Σ q_w·q_a + m_w·Σx     Q8_0: d_w·d_a·Σ q_w·q_a
@@ -14,14 +14,14 @@ var goQuantKernels = quantKernels{name: "go", q4_1: dotQ4_1Go, q8_0: dotQ8_0Go, 
 // dotQ4_1Go: y[i] = row i · x for the len(y) rows at rows; a row = d f16 × nb, m f16 × nb,
 // 16 bytes × nb (element j < 16 of a block is the low nibble of its byte j, element j+16 the
 // high nibble).
-func dotQ4_1Go(rows []byte, a *q8Act, y []float32) {
+func dotQ4_1Go(rows []byte, a *qAct, y []float32) {
 	nb := a.nb
 	for i := range y {
 		y[i] = rowQ4_1(rows[20*nb*i:20*nb*(i+1)], a)
 	}
 }
 
-func rowQ4_1(row []byte, a *q8Act) float32 {
+func rowQ4_1(row []byte, a *qAct) float32 {
 	nb := a.nb
 	q := row[4*nb : 20*nb]
 	var s float32
@@ -39,14 +39,14 @@ func rowQ4_1(row []byte, a *q8Act) float32 {
 
 // dotQ8_0Go: y[i] = row i · x for the len(y) rows at rows; a row = d f16 × nb, then 32 int8
 // × nb.
-func dotQ8_0Go(rows []byte, a *q8Act, y []float32) {
+func dotQ8_0Go(rows []byte, a *qAct, y []float32) {
 	nb := a.nb
 	for i := range y {
 		y[i] = rowQ8_0(rows[34*nb*i:34*nb*(i+1)], a)
 	}
 }
 
-func rowQ8_0(row []byte, a *q8Act) float32 {
+func rowQ8_0(row []byte, a *qAct) float32 {
 	nb := a.nb
 	q := row[2*nb : 34*nb]
 	var s float32

@@ -46,9 +46,9 @@ func randomPacked(t testing.TB, f gguf.TensorType, rows, cols int, seed uint64) 
 // checkQuant compares y [M, rows] with the float64 sum of the dequantised weights: |y − exact|
 // ≤ 2(cols+1)·u·Σ(|d·q|·|x̃| + |m·x|) (u = 2⁻²⁴), the bound for a float32 sum of cols products in
 // any order and grouping — Σ(d·q + m)·x or, per block, d·Σq·x + m·Σx (Q8_0: m = 0). With q8 (the
-// matrix–vector kernels, which quantise x to 8-bit blocks, quant_act.go) x̃ = |x| + e and the
-// bound adds Σ |d·q|·e, e = (1+2⁻¹⁰)·a/254 per element of a block of x whose largest |x| is a:
-// the activations' rounding to d_a·q_a, d_a = a/127.
+// matrix–vector kernels, which quantise x to 16-bit blocks, quant_act.go) x̃ = |x| + e and the
+// bound adds Σ |d·q|·e, e = (1+2⁻¹⁰)·a/(2·qMax) per element of a block of x whose largest |x|
+// is a: the activations' rounding to d_a·q_a, d_a = a/qMax.
 func checkQuant(t *testing.T, m *quant.Matrix, x []float32, M int, y []float32, q8 bool) {
 	t.Helper()
 	w := m.Dequantise()
@@ -76,7 +76,7 @@ func checkQuant(t *testing.T, m *quant.Matrix, x []float32, M int, y []float32, 
 				a = max(a, math.Abs(float64(v)))
 			}
 			for j := range 32 {
-				e[i+j] = (1 + 0x1p-10) * a / 254
+				e[i+j] = (1 + 0x1p-10) * a / (2 * qMax)
 			}
 		}
 	}
@@ -224,18 +224,18 @@ func planar(m *quant.Matrix) []byte {
 	return out
 }
 
-// TestQuantiseQ8: each block of x is rounded to d·q with |x − d·q| ≤ (1+2⁻¹⁰)·d/2, |q| ≤ 127
-// (127 reached at the block's largest |x|), s the block's sum; an all-zero block gives d = 0,
+// TestQuantiseX: each block of x is rounded to d·q with |x − d·q| ≤ (1+2⁻¹⁰)·d/2, |q| ≤ qMax
+// (reached at the block's largest |x|), s the block's sum; an all-zero block gives d = 0,
 // q = 0; the padding of d and s is zero.
-func TestQuantiseQ8(t *testing.T) {
+func TestQuantiseX(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 9))
 	x := make([]float32, 32*5)
 	for i := range x {
 		x[i] = float32(rng.NormFloat64()) * float32(math.Pow(10, float64(i/32-2)))
 	}
 	clear(x[64:96]) // block 2
-	a := &q8Act{d: []float32{9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9}}
-	quantiseQ8(x, a)
+	a := &qAct{d: []float32{9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9}}
+	quantiseX(x, a)
 	if a.nb != 5 || len(a.d) != 16 || len(a.s) != 16 || len(a.q) != 160 {
 		t.Fatalf("nb %d, len(d) %d, len(s) %d, len(q) %d; want 5, 16, 16, 160", a.nb, len(a.d), len(a.s), len(a.q))
 	}
@@ -252,14 +252,14 @@ func TestQuantiseQ8(t *testing.T) {
 			v, q := float64(x[32*b+j]), a.q[32*b+j]
 			sum += v
 			top = max(top, int(q), -int(q))
-			if e := math.Abs(v - float64(a.d[b])*float64(q)); e > (1+0x1p-10)*float64(a.d[b])/2 || q == -128 {
+			if e := math.Abs(v - float64(a.d[b])*float64(q)); e > (1+0x1p-10)*float64(a.d[b])/2 || q < -qMax {
 				t.Fatalf("block %d: x %g ≈ %g·%d off by %.3g > d/2", b, v, a.d[b], q, e)
 			}
 		}
 		if math.Abs(sum-float64(a.s[b])) > 64*0x1p-24*math.Abs(sum)+1e-30 && b != 2 {
 			t.Fatalf("block %d: s %g, want %g", b, a.s[b], sum)
 		}
-		if want := 127; b != 2 && top != want || b == 2 && (top != 0 || a.d[b] != 0) {
+		if want := qMax; b != 2 && top != want || b == 2 && (top != 0 || a.d[b] != 0) {
 			t.Fatalf("block %d: largest |q| %d, d %g", b, top, a.d[b])
 		}
 	}
@@ -283,8 +283,8 @@ func TestQuantKernelsSameIntegerSums(t *testing.T) {
 			for i := range x {
 				x[i] = float32(rng.NormFloat64())
 			}
-			a := &q8Act{}
-			quantiseQ8(x, a)
+			a := &qAct{}
+			quantiseX(x, a)
 			q4 := f == gguf.TensorQ4_1
 			k.layout(q4, a)
 			dot, ref := k.q8_0, goQuantKernels.q8_0

@@ -2,23 +2,14 @@
 
 package fastgo
 
-// AVX-512 packed-row kernels (simd/archsimd) on x quantised to 8-bit blocks (quant_act.go).
-// A row is in the carrier's planar layout (quant.Planar): its nb f16 scales are converted
-// first, 16 per few vector operations (halfScalesPadded), into float32 arrays on the stack and
-// multiplied by x's block scales; then the integer block sums come 64 weights a instruction:
-//
-//   - Q4_1: 4 blocks' 64 bytes of nibbles, split into low and high nibbles (u8), times x's int8
-//     laid out to match (q4Layout) by VPMADDUBSW (u8·s8 pairs → s16, no saturation: |pair| ≤
-//     2·15·127), the two halves added, then VPMADDWD with ones (→ s32, 4 lanes per block); the
-//     16 sums converted to float32 and multiplied by their blocks' d_w·d_a (spread 4 lanes
-//     each by one permutation) into one of two float32 accumulators; m_w·Σx per block at the
-//     end, 16 blocks a vector.
-//   - Q8_0: a block's 32 int8 widened to int16, times x's int16 by VPMADDWD (→ 16 s32 sums),
-//     converted and multiplied by the broadcast d_w·d_a.
-//
-// The integer sums equal the plain-Go kernels' exactly; only the float32 additions come in
-// another order. The loops index through unsafe.Add after one length check, so that no bounds
-// check or call sits in them. AVX2-only CPUs get the plain-Go kernels.
+// AVX-512 packed-row kernels (simd/archsimd) on x quantised to 16-bit blocks (quant_act.go),
+// 2 rows a step sharing x's loads. A row is in the carrier's planar layout (quant.Planar): its
+// nb f16 scales are converted first, 16 per few vector operations (halves16), and multiplied
+// by x's block scales; then the integer block sums come from VPMADDWD (int16 pairs → int32):
+// Q4_1 a pair of blocks a step (dotQ4_1AVX512), Q8_0 a block. The integer sums equal the
+// plain-Go kernels' exactly; only the float32 additions come in another order. The loops index
+// through unsafe.Add after one length check, so that no bounds check or call sits in them.
+// AVX2-only CPUs get the plain-Go kernels.
 
 import (
 	"unsafe"
@@ -70,65 +61,60 @@ func halves16(p unsafe.Pointer, off, n int) archsimd.Float32x16 {
 	return f
 }
 
-// simdLayout lays a.q out for the kernel: Q4_1 a.lay [128 × ⌈nb/4⌉], per group g of 4 blocks
-// the first 16 values of blocks 4g…4g+3, then their last 16 (the weights' low and high
-// nibbles), blocks past nb zero, and a.tail (Q4_1's last nb mod 4 blocks, loaded with the 64
-// bytes that end the row, permuted to the front); Q8_0 a.l16 [32·nb], a.q widened to int16.
-func simdLayout(q4 bool, a *q8Act) {
-	if a.nb == 0 {
+// pairFirst is the first block of pair slot p of a row of nb ≥ 2 blocks: slot p covers blocks
+// 2p and 2p+1, except the last slot of an odd nb, which covers nb−2 and nb−1 (its x for nb−2
+// zero: that block is the previous slot's).
+func pairFirst(p, nb int) int { return min(2*p, nb-2) }
+
+// simdLayout lays a.q out for the Q4_1 kernel in a.lay [64 × ⌈nb/2⌉]: per pair slot p (blocks
+// f = pairFirst(p) and f+1) the first 16 values of block f, of block f+1, then the last 16 of
+// each (the weights' low and high nibbles), a block of the previous slot zero. The Q8_0 kernel
+// reads a.q.
+func simdLayout(q4 bool, a *qAct) {
+	if !q4 || a.nb < 2 {
 		return
 	}
-	if !q4 {
-		a.l16 = grow(a.l16, len(a.q))
-		for i, v := range a.q {
-			a.l16[i] = int16(v)
-		}
-		return
-	}
-	ng := (a.nb + 3) / 4
-	a.lay = grow(a.lay, 128*ng)
-	clear(a.lay[128*(ng-1):])
-	for b := range a.nb {
-		g, k := b/4, b%4
-		copy(a.lay[128*g+16*k:128*g+16*k+16], a.q[32*b:32*b+16])
-		copy(a.lay[128*g+64+16*k:128*g+64+16*k+16], a.q[32*b+16:32*b+32])
-	}
-	r := a.nb % 4
-	for i := range a.tail {
-		a.tail[i] = uint8(i)
-		if i < 16*r {
-			a.tail[i] = uint8(64 - 16*r + i)
+	nb, slots := a.nb, (a.nb+1)/2
+	a.lay = grow(a.lay, 64*slots)
+	for p := range slots {
+		f, dst := pairFirst(p, nb), a.lay[64*p:64*p+64]
+		for k, b := range [2]int{f, f + 1} {
+			if b < 2*p { // the odd tail's first block: counted in slot p−1
+				clear(dst[16*k : 16*k+16])
+				clear(dst[32+16*k : 32+16*k+16])
+				continue
+			}
+			copy(dst[16*k:16*k+16], a.q[32*b:32*b+16])
+			copy(dst[32+16*k:32+16*k+16], a.q[32*b+16:32*b+32])
 		}
 	}
 }
 
-// q4Spread sends lane i of the 4 blocks' scales to lanes 4i…4i+3.
-var q4Spread = [16]uint32{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3}
+// pairSpread sends lanes 0 and 1 of a pair's scales to lanes 0…7 and 8…15.
+var pairSpread = [16]uint32{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1}
 
-// rows4 returns the addresses of rows r…r+3 of the n rows (rb bytes each) at base, the last
-// row repeated past n: the kernels compute 4 rows at a time, sharing x's loads.
-func rows4(base unsafe.Pointer, r, n, rb int) (p0, p1, p2, p3 unsafe.Pointer) {
-	return unsafe.Add(base, r*rb), unsafe.Add(base, min(r+1, n-1)*rb), unsafe.Add(base, min(r+2, n-1)*rb), unsafe.Add(base, min(r+3, n-1)*rb)
-}
-
-// dotQ4_1AVX512: y[i] = Σ_b d_w·d_a·Σ q4·q8 + m_w·Σx for the len(y) rows at rows, 4 rows and
-// 4 blocks a step (a.lay from simdLayout). Rows of fewer than 2 blocks go to dotQ4_1Go: the
-// vector loads of the scales read 32 bytes.
-func dotQ4_1AVX512(rows []byte, a *q8Act, y []float32) {
+// dotQ4_1AVX512: y[i] = Σ_b d_w·d_a·Σ q4·q + m_w·Σx for the len(y) rows at rows, 2 rows and
+// 2 blocks a step (a.lay from simdLayout): a pair's 32 bytes of nibbles widened to 32 uint16,
+// split into low and high nibbles, each multiplied by x's int16 and summed in pairs by
+// VPMADDWD (→ 8 int32 lanes per block), converted to float32 and multiplied by the blocks'
+// d_w·d_a (spread 8 lanes each by one permutation) into the row's accumulator, which starts at
+// Σ_b m_w·Σx. Rows of fewer than 2 blocks go to dotQ4_1Go: the vector loads of the scales
+// read 32 bytes.
+func dotQ4_1AVX512(rows []byte, a *qAct, y []float32) {
 	nb, n := a.nb, len(y)
 	if nb < 2 || n == 0 {
 		dotQ4_1Go(rows, a, y)
 		return
 	}
-	rb, pad, ng := 20*nb, (nb+15)&^15, (nb+3)/4
+	rb, pad, slots := 20*nb, (nb+15)&^15, (nb+1)/2
 	rows = rows[:n*rb]
-	stride := pad + 16                  // d_w·d_a [nb] of a row, then the last group's load reads 16
+	stride := pad + 16                 // d_w·d_a [nb] of a row, then room for the last slot's load of 16
 	scBuf := make([]float32, 2*stride) // [2 rows, stride]
 	ad, as := a.d[:pad], a.s[:pad]
 	base := unsafe.Pointer(unsafe.SliceData(rows))
-	lay := unsafe.Pointer(unsafe.SliceData(a.lay[:128*ng]))
-	low, ones := archsimd.BroadcastUint8x64(0x0f), archsimd.BroadcastInt16x32(1)
-	spread, tail := archsimd.LoadUint32x16(&q4Spread), archsimd.LoadUint8x64(&a.tail)
+	lay := unsafe.Pointer(unsafe.SliceData(a.lay[:64*slots]))
+	low := archsimd.BroadcastUint16x32(0x0f)
+	spread := archsimd.LoadUint32x16(&pairSpread)
 	// prologue stores row p's d_w·d_a in sc and returns Σ_b m_w·Σx by lane.
 	prologue := func(p unsafe.Pointer, sc []float32) (m archsimd.Float32x16) {
 		for b := 0; b < nb; b += 16 {
@@ -137,39 +123,23 @@ func dotQ4_1AVX512(rows []byte, a *q8Act, y []float32) {
 		}
 		return m
 	}
-	// step adds group g of a row (its 64 bytes of nibbles v, its scales at sc) to acc.
-	step := func(v archsimd.Uint8x64, xl, xh archsimd.Int8x64, sc unsafe.Pointer, g int, acc archsimd.Float32x16) archsimd.Float32x16 {
-		lo, hi := v.And(low), v.AsUint16x32().ShiftAllRight(4).AsUint8x64().And(low)
-		f := lo.DotProductPairsSaturated(xl).Add(hi.DotProductPairsSaturated(xh)).DotProductPairs(ones).ConvertToFloat32()
-		return f.MulAdd(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(sc, 16*g))).Permute(spread), acc)
+	// step adds the pair from block f of row p (scales at sc) to acc.
+	step := func(p unsafe.Pointer, xl, xh archsimd.Int16x32, sc unsafe.Pointer, f int, acc archsimd.Float32x16) archsimd.Float32x16 {
+		w := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(p, 4*nb+16*f))).ExtendToUint16()
+		s := w.And(low).AsInt16x32().DotProductPairs(xl).Add(w.ShiftAllRight(4).AsInt16x32().DotProductPairs(xh))
+		return s.ConvertToFloat32().MulAdd(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(sc, 4*f))).Permute(spread), acc)
 	}
-	nib := func(p unsafe.Pointer, g int) archsimd.Uint8x64 {
-		return archsimd.LoadUint8x64((*[64]uint8)(unsafe.Add(p, 4*nb+64*g)))
-	}
-	sc0, sc1 := scBuf[:stride], scBuf[stride:2*stride]
+	sc0, sc1 := scBuf[:stride], scBuf[stride:]
 	s0, s1 := unsafe.Pointer(&sc0[0]), unsafe.Pointer(&sc1[0])
-	full := nb / 4
 	for r := 0; r < n; r += 2 {
-		p0, p1 := unsafe.Add(base, r*rb), unsafe.Add(base, min(r+1, n-1)*rb)
+		p0, p1 := unsafe.Add(base, r*rb), unsafe.Add(base, min(r+1, n-1)*rb) // the last row twice for odd n
 		acc0, acc1 := prologue(p0, sc0), prologue(p1, sc1)
-		g := 0
-		for ; g < full; g++ {
-			xl := archsimd.LoadInt8x64((*[64]int8)(unsafe.Add(lay, 128*g)))
-			xh := archsimd.LoadInt8x64((*[64]int8)(unsafe.Add(lay, 128*g+64)))
-			acc0 = step(nib(p0, g), xl, xh, s0, g, acc0)
-			acc1 = step(nib(p1, g), xl, xh, s1, g, acc1)
-		}
-		if g < ng { // the last nb mod 4 blocks (x's lanes past them are zero)
-			xl := archsimd.LoadInt8x64((*[64]int8)(unsafe.Add(lay, 128*g)))
-			xh := archsimd.LoadInt8x64((*[64]int8)(unsafe.Add(lay, 128*g+64)))
-			last := func(p unsafe.Pointer) archsimd.Uint8x64 {
-				if nb >= 4 { // the row's last 64 bytes, the blocks moved to the front
-					return archsimd.LoadUint8x64((*[64]uint8)(unsafe.Add(p, 20*nb-64))).Permute(tail)
-				}
-				return archsimd.LoadUint8x64SlicePart(unsafe.Slice((*uint8)(unsafe.Add(p, 4*nb+64*g)), 16*(nb-4*g)))
-			}
-			acc0 = step(last(p0), xl, xh, s0, g, acc0)
-			acc1 = step(last(p1), xl, xh, s1, g, acc1)
+		for p := range slots {
+			f := pairFirst(p, nb)
+			xl := archsimd.LoadInt16x32((*[32]int16)(unsafe.Add(lay, 128*p)))
+			xh := archsimd.LoadInt16x32((*[32]int16)(unsafe.Add(lay, 128*p+64)))
+			acc0 = step(p0, xl, xh, s0, f, acc0)
+			acc1 = step(p1, xl, xh, s1, f, acc1)
 		}
 		y[r] = sum16(acc0)
 		if r+1 < n {
@@ -178,24 +148,10 @@ func dotQ4_1AVX512(rows []byte, a *q8Act, y []float32) {
 	}
 }
 
-// store4 writes the lane sums of acc0…acc3 to y[r…r+3], those before len(y).
-func store4(y []float32, r int, acc0, acc1, acc2, acc3 archsimd.Float32x16) {
-	y[r] = sum16(acc0)
-	if r+3 < len(y) {
-		y[r+1], y[r+2], y[r+3] = sum16(acc1), sum16(acc2), sum16(acc3)
-		return
-	}
-	if r+1 < len(y) {
-		y[r+1] = sum16(acc1)
-	}
-	if r+2 < len(y) {
-		y[r+2] = sum16(acc2)
-	}
-}
-
-// dotQ8_0AVX512: y[i] = Σ_b d_w·d_a·Σ q8·q8 for the len(y) rows at rows, 4 rows and a block a
-// step (a.l16 from simdLayout).
-func dotQ8_0AVX512(rows []byte, a *q8Act, y []float32) {
+// dotQ8_0AVX512: y[i] = Σ_b d_w·d_a·Σ q8·q for the len(y) rows at rows, 2 rows and a block a
+// step: a block's 32 int8 widened to int16, multiplied by x's int16 and summed in pairs by
+// VPMADDWD (→ 16 int32 lanes), converted and multiplied by the broadcast d_w·d_a.
+func dotQ8_0AVX512(rows []byte, a *qAct, y []float32) {
 	nb, n := a.nb, len(y)
 	if nb == 0 || n == 0 {
 		dotQ8_0Go(rows, a, y)
@@ -203,35 +159,35 @@ func dotQ8_0AVX512(rows []byte, a *q8Act, y []float32) {
 	}
 	rb, pad := 34*nb, (nb+15)&^15
 	rows = rows[:n*rb]
-	scBuf := make([]float32, 4*pad) // [4 rows, pad]: d_w·d_a
+	scBuf := make([]float32, 2*pad) // [2 rows, pad]: d_w·d_a
 	ad := a.d[:pad]
 	base := unsafe.Pointer(unsafe.SliceData(rows))
-	x := unsafe.Pointer(unsafe.SliceData(a.l16[:32*nb]))
+	x := unsafe.Pointer(unsafe.SliceData(a.q[:32*nb]))
 	prologue := func(p unsafe.Pointer, sc []float32) { // 32 bytes from 2b: within the row (34·nb ≥ 2·nb + 30)
 		for b := 0; b < nb; b += 16 {
 			halves16(p, 2*b, nb-b).Mul(archsimd.LoadFloat32x16((*[16]float32)(ad[b : b+16]))).Store((*[16]float32)(sc[b : b+16]))
 		}
 	}
-	step := func(p unsafe.Pointer, xb archsimd.Int16x32, sc []float32, b int, acc archsimd.Float32x16) archsimd.Float32x16 {
+	step := func(p unsafe.Pointer, xb archsimd.Int16x32, sc unsafe.Pointer, b int, acc archsimd.Float32x16) archsimd.Float32x16 {
 		w := archsimd.LoadInt8x32((*[32]int8)(unsafe.Add(p, 2*nb+32*b))).ExtendToInt16()
-		return w.DotProductPairs(xb).ConvertToFloat32().MulAdd(archsimd.BroadcastFloat32x16(sc[b]), acc)
+		return w.DotProductPairs(xb).ConvertToFloat32().MulAdd(archsimd.BroadcastFloat32x16(*(*float32)(unsafe.Add(sc, 4*b))), acc)
 	}
-	sc0, sc1, sc2, sc3 := scBuf[:nb], scBuf[pad:pad+nb], scBuf[2*pad:2*pad+nb], scBuf[3*pad:3*pad+nb]
-	for r := 0; r < n; r += 4 {
-		p0, p1, p2, p3 := rows4(base, r, n, rb)
-		prologue(p0, scBuf[:pad])
-		prologue(p1, scBuf[pad:2*pad])
-		prologue(p2, scBuf[2*pad:3*pad])
-		prologue(p3, scBuf[3*pad:])
-		var acc0, acc1, acc2, acc3 archsimd.Float32x16
-		for b := range sc0 {
+	sc0, sc1 := scBuf[:pad], scBuf[pad:]
+	s0, s1 := unsafe.Pointer(&sc0[0]), unsafe.Pointer(&sc1[0])
+	for r := 0; r < n; r += 2 {
+		p0, p1 := unsafe.Add(base, r*rb), unsafe.Add(base, min(r+1, n-1)*rb)
+		prologue(p0, sc0)
+		prologue(p1, sc1)
+		var acc0, acc1 archsimd.Float32x16
+		for b := range nb {
 			xb := archsimd.LoadInt16x32((*[32]int16)(unsafe.Add(x, 64*b)))
-			acc0 = step(p0, xb, sc0, b, acc0)
-			acc1 = step(p1, xb, sc1, b, acc1)
-			acc2 = step(p2, xb, sc2, b, acc2)
-			acc3 = step(p3, xb, sc3, b, acc3)
+			acc0 = step(p0, xb, s0, b, acc0)
+			acc1 = step(p1, xb, s1, b, acc1)
 		}
-		store4(y, r, acc0, acc1, acc2, acc3)
+		y[r] = sum16(acc0)
+		if r+1 < n {
+			y[r+1] = sum16(acc1)
+		}
 	}
 }
 
