@@ -24,11 +24,12 @@ const qMax = 32767
 // qAct is x [32·nb] quantised (q, d, s as above). lay holds the layout the kernel set wants
 // (quantKernels.layout); the plain-Go kernels read q.
 type qAct struct {
-	nb  int
-	q   []int16   // [32·nb]
-	d   []float32 // [nb padded with zeros to a multiple of 16]
-	s   []float32 // [nb padded with zeros to a multiple of 16]
-	lay []int16   // kernel-specific copy of q (SIMD Q4_1: 2 blocks' first then last halves)
+	nb   int
+	q    []int16   // [32·nb]
+	d    []float32 // [nb padded with zeros to a multiple of 16]
+	s    []float32 // [nb padded with zeros to a multiple of 16]
+	lay  []int16   // kernel-specific copy of q (SIMD Q4_1: 2 blocks' first then last halves)
+	perm []uint32  // kernel-specific lanes of the scales (SIMD Q4_1)
 }
 
 var qActPool = sync.Pool{New: func() any { return new(qAct) }}

@@ -68,15 +68,23 @@ func pairFirst(p, nb int) int { return min(2*p, nb-2) }
 
 // simdLayout lays a.q out for the Q4_1 kernel in a.lay [64 × ⌈nb/2⌉]: per pair slot p (blocks
 // f = pairFirst(p) and f+1) the first 16 values of block f, of block f+1, then the last 16 of
-// each (the weights' low and high nibbles), a block of the previous slot zero. The Q8_0 kernel
-// reads a.q.
+// each (the weights' low and high nibbles), a block of the previous slot zero; and a.perm
+// [16 × ⌈nb/2⌉], per slot the lanes of its chunk's scales (blocks 2p, 2p+1 mod 16; the odd
+// tail's block nb−1 on all 16, its first 8 lanes' sums being zero). The Q8_0 kernel reads a.q.
 func simdLayout(q4 bool, a *qAct) {
 	if !q4 || a.nb < 2 {
 		return
 	}
 	nb, slots := a.nb, (a.nb+1)/2
 	a.lay = grow(a.lay, 64*slots)
+	a.perm = grow(a.perm, 16*slots)
 	for p := range slots {
+		for i := range 16 {
+			a.perm[16*p+i] = uint32(2*p+i/8) % 16
+			if 2*p+1 == nb { // the odd tail
+				a.perm[16*p+i] = uint32(nb-1) % 16
+			}
+		}
 		f, dst := pairFirst(p, nb), a.lay[64*p:64*p+64]
 		for k, b := range [2]int{f, f + 1} {
 			if b < 2*p { // the odd tail's first block: counted in slot p−1
@@ -90,16 +98,14 @@ func simdLayout(q4 bool, a *qAct) {
 	}
 }
 
-// pairSpread sends lanes 0 and 1 of a pair's scales to lanes 0…7 and 8…15.
-var pairSpread = [16]uint32{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1}
-
 // dotQ4_1AVX512: y[i] = Σ_b d_w·d_a·Σ q4·q + m_w·Σx for the len(y) rows at rows, 2 rows and
-// 2 blocks a step (a.lay from simdLayout): a pair's 32 bytes of nibbles widened to 32 uint16,
-// split into low and high nibbles, each multiplied by x's int16 and summed in pairs by
-// VPMADDWD (→ 8 int32 lanes per block), converted to float32 and multiplied by the blocks'
-// d_w·d_a (spread 8 lanes each by one permutation) into the row's accumulator, which starts at
-// Σ_b m_w·Σx. Rows of fewer than 2 blocks go to dotQ4_1Go: the vector loads of the scales
-// read 32 bytes.
+// 2 blocks a step (a.lay, a.perm from simdLayout). The scales come 16 blocks (a chunk) at a
+// time: d_w·d_a in a register, Σ_b m_w·Σx into the row's accumulator; then each pair slot of
+// the chunk: its 32 bytes of nibbles widened to 32 uint16, split into low and high nibbles,
+// each multiplied by x's int16 and summed in pairs by VPMADDWD (→ 8 int32 lanes per block),
+// converted to float32 and multiplied by the blocks' scales (moved to 8 lanes each by one
+// permutation of the chunk's register, a.perm) into the accumulator. Rows of fewer than 2
+// blocks go to dotQ4_1Go: the vector loads of the scales read 32 bytes.
 func dotQ4_1AVX512(rows []byte, a *qAct, y []float32) {
 	nb, n := a.nb, len(y)
 	if nb < 2 || n == 0 {
@@ -108,38 +114,33 @@ func dotQ4_1AVX512(rows []byte, a *qAct, y []float32) {
 	}
 	rb, pad, slots := 20*nb, (nb+15)&^15, (nb+1)/2
 	rows = rows[:n*rb]
-	stride := pad + 16                 // d_w·d_a [nb] of a row, then room for the last slot's load of 16
-	scBuf := make([]float32, 2*stride) // [2 rows, stride]
 	ad, as := a.d[:pad], a.s[:pad]
 	base := unsafe.Pointer(unsafe.SliceData(rows))
 	lay := unsafe.Pointer(unsafe.SliceData(a.lay[:64*slots]))
+	perm := unsafe.Pointer(unsafe.SliceData(a.perm[:16*slots]))
 	low := archsimd.BroadcastUint16x32(0x0f)
-	spread := archsimd.LoadUint32x16(&pairSpread)
-	// prologue stores row p's d_w·d_a in sc and returns Σ_b m_w·Σx by lane.
-	prologue := func(p unsafe.Pointer, sc []float32) (m archsimd.Float32x16) {
-		for b := 0; b < nb; b += 16 {
-			halves16(p, 2*b, nb-b).Mul(archsimd.LoadFloat32x16((*[16]float32)(ad[b : b+16]))).Store((*[16]float32)(sc[b : b+16]))
-			m = halves16(p, 2*nb+2*b, nb-b).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(as[b:b+16])), m)
-		}
-		return m
-	}
-	// step adds the pair from block f of row p (scales at sc) to acc.
-	step := func(p unsafe.Pointer, xl, xh archsimd.Int16x32, sc unsafe.Pointer, f int, acc archsimd.Float32x16) archsimd.Float32x16 {
+	// step adds the pair from block f of row p to acc, its blocks' scales at lanes perm of sc.
+	step := func(p unsafe.Pointer, xl, xh archsimd.Int16x32, sc archsimd.Float32x16, perm archsimd.Uint32x16, f int, acc archsimd.Float32x16) archsimd.Float32x16 {
 		w := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(p, 4*nb+16*f))).ExtendToUint16()
 		s := w.And(low).AsInt16x32().DotProductPairs(xl).Add(w.ShiftAllRight(4).AsInt16x32().DotProductPairs(xh))
-		return s.ConvertToFloat32().MulAdd(archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(sc, 4*f))).Permute(spread), acc)
+		return s.ConvertToFloat32().MulAdd(sc.Permute(perm), acc)
 	}
-	sc0, sc1 := scBuf[:stride], scBuf[stride:]
-	s0, s1 := unsafe.Pointer(&sc0[0]), unsafe.Pointer(&sc1[0])
 	for r := 0; r < n; r += 2 {
 		p0, p1 := unsafe.Add(base, r*rb), unsafe.Add(base, min(r+1, n-1)*rb) // the last row twice for odd n
-		acc0, acc1 := prologue(p0, sc0), prologue(p1, sc1)
-		for p := range slots {
-			f := pairFirst(p, nb)
-			xl := archsimd.LoadInt16x32((*[32]int16)(unsafe.Add(lay, 128*p)))
-			xh := archsimd.LoadInt16x32((*[32]int16)(unsafe.Add(lay, 128*p+64)))
-			acc0 = step(p0, xl, xh, s0, f, acc0)
-			acc1 = step(p1, xl, xh, s1, f, acc1)
+		var acc0, acc1 archsimd.Float32x16
+		for b := 0; b < nb; b += 16 { // chunk b/16: blocks b … b+15, slots b/2 … b/2+7
+			dA, sA := archsimd.LoadFloat32x16((*[16]float32)(ad[b:b+16])), archsimd.LoadFloat32x16((*[16]float32)(as[b:b+16]))
+			sc0, sc1 := halves16(p0, 2*b, nb-b).Mul(dA), halves16(p1, 2*b, nb-b).Mul(dA)
+			acc0 = halves16(p0, 2*nb+2*b, nb-b).MulAdd(sA, acc0)
+			acc1 = halves16(p1, 2*nb+2*b, nb-b).MulAdd(sA, acc1)
+			for p := b / 2; p < min(b/2+8, slots); p++ {
+				f := pairFirst(p, nb)
+				xl := archsimd.LoadInt16x32((*[32]int16)(unsafe.Add(lay, 128*p)))
+				xh := archsimd.LoadInt16x32((*[32]int16)(unsafe.Add(lay, 128*p+64)))
+				pm := archsimd.LoadUint32x16((*[16]uint32)(unsafe.Add(perm, 64*p)))
+				acc0 = step(p0, xl, xh, sc0, pm, f, acc0)
+				acc1 = step(p1, xl, xh, sc1, pm, f, acc1)
+			}
 		}
 		y[r] = sum16(acc0)
 		if r+1 < n {
@@ -148,9 +149,20 @@ func dotQ4_1AVX512(rows []byte, a *qAct, y []float32) {
 	}
 }
 
+// laneOf[i] broadcasts lane i of a vector by Permute.
+var laneOf = func() (t [16][16]uint32) {
+	for i := range t {
+		for j := range t[i] {
+			t[i][j] = uint32(i)
+		}
+	}
+	return t
+}()
+
 // dotQ8_0AVX512: y[i] = Σ_b d_w·d_a·Σ q8·q for the len(y) rows at rows, 2 rows and a block a
-// step: a block's 32 int8 widened to int16, multiplied by x's int16 and summed in pairs by
-// VPMADDWD (→ 16 int32 lanes), converted and multiplied by the broadcast d_w·d_a.
+// step: the scales d_w·d_a 16 blocks (a chunk) at a time in a register; a block's 32 int8
+// widened to int16, multiplied by x's int16 and summed in pairs by VPMADDWD (→ 16 int32
+// lanes), converted and multiplied by the block's scale (broadcast by permutation).
 func dotQ8_0AVX512(rows []byte, a *qAct, y []float32) {
 	nb, n := a.nb, len(y)
 	if nb == 0 || n == 0 {
@@ -159,30 +171,25 @@ func dotQ8_0AVX512(rows []byte, a *qAct, y []float32) {
 	}
 	rb, pad := 34*nb, (nb+15)&^15
 	rows = rows[:n*rb]
-	scBuf := make([]float32, 2*pad) // [2 rows, pad]: d_w·d_a
 	ad := a.d[:pad]
 	base := unsafe.Pointer(unsafe.SliceData(rows))
 	x := unsafe.Pointer(unsafe.SliceData(a.q[:32*nb]))
-	prologue := func(p unsafe.Pointer, sc []float32) { // 32 bytes from 2b: within the row (34·nb ≥ 2·nb + 30)
-		for b := 0; b < nb; b += 16 {
-			halves16(p, 2*b, nb-b).Mul(archsimd.LoadFloat32x16((*[16]float32)(ad[b : b+16]))).Store((*[16]float32)(sc[b : b+16]))
-		}
-	}
-	step := func(p unsafe.Pointer, xb archsimd.Int16x32, sc unsafe.Pointer, b int, acc archsimd.Float32x16) archsimd.Float32x16 {
+	step := func(p unsafe.Pointer, xb archsimd.Int16x32, sc archsimd.Float32x16, lane archsimd.Uint32x16, b int, acc archsimd.Float32x16) archsimd.Float32x16 {
 		w := archsimd.LoadInt8x32((*[32]int8)(unsafe.Add(p, 2*nb+32*b))).ExtendToInt16()
-		return w.DotProductPairs(xb).ConvertToFloat32().MulAdd(archsimd.BroadcastFloat32x16(*(*float32)(unsafe.Add(sc, 4*b))), acc)
+		return w.DotProductPairs(xb).ConvertToFloat32().MulAdd(sc.Permute(lane), acc)
 	}
-	sc0, sc1 := scBuf[:pad], scBuf[pad:]
-	s0, s1 := unsafe.Pointer(&sc0[0]), unsafe.Pointer(&sc1[0])
 	for r := 0; r < n; r += 2 {
-		p0, p1 := unsafe.Add(base, r*rb), unsafe.Add(base, min(r+1, n-1)*rb)
-		prologue(p0, sc0)
-		prologue(p1, sc1)
+		p0, p1 := unsafe.Add(base, r*rb), unsafe.Add(base, min(r+1, n-1)*rb) // the last row twice for odd n
 		var acc0, acc1 archsimd.Float32x16
-		for b := range nb {
-			xb := archsimd.LoadInt16x32((*[32]int16)(unsafe.Add(x, 64*b)))
-			acc0 = step(p0, xb, s0, b, acc0)
-			acc1 = step(p1, xb, s1, b, acc1)
+		for c := 0; c < nb; c += 16 { // 32 bytes of scales from 2c: within the row (34·nb ≥ 2·nb + 30)
+			dA := archsimd.LoadFloat32x16((*[16]float32)(ad[c : c+16]))
+			sc0, sc1 := halves16(p0, 2*c, nb-c).Mul(dA), halves16(p1, 2*c, nb-c).Mul(dA)
+			for b := c; b < min(c+16, nb); b++ {
+				xb := archsimd.LoadInt16x32((*[32]int16)(unsafe.Add(x, 64*b)))
+				lane := archsimd.LoadUint32x16(&laneOf[b-c])
+				acc0 = step(p0, xb, sc0, lane, b, acc0)
+				acc1 = step(p1, xb, sc1, lane, b, acc1)
+			}
 		}
 		y[r] = sum16(acc0)
 		if r+1 < n {
