@@ -383,6 +383,8 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 	if previous != nil {
 		printComparison(stdout, previous, rep, cfg.ComparePath)
 		printDecodeComparison(stdout, previous, rep)
+		printWindowComparison(stdout, previous, rep)
+		printSmolLM2Comparison(stdout, previous, rep)
 		printMemComparison(stdout, previous, rep)
 	}
 	if cfg.JSONPath != "" {
