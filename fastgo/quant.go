@@ -4,8 +4,8 @@ package fastgo
 // carrier is a float32 tensor [Bt, C, N] whose words hold a header and a matrix's GGUF blocks
 // (models/quant's doc explains why it travels as float32: GoMLX v0.26 has no custom call and
 // its DotGeneral wants one dtype). execQuantDot recognises it — the right axes and a header
-// that checks — and computes y = x·Wᵀ dequantising each 32-weight block inside the kernel, so
-// a decoding step reads 0.625 (Q4_1) or 1.06 (Q8_0) bytes per weight instead of 4.
+// that checks — and computes y = x·Wᵀ from the packed blocks inside the kernel, so a decoding
+// step reads 0.625 (Q4_1) or 1.06 (Q8_0) bytes per weight instead of 4.
 //
 // Kernels: quantKernels holds the row–vector products, which multiply each row by x quantised
 // once per product to 16-bit blocks (quant_act.go) in integers; the plain-Go ones (quant_go.go)
