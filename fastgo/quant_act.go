@@ -6,7 +6,8 @@ package fastgo
 //
 //	q[32b+j] = roundToEven(x[32b+j]·qMax/a_b),  d[b] = a_b/qMax,  a_b = max_j |x[32b+j]|
 //
-// so |x − d·q| ≤ d/2 = a_b/65534 per element (plus float32 rounding): the product's error is
+// so |x − d·q| ≤ d/2 = a_b/65534 per element (plus float32 rounding; a block with a_b < 2⁻⁹⁶
+// becomes zeros, tinyBlock): the product's error is
 // Σ |w|·d/2 over the row. Not 8 bits, as llama.cpp's Q8 activations: SmolLM2's activations
 // have outliers that take a block's whole 8-bit range, and with 8-bit x the greedy tokens of 12
 // of the 14 parity prompts changed (cached-step logits off by ~1 from float32); 16 bits make
@@ -17,6 +18,10 @@ import (
 	"math"
 	"sync"
 )
+
+// tinyBlock: a block of x whose largest |x| is below it becomes zeros (d = 0), an error under
+// 2⁻⁹⁶·Σ|w| — where qMax/a_b would overflow float32 (a_b < 2⁻¹¹³), and d_b lose its precision.
+const tinyBlock = 0x1p-96
 
 // qMax is the largest |q|: VPMADDWD's pair sums of q with int8 weights cannot overflow.
 const qMax = 32767
@@ -52,7 +57,8 @@ func quantiseX(x []float32, a *qAct) {
 			sum += v
 		}
 		a.s[b] = sum
-		if amax == 0 {
+		if amax < tinyBlock { // also 0; NaN goes on, and makes y NaN
+			a.d[b] = 0
 			a.d[b] = 0
 			clear(qb)
 			continue
