@@ -3,7 +3,7 @@
 package fastgo
 
 // AVX-512 packed-row kernels (simd/archsimd) on x quantised to 16-bit blocks (quant_act.go),
-// 2 rows a step sharing x's loads. A row is in the carrier's planar layout (quant.Planar): its
+// 4 rows a step sharing x's loads. A row is in the carrier's planar layout (quant.Planar): its
 // nb f16 scales are converted first, 16 per few vector operations (halves16), and multiplied
 // by x's block scales; then the integer block sums come from VPMADDWD (int16 pairs → int32):
 // Q4_1 a pair of blocks a step (dotQ4_1AVX512), Q8_0 a block. The integer sums equal the
@@ -98,7 +98,7 @@ func simdLayout(q4 bool, a *qAct) {
 	}
 }
 
-// dotQ4_1AVX512: y[i] = Σ_b d_w·d_a·Σ q4·q + m_w·Σx for the len(y) rows at rows, 2 rows and
+// dotQ4_1AVX512: y[i] = Σ_b d_w·d_a·Σ q4·q + m_w·Σx for the len(y) rows at rows, 4 rows and
 // 2 blocks a step (a.lay, a.perm from simdLayout). The scales come 16 blocks (a chunk) at a
 // time: d_w·d_a in a register, Σ_b m_w·Σx into the row's accumulator; then each pair slot of
 // the chunk: its 32 bytes of nibbles widened to 32 uint16, split into low and high nibbles,
@@ -125,14 +125,17 @@ func dotQ4_1AVX512(rows []byte, a *qAct, y []float32) {
 		s := w.And(low).AsInt16x32().DotProductPairs(xl).Add(w.ShiftAllRight(4).AsInt16x32().DotProductPairs(xh))
 		return s.ConvertToFloat32().MulAdd(sc.Permute(perm), acc)
 	}
-	for r := 0; r < n; r += 2 {
-		p0, p1 := unsafe.Add(base, r*rb), unsafe.Add(base, min(r+1, n-1)*rb) // the last row twice for odd n
-		var acc0, acc1 archsimd.Float32x16
+	for r := 0; r < n; r += 4 {
+		p0, p1, p2, p3 := rows4(base, r, n, rb)
+		var acc0, acc1, acc2, acc3 archsimd.Float32x16
 		for b := 0; b < nb; b += 16 { // chunk b/16: blocks b … b+15, slots b/2 … b/2+7
 			dA, sA := archsimd.LoadFloat32x16((*[16]float32)(ad[b:b+16])), archsimd.LoadFloat32x16((*[16]float32)(as[b:b+16]))
 			sc0, sc1 := halves16(p0, 2*b, nb-b).Mul(dA), halves16(p1, 2*b, nb-b).Mul(dA)
+			sc2, sc3 := halves16(p2, 2*b, nb-b).Mul(dA), halves16(p3, 2*b, nb-b).Mul(dA)
 			acc0 = halves16(p0, 2*nb+2*b, nb-b).MulAdd(sA, acc0)
 			acc1 = halves16(p1, 2*nb+2*b, nb-b).MulAdd(sA, acc1)
+			acc2 = halves16(p2, 2*nb+2*b, nb-b).MulAdd(sA, acc2)
+			acc3 = halves16(p3, 2*nb+2*b, nb-b).MulAdd(sA, acc3)
 			for p := b / 2; p < min(b/2+8, slots); p++ {
 				f := pairFirst(p, nb)
 				xl := archsimd.LoadInt16x32((*[32]int16)(unsafe.Add(lay, 128*p)))
@@ -140,12 +143,31 @@ func dotQ4_1AVX512(rows []byte, a *qAct, y []float32) {
 				pm := archsimd.LoadUint32x16((*[16]uint32)(unsafe.Add(perm, 64*p)))
 				acc0 = step(p0, xl, xh, sc0, pm, f, acc0)
 				acc1 = step(p1, xl, xh, sc1, pm, f, acc1)
+				acc2 = step(p2, xl, xh, sc2, pm, f, acc2)
+				acc3 = step(p3, xl, xh, sc3, pm, f, acc3)
 			}
 		}
-		y[r] = sum16(acc0)
-		if r+1 < n {
-			y[r+1] = sum16(acc1)
-		}
+		store4(y, r, acc0, acc1, acc2, acc3)
+	}
+}
+
+// rows4 returns the addresses of rows r…r+3 of the n rows (rb bytes each) at base, the last
+// row repeated past n: the kernels compute 4 rows a step.
+func rows4(base unsafe.Pointer, r, n, rb int) (p0, p1, p2, p3 unsafe.Pointer) {
+	return unsafe.Add(base, r*rb), unsafe.Add(base, min(r+1, n-1)*rb), unsafe.Add(base, min(r+2, n-1)*rb), unsafe.Add(base, min(r+3, n-1)*rb)
+}
+
+// store4 writes the lane sums of acc0…acc3 to y[r…r+3], those before len(y).
+func store4(y []float32, r int, acc0, acc1, acc2, acc3 archsimd.Float32x16) {
+	y[r] = sum16(acc0)
+	if r+1 < len(y) {
+		y[r+1] = sum16(acc1)
+	}
+	if r+2 < len(y) {
+		y[r+2] = sum16(acc2)
+	}
+	if r+3 < len(y) {
+		y[r+3] = sum16(acc3)
 	}
 }
 
@@ -159,7 +181,7 @@ var laneOf = func() (t [16][16]uint32) {
 	return t
 }()
 
-// dotQ8_0AVX512: y[i] = Σ_b d_w·d_a·Σ q8·q for the len(y) rows at rows, 2 rows and a block a
+// dotQ8_0AVX512: y[i] = Σ_b d_w·d_a·Σ q8·q for the len(y) rows at rows, 4 rows and a block a
 // step: the scales d_w·d_a 16 blocks (a chunk) at a time in a register; a block's 32 int8
 // widened to int16, multiplied by x's int16 and summed in pairs by VPMADDWD (→ 16 int32
 // lanes), converted and multiplied by the block's scale (broadcast by permutation).
@@ -178,23 +200,23 @@ func dotQ8_0AVX512(rows []byte, a *qAct, y []float32) {
 		w := archsimd.LoadInt8x32((*[32]int8)(unsafe.Add(p, 2*nb+32*b))).ExtendToInt16()
 		return w.DotProductPairs(xb).ConvertToFloat32().MulAdd(sc.Permute(lane), acc)
 	}
-	for r := 0; r < n; r += 2 {
-		p0, p1 := unsafe.Add(base, r*rb), unsafe.Add(base, min(r+1, n-1)*rb) // the last row twice for odd n
-		var acc0, acc1 archsimd.Float32x16
+	for r := 0; r < n; r += 4 {
+		p0, p1, p2, p3 := rows4(base, r, n, rb)
+		var acc0, acc1, acc2, acc3 archsimd.Float32x16
 		for c := 0; c < nb; c += 16 { // 32 bytes of scales from 2c: within the row (34·nb ≥ 2·nb + 30)
 			dA := archsimd.LoadFloat32x16((*[16]float32)(ad[c : c+16]))
 			sc0, sc1 := halves16(p0, 2*c, nb-c).Mul(dA), halves16(p1, 2*c, nb-c).Mul(dA)
+			sc2, sc3 := halves16(p2, 2*c, nb-c).Mul(dA), halves16(p3, 2*c, nb-c).Mul(dA)
 			for b := c; b < min(c+16, nb); b++ {
 				xb := archsimd.LoadInt16x32((*[32]int16)(unsafe.Add(x, 64*b)))
 				lane := archsimd.LoadUint32x16(&laneOf[b-c])
 				acc0 = step(p0, xb, sc0, lane, b, acc0)
 				acc1 = step(p1, xb, sc1, lane, b, acc1)
+				acc2 = step(p2, xb, sc2, lane, b, acc2)
+				acc3 = step(p3, xb, sc3, lane, b, acc3)
 			}
 		}
-		y[r] = sum16(acc0)
-		if r+1 < n {
-			y[r+1] = sum16(acc1)
-		}
+		store4(y, r, acc0, acc1, acc2, acc3)
 	}
 }
 
