@@ -9,18 +9,21 @@ package fastgo
 //
 // in float32, block after block. The SIMD kernels compute the same integer sums.
 
-var goQuantKernels = quantKernels{name: "go", q4_1: dotQ4_1Go, q8_0: dotQ8_0Go, dequant: dequantRow}
+var goQuantKernels = quantKernels{name: "go", q4_1: eachRow(rowQ4_1, 20), q8_0: eachRow(rowQ8_0, 34), dequant: dequantRow}
 
-// dotQ4_1Go: y[i] = row i · x for the len(y) rows at rows; a row = d f16 × nb, m f16 × nb,
-// 16 bytes × nb (element j < 16 of a block is the low nibble of its byte j, element j+16 the
-// high nibble).
-func dotQ4_1Go(rows []byte, a *qAct, y []float32) {
-	nb := a.nb
-	for i := range y {
-		y[i] = rowQ4_1(rows[20*nb*i:20*nb*(i+1)], a)
+// eachRow makes a kernel of a row's product: y[i] = row i · x for the len(y) rows at rows,
+// blockBytes·nb bytes each.
+func eachRow(dot func(row []byte, a *qAct) float32, blockBytes int) func(rows []byte, a *qAct, y []float32) {
+	return func(rows []byte, a *qAct, y []float32) {
+		rb := blockBytes * a.nb
+		for i := range y {
+			y[i] = dot(rows[rb*i:rb*(i+1)], a)
+		}
 	}
 }
 
+// rowQ4_1: row = d f16 × nb, m f16 × nb, 16 bytes × nb (element j < 16 of a block is the low
+// nibble of its byte j, element j+16 the high nibble).
 func rowQ4_1(row []byte, a *qAct) float32 {
 	nb := a.nb
 	q := row[4*nb : 20*nb]
@@ -37,15 +40,7 @@ func rowQ4_1(row []byte, a *qAct) float32 {
 	return s
 }
 
-// dotQ8_0Go: y[i] = row i · x for the len(y) rows at rows; a row = d f16 × nb, then 32 int8
-// × nb.
-func dotQ8_0Go(rows []byte, a *qAct, y []float32) {
-	nb := a.nb
-	for i := range y {
-		y[i] = rowQ8_0(rows[34*nb*i:34*nb*(i+1)], a)
-	}
-}
-
+// rowQ8_0: row = d f16 × nb, then 32 int8 × nb.
 func rowQ8_0(row []byte, a *qAct) float32 {
 	nb := a.nb
 	q := row[2*nb : 34*nb]

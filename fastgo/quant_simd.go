@@ -105,11 +105,11 @@ func simdLayout(q4 bool, a *qAct) {
 // each multiplied by x's int16 and summed in pairs by VPMADDWD (→ 8 int32 lanes per block),
 // converted to float32 and multiplied by the blocks' scales (moved to 8 lanes each by one
 // permutation of the chunk's register, a.perm) into the accumulator. Rows of fewer than 2
-// blocks go to dotQ4_1Go: the vector loads of the scales read 32 bytes.
+// blocks go to the plain-Go kernel: the vector loads of the scales read 32 bytes.
 func dotQ4_1AVX512(rows []byte, a *qAct, y []float32) {
 	nb, n := a.nb, len(y)
 	if nb < 2 || n == 0 {
-		dotQ4_1Go(rows, a, y)
+		goQuantKernels.q4_1(rows, a, y)
 		return
 	}
 	rb, pad, slots := 20*nb, (nb+15)&^15, (nb+1)/2
@@ -188,7 +188,7 @@ var laneOf = func() (t [16][16]uint32) {
 func dotQ8_0AVX512(rows []byte, a *qAct, y []float32) {
 	nb, n := a.nb, len(y)
 	if nb == 0 || n == 0 {
-		dotQ8_0Go(rows, a, y)
+		goQuantKernels.q8_0(rows, a, y)
 		return
 	}
 	rb, pad := 34*nb, (nb+15)&^15
