@@ -27,9 +27,11 @@ import (
 )
 
 // quantKernels are the products of one packed row (planar layout, quant.Planar) with x [cols]
-// quantised (a, filled by quantiseX and then layout).
+// quantised (a, filled by quantise and then layout).
 type quantKernels struct {
-	name       string
+	name string
+	// quantise fills a from x [32·nb] as quantiseX does.
+	quantise   func(x []float32, a *qAct)
 	q4_1, q8_0 func(rows []byte, a *qAct, y []float32) // y [n] = the n packed rows at rows · x
 	// layout fills a.lay from a.q for the q4 or q8 kernel (nil: the kernels read a.q).
 	layout func(q4 bool, a *qAct)
@@ -118,7 +120,7 @@ func quantMatMul(k quantKernels, h quant.Header, rows []byte, lhs []float32, m i
 	}
 	a := qActPool.Get().(*qAct)
 	defer qActPool.Put(a)
-	quantiseX(lhs[:h.Cols], a) // M = 1: lhs [Bt, 1, C] is x [cols]
+	k.quantise(lhs[:h.Cols], a) // M = 1: lhs [Bt, 1, C] is x [cols]
 	if k.layout != nil {
 		k.layout(h.Format == gguf.TensorQ4_1, a)
 	}

@@ -39,8 +39,8 @@ type qAct struct {
 
 var qActPool = sync.Pool{New: func() any { return new(qAct) }}
 
-// quantiseX fills a from x [32·nb] (len(x) a multiple of 32).
-func quantiseX(x []float32, a *qAct) {
+// resize sizes a for x [32·nb], the padding of d and s zero, and returns nb.
+func (a *qAct) resize(x []float32) int {
 	nb := len(x) / 32
 	pad := (nb + 15) &^ 15
 	a.nb = nb
@@ -49,6 +49,12 @@ func quantiseX(x []float32, a *qAct) {
 	a.s = grow(a.s, pad)
 	clear(a.d[nb:])
 	clear(a.s[nb:])
+	return nb
+}
+
+// quantiseX fills a from x [32·nb] (len(x) a multiple of 32).
+func quantiseX(x []float32, a *qAct) {
+	nb := a.resize(x)
 	for b := range nb {
 		xb, qb := x[32*b:32*b+32], a.q[32*b:32*b+32]
 		var amax, sum float32

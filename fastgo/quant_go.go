@@ -9,7 +9,7 @@ package fastgo
 //
 // in float32, block after block. The SIMD kernels compute the same integer sums.
 
-var goQuantKernels = quantKernels{name: "go", q4_1: eachRow(rowQ4_1, 20), q8_0: eachRow(rowQ8_0, 34), dequant: dequantRow}
+var goQuantKernels = quantKernels{name: "go", quantise: quantiseX, q4_1: eachRow(rowQ4_1, 20), q8_0: eachRow(rowQ8_0, 34), dequant: dequantRow}
 
 // eachRow makes a kernel of a row's product: y[i] = row i · x for the len(y) rows at rows,
 // blockBytes·nb bytes each.

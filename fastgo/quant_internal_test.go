@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/mhalab/mhalab/models/gguf"
@@ -246,8 +247,24 @@ func TestQuantiseX(t *testing.T) {
 			x[3*32+j] = 0
 		}
 	}
+	kernels := []quantKernels{goQuantKernels}
+	if k, ok := simdQuantKernels(); ok {
+		kernels = append(kernels, k)
+	}
+	ref := &qAct{}
+	quantiseX(x, ref)
+	for _, k := range kernels {
+		t.Run(k.name, func(t *testing.T) { testQuantise(t, k, x, ref) })
+	}
+}
+
+// testQuantise is TestQuantiseX for one kernel set, whose d and q also equal ref's (quantiseX's).
+func testQuantise(t *testing.T, k quantKernels, x []float32, ref *qAct) {
 	a := &qAct{d: []float32{9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9}}
-	quantiseX(x, a)
+	k.quantise(x, a)
+	if !slices.Equal(a.d, ref.d) || !slices.Equal(a.q, ref.q) {
+		t.Fatalf("d or q differ from quantiseX's: d %v, want %v", a.d, ref.d)
+	}
 	if a.nb != 5 || len(a.d) != 16 || len(a.s) != 16 || len(a.q) != 160 {
 		t.Fatalf("nb %d, len(d) %d, len(s) %d, len(q) %d; want 5, 16, 16, 160", a.nb, len(a.d), len(a.s), len(a.q))
 	}
@@ -363,6 +380,33 @@ func TestHalves16(t *testing.T) {
 			}
 			if math.Float32bits(v) != math.Float32bits(want) {
 				t.Fatalf("half %#04x (n %d): %g, want %g", h0+i, n, v, want)
+			}
+		}
+	}
+}
+
+// TestQuantNaN: a NaN in x makes every y NaN, as the float32 product does, with every kernel
+// set and format.
+func TestQuantNaN(t *testing.T) {
+	kernels := []quantKernels{goQuantKernels}
+	if k, ok := simdQuantKernels(); ok {
+		kernels = append(kernels, k)
+	}
+	for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
+		m := randomPacked(t, f, 8, 576, 11)
+		h := quant.Header{Format: f, Rows: 8, Cols: 576, Bt: 1}
+		x := make([]float32, 576)
+		for i := range x {
+			x[i] = float32(i%5) - 2
+		}
+		x[100] = float32(math.NaN())
+		for _, k := range kernels {
+			y := make([]float32, 8)
+			quantMatMul(k, h, planar(m), x, 1, y, 1)
+			for r, v := range y {
+				if !math.IsNaN(float64(v)) {
+					t.Fatalf("%s %s: y[%d] = %g, want NaN", f, k.name, r, v)
+				}
 			}
 		}
 	}

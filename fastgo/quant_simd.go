@@ -21,7 +21,7 @@ func simdQuantKernels() (quantKernels, bool) {
 	if !archsimd.X86.AVX512() {
 		return quantKernels{}, false
 	}
-	return quantKernels{name: "avx512", q4_1: dotQ4_1AVX512, q8_0: dotQ8_0AVX512, layout: simdLayout, dequant: dequantRowAVX512}, true
+	return quantKernels{name: "avx512", quantise: quantiseXAVX512, q4_1: dotQ4_1AVX512, q8_0: dotQ8_0AVX512, layout: simdLayout, dequant: dequantRowAVX512}, true
 }
 
 // stackBlocks is how many blocks' scales a kernel converts into stack arrays (cols ≤ 2048);
@@ -59,6 +59,38 @@ func halves16(p unsafe.Pointer, off, n int) archsimd.Float32x16 {
 		f = f.Masked(archsimd.Mask32x16FromBits(uint16(1)<<n - 1))
 	}
 	return f
+}
+
+// quantiseXAVX512 is quantiseX a block (two vectors) at a time: the same d and q (the same
+// float32 product x·(qMax/a) rounded to even), s summed in another order; a block whose sum
+// is NaN (a NaN or infinite x) gets d = NaN, so that y is NaN as the float32 product's is.
+func quantiseXAVX512(x []float32, a *qAct) {
+	nb := a.resize(x)
+	mag := archsimd.BroadcastUint32x16(0x7fffffff)
+	for b := range nb {
+		x0 := archsimd.LoadFloat32x16((*[16]float32)(x[32*b : 32*b+16]))
+		x1 := archsimd.LoadFloat32x16((*[16]float32)(x[32*b+16 : 32*b+32]))
+		m := x0.AsUint32x16().And(mag).AsFloat32x16().Max(x1.AsUint32x16().And(mag).AsFloat32x16())
+		m8 := m.GetLo().Max(m.GetHi())
+		m4 := m8.GetLo().Max(m8.GetHi())
+		amax := max(m4.GetElem(0), m4.GetElem(1), m4.GetElem(2), m4.GetElem(3))
+		sum := sum16(x0.Add(x1))
+		a.s[b] = sum
+		qb := a.q[32*b : 32*b+32]
+		switch {
+		case sum != sum:
+			a.d[b] = sum // NaN
+			clear(qb)
+		case amax < tinyBlock:
+			a.d[b] = 0
+			clear(qb)
+		default:
+			a.d[b] = amax / qMax
+			inv := archsimd.BroadcastFloat32x16(qMax / amax)
+			x0.Mul(inv).RoundToEvenScaled(0).ConvertToInt32().TruncateToInt16().Store((*[16]int16)(qb[:16]))
+			x1.Mul(inv).RoundToEvenScaled(0).ConvertToInt32().TruncateToInt16().Store((*[16]int16)(qb[16:32]))
+		}
+	}
 }
 
 // pairFirst is the first block of pair slot p of a row of nb ≥ 2 blocks: slot p covers blocks
