@@ -63,8 +63,12 @@ func quantiseX(x []float32, a *qAct) {
 			sum += v
 		}
 		a.s[b] = sum
-		if amax < tinyBlock { // also 0; NaN goes on, and makes y NaN
-			a.d[b] = 0
+		switch {
+		case sum != sum: // a NaN in x (or +Inf and −Inf): d NaN makes y NaN
+			a.d[b] = sum
+			clear(qb)
+			continue
+		case amax < tinyBlock: // also 0
 			a.d[b] = 0
 			clear(qb)
 			continue

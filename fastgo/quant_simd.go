@@ -63,7 +63,8 @@ func halves16(p unsafe.Pointer, off, n int) archsimd.Float32x16 {
 
 // quantiseXAVX512 is quantiseX a block (two vectors) at a time: the same d and q (the same
 // float32 product x·(qMax/a) rounded to even), s summed in another order; a block whose sum
-// is NaN (a NaN or infinite x) gets d = NaN, so that y is NaN as the float32 product's is.
+// is NaN (a NaN in x, which VMAXPS may pass over) gets d = NaN and zero q, as quantiseX does,
+// so that y is NaN as the float32 product's is.
 func quantiseXAVX512(x []float32, a *qAct) {
 	nb := a.resize(x)
 	mag := archsimd.BroadcastUint32x16(0x7fffffff)
