@@ -374,6 +374,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 		return nil, err
 	}
 	rep.Machine.LoadAfter = loadAverage()
+	rep.Machine.Busy = busyWarning(rep)
 	compareWithTorch(rep)
 	if !cfg.Quick {
 		rep.Goals = evaluateGoals(rep) // the goals are stated for the full shapes
