@@ -40,14 +40,17 @@ import (
 //
 // # Memory on the pure-Go backend
 //
-// That backend runs a graph by a queue of ready nodes (goschedule_internal_test.go replays it):
-// every node whose inputs are ready runs, and its result lives until its last user. So waiting
-// for the previous tile (dependOn) must reach every node of a tile that is not O(L·d) in all:
+// With its default configuration that backend runs a graph by a queue of ready nodes
+// (goschedule_internal_test.go replays it): every node whose inputs are ready runs, and its
+// result lives until its last user. (mhalab's own xla.New configures it "ops_sequential": nodes
+// run in the order they were built, tile after tile, and what remains is the Go runtime's:
+// freed buffers are pooled by exact size, see gradients.) So waiting for the previous tile
+// (dependOn) must reach every node of a tile that is not O(L·d) in all:
 // the row slices of q, dO, lse and D are cut once per query block (blockRows), lse and D are
 // broadcast by Sub inside the tile instead of by a BroadcastToDims node, the tiles of masks
 // built from constants wait for the token too (maskSet.token), and slices and joins are Slice
 // and Concatenate (below). Before that (2026-12-01) all of them were computed at the start and
-// held: a gradient step of the pre-LN block at L 16384 grew past 11.6 GiB.
+// held by the parallel scheduler.
 //
 // # A gradient of several inputs in GoMLX
 //

@@ -16,7 +16,8 @@ import (
 
 // The memory the pure-Go backend needs to run a graph, from its node shapes alone.
 //
-// The pure-Go backend (simplego, GoMLX v0.26 backends/simplego/exec.go executeParallel) runs a
+// The pure-Go backend (simplego, GoMLX v0.26 backends/simplego/exec.go executeParallel), in its
+// default configuration (not xla.New's "ops_sequential", which runs nodes in build order), runs a
 // graph by a queue of ready nodes: it starts with the nodes that have no inputs, and a node
 // joins the queue (first in, first out) once its last input is computed. A result is freed when
 // its last user has run; parameters and constants are not its own. So a large node whose inputs
