@@ -5,7 +5,6 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
 // ALiBi, "Attention with Linear Biases" (Press, Smith, Lewis 2022, "Train Short, Test Long"):
@@ -59,11 +58,10 @@ func leadingZeros(x uint64) int {
 	return n
 }
 
-// alibiBias returns slope_h · (j − i) for query rows [rowOff, rowOff+rows) and keys
-// [colOff, colOff+cols): [1, H, rows, cols] in dtype.
-func alibiBias(g *Graph, slopes []float64, rowOff, rows, colOff, cols int, dtype dtypes.DType) *Node {
-	tile := shapes.Make(dtypes.Int32, 1, 1, rows, cols)
-	dist := Sub(AddScalar(Iota(g, tile, 3), float64(colOff)), AddScalar(Iota(g, tile, 2), float64(rowOff))) // [1, 1, rows, cols]: j − i
-	s := Reshape(Const(g, slopes), 1, len(slopes), 1, 1)                                                    // [1, H, 1, 1]
-	return ConvertDType(Mul(ConvertDType(dist, dtypes.Float64), s), dtype)                                  // [1, H, rows, cols]
+// alibiBias returns slope_h · (j − i) for the query positions i and key positions j of a tile,
+// int32 [1, 1, rows, cols] (maskSet.tilePositions): [1, H, rows, cols] in dtype.
+func alibiBias(slopes []float64, i, j *Node, dtype dtypes.DType) *Node {
+	dist := Sub(j, i)                                                      // [1, 1, rows, cols]: j − i
+	s := Reshape(Const(i.Graph(), slopes), 1, len(slopes), 1, 1)           // [1, H, 1, 1]
+	return ConvertDType(Mul(ConvertDType(dist, dtypes.Float64), s), dtype) // [1, H, rows, cols]
 }

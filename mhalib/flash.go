@@ -232,6 +232,11 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 			tileMasks = &noCausal
 		}
 		raw := s
+		if st.token != nil && !differentiableSlices(g) {
+			waiting := *tileMasks
+			waiting.token = st.token // the pure-Go backend: the tile's masks wait for the previous step (maskSet.token)
+			tileMasks = &waiting
+		}
 		s = tileMasks.apply(s, st.first, c0) // [B, Hq, rows, cols]
 
 		// 2) New running maximum; m stays −inf while every key so far is blocked with −inf,

@@ -1,6 +1,7 @@
 package mhalib
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -31,10 +32,25 @@ import (
 //
 // With a soft-cap s = cap·tanh(x/cap), dS is multiplied by 1 − tanh²(x/cap); an additive mask
 // gets dS (summed over its broadcast axes), the sink logits −Σ_i exp(sink − lse_i)·D_i.
-// Every tile is [B, h, rows, BlockK]; the score tiles of a step depend on the dQ accumulator of
-// the previous step (as in the forward pass, flashRows.after), so that XLA keeps about two
-// alive. Memory is O(Lq·BlockK + L·d); the work is one more matrix product per tile than
-// differentiating plain attention (the recomputed scores).
+// Every tile is [B, h, rows, BlockK] (on the pure-Go backend cut into query blocks,
+// [B, h, BlockQ, BlockK] each: see gradients); the score tiles of a step depend on the dQ
+// accumulator of the previous step (as in the forward pass, flashRows.after), so that XLA keeps
+// about two alive. Memory is O(Lq·BlockK + L·d); the work is one more matrix product per tile
+// than differentiating plain attention (the recomputed scores).
+//
+// # Memory on the pure-Go backend
+//
+// With its default configuration that backend runs a graph by a queue of ready nodes
+// (goschedule_internal_test.go replays it): every node whose inputs are ready runs, and its
+// result lives until its last user. (mhalab's own xla.New configures it "ops_sequential": nodes
+// run in the order they were built, tile after tile, and what remains is the Go runtime's:
+// freed buffers are pooled by exact size, see gradients.) So waiting for the previous tile
+// (dependOn) must reach every node of a tile that is not O(L·d) in all:
+// the row slices of q, dO, lse and D are cut once per query block (blockRows), lse and D are
+// broadcast by Sub inside the tile instead of by a BroadcastToDims node, the tiles of masks
+// built from constants wait for the token too (maskSet.token), and slices and joins are Slice
+// and Concatenate (below). Before that (2026-12-01) all of them were computed at the start and
+// held by the parallel scheduler.
 //
 // # A gradient of several inputs in GoMLX
 //
@@ -188,6 +204,16 @@ type flashBackward struct {
 // gradients returns the gradients of q, k, v, then of the additive masks of biasGrad and of the
 // sinks (if sinksGrad), for the output gradient dO [B, Hq, Lq, dv] and, if not nil, the
 // log-sum-exp's gradient dlse [B, Hq, Lq, 1].
+//
+// The tiles are flashPlan's. On XLA each is computed whole: [B, Hq, rows, BlockK], rows the
+// query rows that still see keys. On the pure-Go backend each is cut into its query blocks, so
+// that every piece has the same shape [B, Hq, BlockQ, BlockK]: that backend keeps the buffers
+// it frees in pools by exact size (GoMLX v0.26 simplego, buffers.go), and the pools keep a
+// freed buffer until the second garbage collection after; tiles of ever new sizes (rows shrink
+// from key block to key block with a causal mask) never reuse one and the process grows with
+// all the tiles ever computed, O(L²), while equal pieces reuse the same few buffers. Its
+// gradient of the queries is accumulated per query block (blockRows), XLA's over the rows
+// being computed (rowAccumulator).
 func (fb *flashBackward) gradients(dO, dlse *Node) []*Node {
 	ms := fb.ms
 	g := dO.Graph()
@@ -202,12 +228,14 @@ func (fb *flashBackward) gradients(dO, dlse *Node) []*Node {
 	if dlse != nil {
 		d = Sub(d, dlse) // [B, Hq, Lq, 1]
 	}
-	qs, ks, vs := newAxisSlicer(q, 2), newAxisSlicer(fb.k, 2), newAxisSlicer(fb.v, 2)
-	dOs, lses, ds := newAxisSlicer(dO, 2), newAxisSlicer(lseSafe, 2), newAxisSlicer(d, 2)
-	noCap := *ms
-	noCap.softCap = 0 // the soft-cap is applied here, its derivative is needed
+	rowsIn := []*Node{q, dO, lseSafe, d} // what a tile reads of its query rows
 
-	dq := &rowAccumulator{graph: g, dtype: dtype, batch: B, heads: Hq, width: dk}
+	var dq dqAccumulator = &rowAccumulator{graph: g, dtype: dtype, batch: B, heads: Hq, width: dk, in: rowsIn}
+	cut := Lq // rows per piece of a tile: the whole tile
+	if !differentiableSlices(g) {
+		dq = newBlockRows(rowsIn, fb.blockQ)
+		cut = fb.blockQ
+	}
 	dkCols := &colPieces{graph: g, shape: []int{B, Hkv, 0, dk}, axis: 2}
 	dvCols := &colPieces{graph: g, shape: []int{B, Hkv, 0, dvDim}, axis: 2}
 	biasCols := make([]*colPieces, len(fb.biasGrad))
@@ -215,66 +243,41 @@ func (fb *flashBackward) gradients(dO, dlse *Node) []*Node {
 		biasCols[i] = &colPieces{graph: g, shape: ms.bias[bi].Shape().Clone().Dimensions, axis: 3}
 		biasCols[i].shape[3] = 0
 	}
+	var token *Node // a finite scalar of the previous piece, nil before the first
 	for _, t := range ms.flashPlan(fb.blockQ, fb.blockK) {
-		dq.finishTo(t.Row0)
-		dq.enter(t.Row1)
-		first, rows, c0, cols := t.Row0, t.Row1-t.Row0, t.Col0, t.Col1-t.Col0
-		// Every operand of the tile waits for the previous tile: XLA would otherwise compute the
-		// products that need no accumulator (dP = dO·Vᵀ) and the row slices of every tile up
-		// front and keep them all, O(L²) again.
-		qa := dependOn(qs.slice(first, rows), dq.token)   // [B, Hq, rows, dk]
-		kb := dependOn(ks.slice(c0, cols), dq.token)      // [B, Hkv, cols, dk]
-		vb := dependOn(vs.slice(c0, cols), dq.token)      // [B, Hkv, cols, dv]
-		dOa := dependOn(dOs.slice(first, rows), dq.token) // [B, Hq, rows, dv]
-
-		// 1) The tile's logits and weights, recomputed as the forward pass did.
-		tileMasks := &noCap
-		if ms.causal != NoCausal && causalSees(ms.queryPosition(first), c0+cols-1) && c0+cols <= ms.causalLk {
-			below := noCap
-			below.causal = NoCausal // the whole tile is on or below the diagonal
-			tileMasks = &below
-		}
-		x := groupedScores(qa, kb) // [B, Hq, rows, cols]
-		s, th := x, (*Node)(nil)
-		if ms.softCap > 0 {
-			th = Tanh(MulScalar(x, 1/ms.softCap)) // [B, Hq, rows, cols]
-			s = MulScalar(th, ms.softCap)
-		}
-		s = tileMasks.apply(s, first, c0)                                             // [B, Hq, rows, cols]
-		p := Exp(Sub(s, BroadcastToDims(lses.slice(first, rows), B, Hq, rows, cols))) // [B, Hq, rows, cols]
-
-		// 2) Gradients of the values, the weights and the logits.
-		dvj := groupedTransposedProduct(p, dOa, Hkv) // [B, Hkv, cols, dv]
-		dvCols.add(c0, dvj)
-		dp := groupedScores(dOa, vb)                                                     // [B, Hq, rows, cols]
-		dS := Mul(p, Sub(dp, BroadcastToDims(ds.slice(first, rows), B, Hq, rows, cols))) // [B, Hq, rows, cols]
-		if !math.IsInf(ms.fill, -1) {
-			// A blocked logit is the fill value, whatever q, k and the masks: no gradient. (With
-			// the fill −inf its weight, hence dS, is 0 already.)
-			if allowed := tileMasks.blockAllowed(g, first, rows, c0, cols); allowed != nil {
-				dS = Where(BroadcastToDims(allowed, B, Hq, rows, cols), dS, ZerosLike(dS)) // [B, Hq, rows, cols]
+		c0, cols := t.Col0, t.Col1-t.Col0
+		var dkj, dvj *Node                      // [B, Hkv, cols, dk], [B, Hkv, cols, dv]
+		bias := make([]*Node, len(fb.biasGrad)) // the masks' shapes with cols keys
+		for first := t.Row0; first < t.Row1; first += cut {
+			rows := min(cut, t.Row1-first)
+			// Every operand of the piece waits for the previous piece: XLA would otherwise
+			// compute the products that need no accumulator (dP = dO·Vᵀ) and the row slices of
+			// every tile up front and keep them all, O(L²) again; the pure-Go backend runs every
+			// node whose inputs are ready.
+			in := dq.rows(first, rows, token)                // q, dO, lse, D of the rows: [B, Hq, rows, dk|dv|1|1]
+			kb := dependOn(sliceRows(fb.k, c0, cols), token) // [B, Hkv, cols, dk]
+			vb := dependOn(sliceRows(fb.v, c0, cols), token) // [B, Hkv, cols, dv]
+			pg := fb.piece(in, kb, vb, first, c0, token)
+			acc := dq.add(first, pg.dq)
+			dkj, dvj = addOrSet(dkj, pg.dk), addOrSet(dvj, pg.dv)
+			for i := range bias {
+				bias[i] = addOrSet(bias[i], pg.bias[i])
 			}
+			// The next piece waits for all three products of this one (the gradient of the
+			// queries as accumulated), so that XLA cannot leave one of them (and the tiles of P
+			// and dS it reads) for later.
+			token = finiteSum(firstEntry(acc), firstEntry(pg.dk), firstEntry(pg.dv))
 		}
-		for i, bi := range fb.biasGrad {
-			biasCols[i].add(c0, biasTile(dS, ms.bias[bi].Shape().Dimensions, first, Lq))
-		}
-		if th != nil {
-			dS = Mul(dS, OneMinus(Square(th))) // [B, Hq, rows, cols]: d cap·tanh(x/cap)/dx = 1 − tanh²
-		}
-
-		// 3) Gradients of the queries (accumulated over key blocks) and of the keys.
-		dq.add(groupedWeightedSum(dS, kb))           // [B, Hq, rows, dk]
-		dkj := groupedTransposedProduct(dS, qa, Hkv) // [B, Hkv, cols, dk]
 		dkCols.add(c0, dkj)
-		// The next tile waits for all three products of this one, so that XLA cannot leave
-		// one of them (and the tiles of P and dS it reads) for later.
-		dq.token = finiteSum(dq.token, flashToken(dkj), flashToken(dvj))
+		dvCols.add(c0, dvj)
+		for i, b := range bias {
+			biasCols[i].add(c0, b)
+		}
 	}
-	dq.finishTo(Lq)
 	grads := []*Node{
-		MulScalar(dq.done(), fb.scale), // [B, Hq, Lq, dk]
-		dkCols.done(Lk, dtype),         // [B, Hkv, Lk, dk]
-		dvCols.done(Lk, dtype),         // [B, Hkv, Lk, dv]
+		MulScalar(dq.done(Lq), fb.scale), // [B, Hq, Lq, dk]
+		dkCols.done(Lk, dtype),           // [B, Hkv, Lk, dk]
+		dvCols.done(Lk, dtype),           // [B, Hkv, Lk, dv]
 	}
 	for _, bc := range biasCols {
 		grads = append(grads, bc.done(ms.lk, dtype)) // the mask's shape
@@ -286,6 +289,75 @@ func (fb *flashBackward) gradients(dO, dlse *Node) []*Node {
 		grads = append(grads, Neg(ReduceSum(Mul(pSink, d), 0, 2, 3)))         // [Hq]
 	}
 	return grads
+}
+
+// pieceGrads is one piece's share of the gradients: of its query rows, dq [B, Hq, rows, dk]
+// (unscaled); of its keys, dk [B, Hkv, cols, dk] and dv [B, Hkv, cols, dv]; of the additive
+// masks of biasGrad, each in its mask's shape with cols keys.
+type pieceGrads struct {
+	dq, dk, dv *Node
+	bias       []*Node
+}
+
+// piece computes the gradients of one piece of a tile: query rows [first, first+rows) read in
+// in (q scaled, dO, lse, D: [B, Hq, rows, dk|dv|1|1]) against keys [c0, c0+cols) kb
+// [B, Hkv, cols, dk] and vb [B, Hkv, cols, dv]; its masks wait for token on the pure-Go
+// backend.
+func (fb *flashBackward) piece(in []*Node, kb, vb *Node, first, c0 int, token *Node) pieceGrads {
+	ms := fb.ms
+	g := kb.Graph()
+	qa, dOa, lseA, dA := in[0], in[1], in[2], in[3]
+	B, Hq, rows, cols, Hkv := ms.batch, ms.heads, qa.Shape().Dim(2), kb.Shape().Dim(2), kb.Shape().Dim(1)
+
+	// 1) The tile's logits and weights, recomputed as the forward pass did.
+	tm := *ms
+	tm.softCap = 0 // the soft-cap is applied here, its derivative is needed
+	if ms.causal != NoCausal && causalSees(ms.queryPosition(first), c0+cols-1) && c0+cols <= ms.causalLk {
+		tm.causal = NoCausal // the whole piece is on or below the diagonal
+	}
+	if !differentiableSlices(g) {
+		tm.token = token // the pure-Go backend: the piece's masks wait too (maskSet.token)
+	}
+	x := groupedScores(qa, kb) // [B, Hq, rows, cols]
+	s, th := x, (*Node)(nil)
+	if ms.softCap > 0 {
+		th = Tanh(MulScalar(x, 1/ms.softCap)) // [B, Hq, rows, cols]
+		s = MulScalar(th, ms.softCap)
+	}
+	s = tm.apply(s, first, c0) // [B, Hq, rows, cols]
+	p := Exp(Sub(s, lseA))     // [B, Hq, rows, cols]: lseA [B, Hq, rows, 1] broadcast by Sub, not materialised
+
+	// 2) Gradients of the values, the weights and the logits.
+	var pg pieceGrads
+	pg.dv = groupedTransposedProduct(p, dOa, Hkv) // [B, Hkv, cols, dv]
+	dp := groupedScores(dOa, vb)                  // [B, Hq, rows, cols]
+	dS := Mul(p, Sub(dp, dA))                     // [B, Hq, rows, cols]
+	if !math.IsInf(ms.fill, -1) {
+		// A blocked logit is the fill value, whatever q, k and the masks: no gradient. (With
+		// the fill −inf its weight, hence dS, is 0 already.)
+		if allowed := tm.blockAllowed(g, first, rows, c0, cols); allowed != nil {
+			dS = Where(BroadcastToDims(allowed, B, Hq, rows, cols), dS, ZerosLike(dS)) // [B, Hq, rows, cols]
+		}
+	}
+	for _, bi := range fb.biasGrad {
+		pg.bias = append(pg.bias, biasTile(dS, ms.bias[bi].Shape().Dimensions, first, ms.lq))
+	}
+	if th != nil {
+		dS = Mul(dS, OneMinus(Square(th))) // [B, Hq, rows, cols]: d cap·tanh(x/cap)/dx = 1 − tanh²
+	}
+
+	// 3) Gradients of the queries (accumulated over key blocks) and of the keys.
+	pg.dq = groupedWeightedSum(dS, kb)            // [B, Hq, rows, dk]
+	pg.dk = groupedTransposedProduct(dS, qa, Hkv) // [B, Hkv, cols, dk]
+	return pg
+}
+
+// addOrSet returns acc + x, or x when acc is nil.
+func addOrSet(acc, x *Node) *Node {
+	if acc == nil {
+		return x
+	}
+	return Add(acc, x)
 }
 
 // biasTile reduces the logits' gradient dS [B, Hq, rows, cols] of query rows [first,
@@ -317,7 +389,7 @@ func biasTile(dS *Node, dims []int, first, lq int) *Node {
 	pad(first)
 	parts = append(parts, t)
 	pad(lq - first - rows)
-	return concatAxis(parts, 2) // [B|1, Hq|1, Lq, cols]
+	return Concatenate(parts, 2) // [B|1, Hq|1, Lq, cols]
 }
 
 // groupedTransposedProduct returns wᵀ·x summed over each group of query heads, for
@@ -334,12 +406,33 @@ func groupedTransposedProduct(w, x *Node, hkv int) *Node {
 }
 
 // dependOn returns x made to depend on token (x + 0·token; see flashRows.after), or x when
-// token is nil.
+// token is nil. The scalar 0·token is broadcast by Add.
 func dependOn(x, token *Node) *Node {
 	if token == nil {
 		return x
 	}
-	return Add(x, MulScalar(BroadcastToDims(token, x.Shape().Dimensions...), 0))
+	return Add(x, MulScalar(token, 0))
+}
+
+// In the backward pass nothing is differentiated again (noSecondDerivative), so it slices and
+// joins with Slice and Concatenate on every backend: the pure-Go backend runs both, only their
+// gradients need the Pad it lacks (take.go). There concatAxis would spread every part over the
+// whole result and select with Where, a pass over the result per part, and its
+// segment masks, built from constants, would all be computed up front (maskSet.token).
+
+// sliceRows returns x[:, :, from:from+n] (axis 2).
+func sliceRows(x *Node, from, n int) *Node {
+	if from == 0 && n == x.Shape().Dim(2) {
+		return x
+	}
+	return SliceAxis(x, 2, AxisRange(from, from+n))
+}
+
+// firstEntry is the dependency token of the next tile: x[0, 0, 0, 0] of x [B, h, rows, d] as a
+// scalar, 0 where it is not finite (see flashRows.after), without gradient.
+func firstEntry(x *Node) *Node {
+	t := Reshape(Slice(x, AxisRange(0, 1), AxisRange(0, 1), AxisRange(0, 1), AxisRange(0, 1))) // scalar
+	return StopGradient(Where(IsFinite(t), t, ZerosLike(t)))
 }
 
 // finiteSum returns the sum of finite scalars, 0 where it overflows (a dependency token).
@@ -351,16 +444,50 @@ func finiteSum(xs ...*Node) *Node {
 	return StopGradient(Where(IsFinite(t), t, ZerosLike(t)))
 }
 
-// rowAccumulator sums the gradient of query rows [first, end) over key blocks; rows that see no
-// further key block are finished (kept in order) and dropped, as flashRows does for the output.
+// dqAccumulator sums the gradient of the queries over key blocks and gives each piece of a
+// tile its rows.
+type dqAccumulator interface {
+	// rows returns q, dO, lse and D (the backward pass's rowsIn) of query rows
+	// [first, first+n), made to wait for token.
+	rows(first, n int, token *Node) []*Node
+	// add adds a piece's gradient x [B, Hq, n, dk] of rows [first, first+n) and returns the sum
+	// it went into (which the next piece's token reads).
+	add(first int, x *Node) *Node
+	// done returns every row's gradient [B, Hq, lq, dk] (zero for rows no piece had).
+	done(lq int) *Node
+}
+
+// rowAccumulator (XLA) sums the gradient of query rows [first, end) over key blocks; rows that
+// see no further key block are finished (kept in order) and dropped, as flashRows does for the
+// output.
 type rowAccumulator struct {
 	graph               *Graph
 	dtype               dtypes.DType
 	batch, heads, width int
+	in                  []*Node // rowsIn: [B, Hq, Lq, ·] each
 	first, end          int
 	acc                 *Node   // [B, Hq, end−first, width]
 	finished            []*Node // finished rows, in order
-	token               *Node   // one entry of acc (flashToken) and of the tile's other products, nil before the first block
+}
+
+func (r *rowAccumulator) rows(first, n int, token *Node) []*Node {
+	out := make([]*Node, len(r.in))
+	for i, x := range r.in {
+		out[i] = dependOn(sliceRows(x, first, n), token) // [B, Hq, n, ·]
+	}
+	return out
+}
+
+func (r *rowAccumulator) add(first int, x *Node) *Node {
+	r.finishTo(first)
+	r.enter(first + x.Shape().Dim(2))
+	r.acc = Add(r.acc, x)
+	return r.acc
+}
+
+func (r *rowAccumulator) done(lq int) *Node {
+	r.finishTo(lq)
+	return joinRows(r.finished)
 }
 
 // enter lets rows [end, to) in with a zero gradient.
@@ -373,7 +500,7 @@ func (r *rowAccumulator) enter(to int) {
 	if r.acc == nil {
 		r.acc = zeros
 	} else {
-		r.acc = concatAxis([]*Node{r.acc, zeros}, 2)
+		r.acc = Concatenate([]*Node{r.acc, zeros}, 2)
 	}
 	r.end = to
 }
@@ -389,21 +516,71 @@ func (r *rowAccumulator) finishTo(to int) {
 		r.finished = append(r.finished, r.acc)
 		r.acc = nil
 	} else {
-		s := newAxisSlicer(r.acc, 2)
-		r.finished = append(r.finished, s.slice(0, n))
-		r.acc = s.slice(n, rows-n)
+		r.finished = append(r.finished, sliceRows(r.acc, 0, n))
+		r.acc = sliceRows(r.acc, n, rows-n)
 	}
 	r.first = to
 }
 
-// add adds a block's contribution [B, Hq, end−first, width] to the rows being accumulated.
-func (r *rowAccumulator) add(x *Node) {
-	r.acc = Add(r.acc, x)
-	r.token = flashToken(r.acc)
+// blockRows (the pure-Go backend) holds the gradient of the queries per query block of n rows,
+// and the rows each block reads, cut once for all key blocks (O(L·d) in all, whenever the
+// backend runs the cuts).
+type blockRows struct {
+	n   int
+	in  [][]*Node // per block: q, dO, lse, D [B, Hq, n, ·]
+	acc []*Node   // per block: the gradient so far [B, Hq, n, dk], nil before any piece
 }
 
-// done returns every row's gradient [B, Hq, Lq, width] (after finishTo(Lq)).
-func (r *rowAccumulator) done() *Node { return concatAxis(r.finished, 2) }
+// newBlockRows cuts rowsIn ([B, Hq, Lq, ·] each) into blocks of n rows.
+func newBlockRows(rowsIn []*Node, n int) *blockRows {
+	lq := rowsIn[0].Shape().Dim(2)
+	b := &blockRows{n: n}
+	for first := 0; first < lq; first += n {
+		var in []*Node
+		for _, x := range rowsIn {
+			in = append(in, sliceRows(x, first, min(n, lq-first))) // [B, Hq, n, ·]
+		}
+		b.in = append(b.in, in)
+	}
+	b.acc = make([]*Node, len(b.in))
+	return b
+}
+
+// block returns the index of the block of rows [first, first+n), which must be one block.
+func (b *blockRows) block(first, n int) int {
+	i := first / b.n
+	if first%b.n != 0 || i >= len(b.in) || b.in[i][0].Shape().Dim(2) != n {
+		panic(fmt.Errorf("mhalib: FlashAttention's backward pass: rows [%d, %d) are not a query block of %d rows", first, first+n, b.n))
+	}
+	return i
+}
+
+func (b *blockRows) rows(first, n int, token *Node) []*Node {
+	in := b.in[b.block(first, n)]
+	out := make([]*Node, len(in))
+	for i, x := range in {
+		out[i] = dependOn(x, token) // [B, Hq, n, ·]
+	}
+	return out
+}
+
+func (b *blockRows) add(first int, x *Node) *Node {
+	i := b.block(first, x.Shape().Dim(2))
+	b.acc[i] = addOrSet(b.acc[i], x)
+	return b.acc[i]
+}
+
+func (b *blockRows) done(int) *Node {
+	parts := make([]*Node, len(b.acc))
+	for i, a := range b.acc {
+		if a == nil {
+			q := b.in[i][0] // [B, Hq, n, dk]
+			a = Zeros(q.Graph(), q.Shape())
+		}
+		parts[i] = a
+	}
+	return joinRows(parts)
+}
 
 // colPieces collects the gradient of key blocks along axis, in order, with zeros for the keys
 // no tile visited.
@@ -435,5 +612,8 @@ func (c *colPieces) add(c0 int, x *Node) {
 // done returns the gradient of all n keys.
 func (c *colPieces) done(n int, dtype dtypes.DType) *Node {
 	c.zeros(n-c.next, dtype)
-	return concatAxis(c.parts, c.axis)
+	if len(c.parts) == 1 {
+		return c.parts[0]
+	}
+	return Concatenate(c.parts, c.axis)
 }

@@ -133,6 +133,13 @@ type maskSet struct {
 	alibi   []float64 // one slope per head
 	softCap float64
 	sinks   *Node // [heads], used by the softmax (sdpa.go, flash.go)
+
+	// token, when not nil, is a finite scalar of FlashAttention's previous tile that this
+	// tile's masks wait for (wait): the pure-Go backend runs every node as soon as its inputs
+	// are ready, so the tiles of masks built from constants (the causal triangle, the window,
+	// ALiBi) or from the masks' inputs would otherwise all be computed up front and held until
+	// their tile runs, O(Lq·Lk) memory (flashgrad.go).
+	token *Node
 }
 
 // setModern validates and stores the window, ALiBi slopes, soft-cap and sinks.
@@ -291,7 +298,29 @@ func (ms *maskSet) block(m *Node, rowOff, rows, colOff, cols int) *Node {
 	if m.Shape().Dimensions[2] != 1 {
 		m = sliceAxis(m, 2, rowOff, rows)
 	}
-	return sliceAxis(m, 3, colOff, cols)
+	return ms.wait(sliceAxis(m, 3, colOff, cols))
+}
+
+// wait returns x made to wait for ms.token (x + 0·token, or x ∧ true for bools), the same
+// values; x itself when there is no token.
+func (ms *maskSet) wait(x *Node) *Node {
+	if ms.token == nil {
+		return x
+	}
+	zero := MulScalar(ms.token, 0) // scalar 0: the token is finite
+	if x.DType() == dtypes.Bool {
+		return LogicalAnd(x, BroadcastToDims(Equal(zero, zero), x.Shape().Dimensions...))
+	}
+	return Add(x, BroadcastToDims(ConvertDType(zero, x.DType()), x.Shape().Dimensions...))
+}
+
+// tilePositions returns the positions of a tile's pairs, i of query row rowOff+r (plus shift)
+// and j of key colOff+c, both int32 [1, 1, rows, cols]: computed on a column and a row (after
+// ms.token) and broadcast, two passes over the tile instead of two iotas and two additions.
+func (ms *maskSet) tilePositions(g *Graph, rowOff, rows, colOff, cols, shift int) (i, j *Node) {
+	i = ms.wait(AddScalar(Iota(g, shapes.Make(dtypes.Int32, 1, 1, rows, 1), 2), float64(rowOff+shift))) // [1, 1, rows, 1]
+	j = ms.wait(AddScalar(Iota(g, shapes.Make(dtypes.Int32, 1, 1, 1, cols), 3), float64(colOff)))       // [1, 1, 1, cols]
+	return BroadcastToDims(i, 1, 1, rows, cols), BroadcastToDims(j, 1, 1, rows, cols)
 }
 
 // blockAllowed returns the bool "may attend" tile [B|1, h|1, rows, cols] for rows
@@ -348,16 +377,13 @@ func (ms *maskSet) causalTile(g *Graph, rowOff, rows, colOff, cols int) *Node {
 	if ms.causal == NoCausal {
 		return nil
 	}
-	// Positions are computed on a column and a row and broadcast: two passes over the tile
-	// (FlashAttention builds one tile per key block) instead of two iotas and two additions.
-	i := AddScalar(Iota(g, shapes.Make(dtypes.Int32, 1, 1, rows, 1), 2), ms.queryPosition(rowOff))     // query position, [1, 1, rows, 1]
-	j := AddScalar(Iota(g, shapes.Make(dtypes.Int32, 1, 1, 1, cols), 3), colOff)                       // key position, [1, 1, 1, cols]
-	sees := causalSeesNode(BroadcastToDims(i, 1, 1, rows, cols), BroadcastToDims(j, 1, 1, rows, cols)) // [1, 1, rows, cols]
+	i, j := ms.tilePositions(g, rowOff, rows, colOff, cols, ms.queryPosition(0)) // query and key positions, [1, 1, rows, cols]
+	sees := causalSeesNode(i, j)                                                 // [1, 1, rows, cols]
 	if colOff+cols <= ms.causalLk {
 		return sees // no extra key in the tile
 	}
-	extra := GreaterOrEqual(j, Scalar(g, dtypes.Int32, ms.causalLk)) // [1, 1, 1, cols]
-	return LogicalOr(sees, BroadcastToDims(extra, 1, 1, rows, cols)) // [1, 1, rows, cols]
+	extra := GreaterOrEqual(j, Scalar(g, dtypes.Int32, ms.causalLk)) // [1, 1, rows, cols]
+	return LogicalOr(sees, extra)                                    // [1, 1, rows, cols]
 }
 
 // combine reduces tiles [B|1, h|1, rows|1, cols] with op, broadcasting size-1 axes.
@@ -385,8 +411,9 @@ func (ms *maskSet) apply(logits *Node, rowOff, colOff int) *Node {
 		logits = MulScalar(Tanh(MulScalar(logits, 1/ms.softCap)), ms.softCap) // [B, h, rows, cols]
 	}
 	if ms.alibi != nil {
-		bias := alibiBias(logits.Graph(), ms.alibi, rowOff, rows, colOff, cols, logits.DType()) // [1, h, rows, cols]
-		logits = Add(logits, BroadcastToDims(bias, dims...))                                    // [B, h, rows, cols]
+		i, j := ms.tilePositions(logits.Graph(), rowOff, rows, colOff, cols, 0) // [1, 1, rows, cols]
+		bias := alibiBias(ms.alibi, i, j, logits.DType())                       // [1, h, rows, cols]
+		logits = Add(logits, BroadcastToDims(bias, dims...))                    // [B, h, rows, cols]
 	}
 	if b := ms.blockBias(rowOff, rows, colOff, cols); b != nil {
 		logits = Add(logits, BroadcastToDims(b, dims...)) // [B, h, rows, cols]

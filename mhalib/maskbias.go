@@ -16,6 +16,6 @@ import (
 func blockAsBias(logits, allowed *Node) *Node {
 	g := logits.Graph()
 	zero, negInf := ScalarZero(g, logits.DType()), Scalar(g, logits.DType(), math.Inf(-1))
-	bias := Where(allowed, BroadcastToDims(zero, allowed.Shape().Dimensions...), negInf) // [B|1, h|1, rows, cols]
-	return Add(logits, bias)                                                             // [B, h, rows, cols]
+	bias := Where(allowed, zero, negInf) // [B|1, h|1, rows, cols]: the backend broadcasts the scalars (a broadcast node would be computed up front, see maskSet.token)
+	return Add(logits, bias)             // [B, h, rows, cols]
 }

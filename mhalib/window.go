@@ -3,7 +3,6 @@ package mhalib
 import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
 // Sliding-window (local) attention, as Mistral, Gemma 2/3's local layers and gpt-oss use it:
@@ -82,9 +81,7 @@ func (ms *maskSet) windowTile(g *Graph, rowOff, rows, colOff, cols int) *Node {
 	if lastLo <= colOff && firstHi >= lastCol {
 		return nil
 	}
-	tile := shapes.Make(dtypes.Int32, 1, 1, rows, cols)
-	p := AddScalar(Iota(g, tile, 2), float64(rowOff+shift)) // query position, [1, 1, rows, cols]
-	j := AddScalar(Iota(g, tile, 3), float64(colOff))       // key position, [1, 1, rows, cols]
+	p, j := ms.tilePositions(g, rowOff, rows, colOff, cols, shift) // query and key positions, [1, 1, rows, cols]
 	var parts []*Node
 	if w.Left >= 0 {
 		parts = append(parts, GreaterOrEqual(j, AddScalar(p, float64(-w.Left)))) // j ≥ p − Left
