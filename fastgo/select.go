@@ -1,7 +1,7 @@
 package fastgo
 
 import (
-	"unsafe"
+	_ "unsafe" // for go:linkname
 
 	"github.com/gomlx/gomlx/backends/simplego"
 )
@@ -128,16 +128,12 @@ func execWhere(backend *simplego.Backend, node *simplego.Node, inputs []*simpleg
 	if !ok || !movable(flats[1]) {
 		return fallback(opWhere, gomlxWhere, backend, node, inputs, inputsOwned)
 	}
-	// The output: a branch handed over with the output's shape, else a new buffer. In a handed
-	// over branch the elements it gives are already in place: only the other branch's are
-	// written. onFalse is taken first — a KV cache updated with Where(new rows, new values,
-	// cache) gets only its new rows written (models/smollm2's decoding step).
+	// The output: a branch handed over with the output's shape, else a new buffer.
 	var out *simplego.Buffer
 	var outFlat any
-	inPlace := 0 // the branch that is the output (1 onTrue, 2 onFalse), 0 for a new buffer
-	for _, k := range []int{2, 1} {
+	for k := 1; k <= 2; k++ {
 		if inputsOwned[k] && !scalar[k] {
-			out, outFlat, inPlace = inputs[k], flats[k], k
+			out, outFlat = inputs[k], flats[k]
 			inputs[k] = nil
 			break
 		}
@@ -151,79 +147,38 @@ func execWhere(backend *simplego.Backend, node *simplego.Node, inputs []*simpleg
 	workers := backendParallelism(backend)
 	switch t := flats[1].(type) {
 	case []float32:
-		where(cond, t, flats[2].([]float32), outFlat.([]float32), scalar, inPlace, workers)
+		where(cond, t, flats[2].([]float32), outFlat.([]float32), scalar, workers)
 	case []float64:
-		where(cond, t, flats[2].([]float64), outFlat.([]float64), scalar, inPlace, workers)
+		where(cond, t, flats[2].([]float64), outFlat.([]float64), scalar, workers)
 	case []int32:
-		where(cond, t, flats[2].([]int32), outFlat.([]int32), scalar, inPlace, workers)
+		where(cond, t, flats[2].([]int32), outFlat.([]int32), scalar, workers)
 	case []int64:
-		where(cond, t, flats[2].([]int64), outFlat.([]int64), scalar, inPlace, workers)
+		where(cond, t, flats[2].([]int64), outFlat.([]int64), scalar, workers)
 	case []bool:
-		where(cond, t, flats[2].([]bool), outFlat.([]bool), scalar, inPlace, workers)
+		where(cond, t, flats[2].([]bool), outFlat.([]bool), scalar, workers)
 	}
 	count(opWhere)
 	return out, nil
 }
 
-// where: dst[i] = cond[i] ? onTrue[i] : onFalse[i] (index 0 for a scalar branch). dst is
-// onTrue (inPlace 1) or onFalse (inPlace 2) or neither (0); only the elements it does not
-// already hold are written.
-func where[T any](cond []bool, onTrue, onFalse, dst []T, scalar [3]bool, inPlace, workers int) {
+// where: dst[i] = cond[i] ? onTrue[i] : onFalse[i] (index 0 for a scalar branch).
+func where[T any](cond []bool, onTrue, onFalse, dst []T, scalar [3]bool, workers int) {
 	parallelFor(len(cond), minParallelWork, workers, func(lo, hi int) {
-		switch {
-		case inPlace == 2: // write onTrue where cond; a KV cache's rows condition is false but on one row
-			st := stride(scalar[1])
-			for i := lo; i < hi; i++ {
-				if i+8 <= hi && word(cond, i) == 0 {
-					i += 7 // eight false: nothing to write
-					continue
-				}
-				if cond[i] {
-					dst[i] = onTrue[i*st]
-				}
+		for i := lo; i < hi; i++ {
+			j, k := i, i
+			if scalar[1] {
+				j = 0
 			}
-		case inPlace == 1: // write onFalse where not cond
-			st := stride(scalar[2])
-			for i := lo; i < hi; i++ {
-				if i+8 <= hi && word(cond, i) == allTrue {
-					i += 7
-					continue
-				}
-				if !cond[i] {
-					dst[i] = onFalse[i*st]
-				}
+			if scalar[2] {
+				k = 0
 			}
-		default:
-			for i := lo; i < hi; i++ {
-				j, k := i, i
-				if scalar[1] {
-					j = 0
-				}
-				if scalar[2] {
-					k = 0
-				}
-				if cond[i] {
-					dst[i] = onTrue[j]
-				} else {
-					dst[i] = onFalse[k]
-				}
+			if cond[i] {
+				dst[i] = onTrue[j]
+			} else {
+				dst[i] = onFalse[k]
 			}
 		}
 	})
-}
-
-// word is cond[i : i+8] read as one number: 0 when all eight are false, allTrue when all are
-// true (a Go bool is one byte, 0 or 1).
-func word(cond []bool, i int) uint64 { return *(*uint64)(unsafe.Pointer(&cond[i])) }
-
-const allTrue = 0x0101010101010101
-
-// stride is the index step of a branch: 0 for a scalar, 1 for a full one.
-func stride(scalar bool) int {
-	if scalar {
-		return 0
-	}
-	return 1
 }
 
 func slicesEqual(a, b []int) bool {

@@ -8,8 +8,6 @@ func vecName() string { return "go" }
 
 func expF32Vec(dst, src []float32) bool { return false }
 
-func logisticF32Vec(dst, src []float32) bool { return false }
-
 func maxF32Vec(init float32, src []float32) (float32, bool) { return 0, false }
 
 func transposeBlocksF32(src []float32, ss int, dst []float32, ds int, y0, y1, nx int) int { return 0 }
