@@ -471,7 +471,8 @@ func TestGatherMatchesGoMLX(t *testing.T) {
 func rank2Gather(rng *rand.Rand, dims []int) bool { return len(dims) >= 2 && rng.IntN(5) == 0 }
 
 // TestSelectOpsMatchGoMLX: IsFinite (float32/float64 with ±0, ±Inf, NaN), Where with branches of
-// the output's shape or scalars (several dtypes), and Identity (a copy of a parameter).
+// the output's shape or scalars (several dtypes; parameters, or computed branches that Where may
+// write into; conditions mostly true, even, mostly false), and Identity (a copy of a parameter).
 func TestSelectOpsMatchGoMLX(t *testing.T) {
 	backend := newBackend(t)
 	rng := rand.New(rand.NewPCG(testSeed(t), 8))
@@ -497,11 +498,18 @@ func TestSelectOpsMatchGoMLX(t *testing.T) {
 		if scalarB && !scalarA {
 			b = randomInput(rng, dtype, nil, false)
 		}
+		// The threshold makes the condition mostly true, even or mostly false; computed branches
+		// (Neg) are handed over to Where, which then writes into one of them.
+		threshold, computed := []float64{-6, 0, 6}[rng.IntN(3)], rng.IntN(2) == 0
 		fast, gomlx, k = execBoth(t, backend, backends.OpTypeWhere, func(in []*Node) *Node {
-			return Where(GreaterThan(in[0], ScalarZero(in[0].Graph(), in[0].DType())), in[1], in[2])
+			onTrue, onFalse := in[1], in[2]
+			if computed {
+				onTrue, onFalse = Neg(onTrue), Neg(onFalse)
+			}
+			return Where(GreaterThan(in[0], Scalar(in[0].Graph(), in[0].DType(), threshold)), onTrue, onFalse)
 		}, cond, a, b)
 		calls[backends.OpTypeWhere] += k
-		sameBits(t, fmt.Sprintf("case %d: Where(%s, %s, %s)", c, cond.Shape(), a.Shape(), b.Shape()), fast, gomlx)
+		sameBits(t, fmt.Sprintf("case %d: Where(%s > %g, %s, %s), computed branches %v", c, cond.Shape(), threshold, a.Shape(), b.Shape(), computed), fast, gomlx)
 
 		y := randomInput(rng, dtype, dims, true)
 		fast, gomlx, k = execBoth(t, backend, backends.OpTypeIdentity, func(in []*Node) *Node { return Identity(in[0]) }, y)

@@ -1,6 +1,7 @@
 package fastgo
 
 import (
+	"sync/atomic"
 	_ "unsafe" // for go:linkname
 
 	"github.com/gomlx/gomlx/backends/simplego"
@@ -128,42 +129,71 @@ func execWhere(backend *simplego.Backend, node *simplego.Node, inputs []*simpleg
 	if !ok || !movable(flats[1]) {
 		return fallback(opWhere, gomlxWhere, backend, node, inputs, inputsOwned)
 	}
-	// The output: a branch handed over with the output's shape, else a new buffer.
+	// The output: a branch handed over with the output's shape (then its own elements are left
+	// where they are), else a new buffer. With both handed over, the one the condition picks
+	// more often: a KV cache's new row, Where(row = pos, broadcast key, cache), then writes one
+	// row instead of copying the cache.
 	var out *simplego.Buffer
 	var outFlat any
-	for k := 1; k <= 2; k++ {
-		if inputsOwned[k] && !scalar[k] {
-			out, outFlat = inputs[k], flats[k]
-			inputs[k] = nil
-			break
+	alias := 0 // the branch that is the output, 0: none
+	workers := backendParallelism(backend)
+	owned := func(k int) bool { return inputsOwned[k] && !scalar[k] }
+	switch {
+	case owned(1) && owned(2):
+		alias = 2
+		if 2*countTrue(cond, workers) > len(cond) {
+			alias = 1
 		}
+	case owned(1):
+		alias = 1
+	case owned(2):
+		alias = 2
 	}
-	if out == nil {
+	if alias > 0 {
+		out, outFlat = inputs[alias], flats[alias]
+		inputs[alias] = nil
+	} else {
 		var err error
 		if out, outFlat, err = newOutput(backend, outShape); err != nil {
 			return nil, err
 		}
 	}
-	workers := backendParallelism(backend)
 	switch t := flats[1].(type) {
 	case []float32:
-		where(cond, t, flats[2].([]float32), outFlat.([]float32), scalar, workers)
+		where(cond, t, flats[2].([]float32), outFlat.([]float32), scalar, alias, workers)
 	case []float64:
-		where(cond, t, flats[2].([]float64), outFlat.([]float64), scalar, workers)
+		where(cond, t, flats[2].([]float64), outFlat.([]float64), scalar, alias, workers)
 	case []int32:
-		where(cond, t, flats[2].([]int32), outFlat.([]int32), scalar, workers)
+		where(cond, t, flats[2].([]int32), outFlat.([]int32), scalar, alias, workers)
 	case []int64:
-		where(cond, t, flats[2].([]int64), outFlat.([]int64), scalar, workers)
+		where(cond, t, flats[2].([]int64), outFlat.([]int64), scalar, alias, workers)
 	case []bool:
-		where(cond, t, flats[2].([]bool), outFlat.([]bool), scalar, workers)
+		where(cond, t, flats[2].([]bool), outFlat.([]bool), scalar, alias, workers)
 	}
 	count(opWhere)
 	return out, nil
 }
 
-// where: dst[i] = cond[i] ? onTrue[i] : onFalse[i] (index 0 for a scalar branch).
-func where[T any](cond []bool, onTrue, onFalse, dst []T, scalar [3]bool, workers int) {
+// where: dst[i] = cond[i] ? onTrue[i] : onFalse[i] (index 0 for a scalar branch). dst is branch
+// alias (1: onTrue, 2: onFalse; 0: neither): the elements it would take from itself are skipped.
+func where[T any](cond []bool, onTrue, onFalse, dst []T, scalar [3]bool, alias, workers int) {
 	parallelFor(len(cond), minParallelWork, workers, func(lo, hi int) {
+		switch {
+		case alias == 2 && !scalar[1]:
+			for i, c := range cond[lo:hi] {
+				if c {
+					dst[lo+i] = onTrue[lo+i]
+				}
+			}
+			return
+		case alias == 1 && !scalar[2]:
+			for i, c := range cond[lo:hi] {
+				if !c {
+					dst[lo+i] = onFalse[lo+i]
+				}
+			}
+			return
+		}
 		for i := lo; i < hi; i++ {
 			j, k := i, i
 			if scalar[1] {
@@ -173,12 +203,29 @@ func where[T any](cond []bool, onTrue, onFalse, dst []T, scalar [3]bool, workers
 				k = 0
 			}
 			if cond[i] {
-				dst[i] = onTrue[j]
-			} else {
+				if alias != 1 {
+					dst[i] = onTrue[j]
+				}
+			} else if alias != 2 {
 				dst[i] = onFalse[k]
 			}
 		}
 	})
+}
+
+// countTrue counts the true elements of cond.
+func countTrue(cond []bool, workers int) int {
+	var total atomic.Int64
+	parallelFor(len(cond), minParallelWork, workers, func(lo, hi int) {
+		n := 0
+		for _, c := range cond[lo:hi] {
+			if c {
+				n++
+			}
+		}
+		total.Add(int64(n))
+	})
+	return int(total.Load())
 }
 
 func slicesEqual(a, b []int) bool {
