@@ -1,8 +1,9 @@
 package fastgo
 
 import (
+	"math/bits"
 	"sync/atomic"
-	_ "unsafe" // for go:linkname
+	"unsafe"
 
 	"github.com/gomlx/gomlx/backends/simplego"
 )
@@ -180,16 +181,24 @@ func where[T any](cond []bool, onTrue, onFalse, dst []T, scalar [3]bool, alias, 
 	parallelFor(len(cond), minParallelWork, workers, func(lo, hi int) {
 		switch {
 		case alias == 2 && !scalar[1]:
-			for i, c := range cond[lo:hi] {
-				if c {
-					dst[lo+i] = onTrue[lo+i]
+			for i := lo; i < hi; i++ {
+				if i+8 <= hi && word(cond, i) == 0 {
+					i += 7 // eight false: nothing to write
+					continue
+				}
+				if cond[i] {
+					dst[i] = onTrue[i]
 				}
 			}
 			return
 		case alias == 1 && !scalar[2]:
-			for i, c := range cond[lo:hi] {
-				if !c {
-					dst[lo+i] = onFalse[lo+i]
+			for i := lo; i < hi; i++ {
+				if i+8 <= hi && word(cond, i) == allTrue {
+					i += 7 // eight true: nothing to write
+					continue
+				}
+				if !cond[i] {
+					dst[i] = onFalse[i]
 				}
 			}
 			return
@@ -217,8 +226,11 @@ func where[T any](cond []bool, onTrue, onFalse, dst []T, scalar [3]bool, alias, 
 func countTrue(cond []bool, workers int) int {
 	var total atomic.Int64
 	parallelFor(len(cond), minParallelWork, workers, func(lo, hi int) {
-		n := 0
-		for _, c := range cond[lo:hi] {
+		n, i := 0, lo
+		for ; i+8 <= hi; i += 8 {
+			n += bits.OnesCount64(word(cond, i)) // one bit per true
+		}
+		for _, c := range cond[i:hi] {
 			if c {
 				n++
 			}
@@ -227,6 +239,13 @@ func countTrue(cond []bool, workers int) int {
 	})
 	return int(total.Load())
 }
+
+// word is cond[i : i+8] read as one number (a Go bool is one byte, 0 or 1): 0 when all eight
+// are false, allTrue when all are true. The decode step's KV-cache condition is false but on
+// one row: its Where passes over the rest eight elements at a time.
+func word(cond []bool, i int) uint64 { return *(*uint64)(unsafe.Pointer(&cond[i])) }
+
+const allTrue = 0x0101010101010101
 
 func slicesEqual(a, b []int) bool {
 	if len(a) != len(b) {
