@@ -19,11 +19,11 @@ import (
 // built once per graph, not once per layer. (A one-token step of the pure-Go backend runs each
 // node on its own; built per layer, these were ~50 of the ~139 nodes of every layer.)
 type positions struct {
-	pos      *Node            // scalar int32: the first new position
-	n        int              // new positions
-	cos, sin *Node            // [1, n, 1, hd]: RoPE's tables (sin with rotateHalf's sign: −sin on the first half)
-	allowed  map[int]*Node    // mask's, by key length
-	place    map[[4]int]*Node // rows', by cache dims
+	pos      *Node               // scalar int32: the first new position
+	n        int                 // new positions
+	cos, sin *Node               // [1, n, 1, hd]: RoPE's tables (sin with rotateHalf's sign: −sin on the first half)
+	allowed  map[int]*Node       // mask's, by key length
+	place    map[[4]int][2]*Node // scatter's, by cache dims
 }
 
 // newPositions builds the RoPE tables of positions [pos, pos+n) for heads of size hd, base
@@ -45,7 +45,7 @@ func newPositions(pos *Node, n, hd int, theta float64) *positions {
 	return &positions{
 		pos: pos, n: n,
 		cos: Reshape(cos, 1, n, 1, hd), sin: Reshape(sin, 1, n, 1, hd),
-		allowed: map[int]*Node{}, place: map[[4]int]*Node{},
+		allowed: map[int]*Node{}, place: map[[4]int][2]*Node{},
 	}
 }
 
@@ -74,31 +74,36 @@ func (p *positions) mask(dims []int) *Node {
 	return m
 }
 
-// rows returns the condition "row j of a cache of dims [B, h, S, dim] is one of the new
-// positions": [B, h, S, dim] bool, true on rows [pos, pos+n); one per shape.
-func (p *positions) rows(dims []int) *Node {
+// scatter returns what a one-position cache update of dims [B, h, S, dim] scatters with: the
+// index of the new row of every (batch, head) [B·h, 3] int32 — (b, head, pos) — and a row of
+// −Inf per index [B·h, dim]; one per shape.
+func (p *positions) scatter(dims []int) (index, negInf *Node) {
 	key := [4]int(dims)
 	if m, ok := p.place[key]; ok {
-		return m
+		return m[0], m[1]
 	}
-	S := dims[2]
+	B, h, dim := dims[0], dims[1], dims[3]
 	g := p.pos.Graph()
-	rel := Sub(Iota(g, shapes.Make(dtypes.Int32, 1, 1, S, 1), 2), p.pos)                                            // [1, 1, S, 1]
-	in := LogicalAnd(GreaterOrEqual(rel, ScalarZero(g, dtypes.Int32)), LessThan(rel, Scalar(g, dtypes.Int32, p.n))) // [1, 1, S, 1]
-	m := BroadcastToDims(in, dims...)                                                                               // [B, h, S, dim]
-	p.place[key] = m
-	return m
+	base := make([][]int32, B*h) // [B·h, 3]: (b, head, 0)
+	for i := range base {
+		base[i] = []int32{int32(i / h), int32(i % h), 0}
+	}
+	index = Add(Const(g, base), Mul(Const(g, [][]int32{{0, 0, 1}}), p.pos)) // [B·h, 3]
+	negInf = BroadcastToDims(Infinity(g, dtypes.Float32, -1), B*h, dim)     // [B·h, dim]
+	p.place[key] = [2]*Node{index, negInf}
+	return index, negInf
 }
 
 // appendOne is mhalib's KVCache.Append of one new position — k, v [B, Hkv, 1, hd] stored in the
 // cache variables "keys" and "values" [B, Hkv, maxLen, hd] of ctx's scope — for a backend
-// without DynamicUpdateSlice (the pure-Go one), with the rows condition shared by every layer:
-// Where(rows, k broadcast over the positions, cache). fastgo's Where writes only the new rows
-// into the cache's own buffer (handed over: context.Exec donates the variables it updates).
-// Other backends, and several new positions, use KVCache.Append.
+// without DynamicUpdateSlice (the pure-Go one): the new row of every (batch, head) is set by two
+// scatters that touch only that row, min(row, −Inf) then max(−Inf, k) — exactly k (for k not
+// NaN) — each in the cache's own buffer (handed over: context.Exec donates the variables it
+// updates), instead of a pass over the whole cache. Other backends, and several new positions,
+// use KVCache.Append.
 func appendOne(ctx *context.Context, cache *mhalib.KVCache, p *positions, k, v *Node) (keys, values *Node) {
 	g := k.Graph()
-	if p.n != 1 || g.Backend().Capabilities().Operations[backends.OpTypeDynamicUpdateSlice] {
+	if p.n != 1 || k.DType() != dtypes.Float32 || g.Backend().Capabilities().Operations[backends.OpTypeDynamicUpdateSlice] {
 		return cache.Append(ctx, k, v, p.pos)
 	}
 	put := func(name string, x *Node) *Node {
@@ -112,7 +117,9 @@ func appendOne(ctx *context.Context, cache *mhalib.KVCache, p *positions, k, v *
 		} else if !variable.Shape().Equal(shape) {
 			panic(fmt.Errorf("smollm2: cache variable %s/%s holds shape %s, this cache needs %s", ctx.Scope(), name, variable.Shape(), shape))
 		}
-		updated := Where(p.rows(dims), BroadcastToDims(x, dims...), variable.ValueGraph(g)) // [B, Hkv, maxLen, hd]
+		index, negInf := p.scatter(dims)
+		cleared := ScatterMin(variable.ValueGraph(g), index, negInf, true, true)                // [B, Hkv, maxLen, hd]: the new rows −Inf
+		updated := ScatterMax(cleared, index, Reshape(x, dims[0]*dims[1], dims[3]), true, true) // [B, Hkv, maxLen, hd]
 		variable.SetValueGraph(updated)
 		return updated
 	}
