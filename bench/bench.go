@@ -374,6 +374,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 		return nil, err
 	}
 	rep.Machine.LoadAfter = loadAverage()
+	rep.Machine.Busy = busyWarning(rep)
 	compareWithTorch(rep)
 	if !cfg.Quick {
 		rep.Goals = evaluateGoals(rep) // the goals are stated for the full shapes
@@ -383,6 +384,8 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 	if previous != nil {
 		printComparison(stdout, previous, rep, cfg.ComparePath)
 		printDecodeComparison(stdout, previous, rep)
+		printWindowComparison(stdout, previous, rep)
+		printSmolLM2Comparison(stdout, previous, rep)
 		printMemComparison(stdout, previous, rep)
 	}
 	if cfg.JSONPath != "" {

@@ -158,6 +158,8 @@ func CompareReports(w io.Writer, oldPath, curPath string) error {
 		printComparison(w, old, cur, oldPath)
 	}
 	printDecodeComparison(w, old, cur)
+	printWindowComparison(w, old, cur)
+	printSmolLM2Comparison(w, old, cur)
 	printMemComparison(w, old, cur)
 	return nil
 }

@@ -32,7 +32,8 @@ func evaluateGoals(rep *benchReport) []goalResult {
 		keys    []string
 	}{
 		{"xla:cpu", 0.8, []string{"seed003", "seed003/causal", "long", "long/causal", "llm", "llm/causal"}},
-		{"go", 6.0, []string{"seed003", "long"}}, // issue 18: the pure-Go backend (with fastgo) ≤ 6× PyTorch
+		// issue 29, goal 2: the pure-Go backend (with fastgo) as fast as MKL-backed PyTorch
+		{"go", 1.0, []string{"seed003", "seed003/causal", "long", "long/causal", "llm", "llm/causal"}},
 	} {
 		for _, key := range g.keys {
 			r := best(key, g.backend)
@@ -104,7 +105,8 @@ func evaluateGoals(rep *benchReport) []goalResult {
 	}
 	goals = append(goals, llamaGoal(rep.SmolLM2.Gen)...)
 	goals = append(goals, modernDecodeGoals(rep)...) // issue 29, goal 3 (goals_decode.go)
-	for _, r := range rep.Explore {                  // issue 27: the live explorer on xla:cpu
+	goals = append(goals, modernWindowGoals(rep)...)
+	for _, r := range rep.Explore { // issue 27: the live explorer on xla:cpu
 		if r.Backend == "xla:cpu" && r.Error == "" && r.Note == "" {
 			goals = append(goals, goalResult{Goal: fmt.Sprintf("explore %s: ≤ %s per %s", r.Model, FormatMS(r.LimitMS), r.What),
 				Measured: fmt.Sprintf("median %s, max %s over %d (load %s)", FormatMS(r.MedianMS), FormatMS(r.MaxMS), len(r.TimesMS), r.Load),

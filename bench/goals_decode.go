@@ -26,3 +26,36 @@ func modernDecodeGoals(rep *benchReport) []goalResult {
 	}
 	return goals
 }
+
+// modernWindowGoals checks the rest of issue 29's goal 3: at L 8192 on xla:cpu, mhalib's causal
+// FlashAttention at most PyTorch's SDPA is_causal, and its sliding window at most PyTorch's fastest
+// windowed attention (compiled flex_attention or SDPA with the boolean mask), all timed in the same
+// run. Nothing for a length or mask without a PyTorch row.
+func modernWindowGoals(rep *benchReport) []goalResult {
+	if rep.Modern == nil {
+		return nil
+	}
+	var goals []goalResult
+	for _, r := range rep.Modern.Window {
+		if r.Backend != "xla:cpu" || r.L != 8192 || r.Error != "" || r.MedianMS <= 0 {
+			continue
+		}
+		var best *windowResult
+		for i, t := range rep.Modern.Window {
+			if t.Backend == "torch cpu" && t.L == r.L && t.Mask == r.Mask && t.Error == "" && t.MedianMS > 0 &&
+				(best == nil || t.MedianMS < best.MedianMS) {
+				best = &rep.Modern.Window[i]
+			}
+		}
+		if best == nil {
+			continue
+		}
+		ratio := r.MedianMS / best.MedianMS
+		goals = append(goals, goalResult{
+			Goal:     fmt.Sprintf("%s FlashAttention %s at L %d ≤ PyTorch's fastest (%s)", r.Backend, r.Mask, r.L, r.Shape),
+			Measured: fmt.Sprintf("%.2f× (%s vs %s %s)", ratio, FormatMS(r.MedianMS), best.Impl, FormatMS(best.MedianMS)),
+			Met:      ratio <= 1,
+		})
+	}
+	return goals
+}

@@ -27,3 +27,30 @@ func TestModernDecodeGoals(t *testing.T) {
 		t.Fatalf("goals:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestModernWindowGoals: at L 8192 on xla:cpu, one row per mask against PyTorch's fastest row
+// for that mask; other backends and lengths give none.
+func TestModernWindowGoals(t *testing.T) {
+	row := func(backend, impl, mask string, l int, ms float64) windowResult {
+		return windowResult{Backend: backend, Impl: impl, Shape: "s", L: l, Mask: mask, MedianMS: ms}
+	}
+	rep := &benchReport{Modern: &modernReport{Window: []windowResult{
+		row("torch cpu", "SDPA is_causal", "causal", 8192, 370),
+		row("torch cpu", "SDPA bool mask", "window 512", 8192, 900),
+		row("torch cpu", "flex", "window 512", 8192, 50),
+		row("xla:cpu", "mhalib FlashAttention", "causal", 8192, 296),
+		row("xla:cpu", "mhalib FlashAttention", "window 512", 8192, 55),
+		row("go", "mhalib FlashAttention", "causal", 4096, 100),
+	}}}
+	var lines []string
+	for _, g := range evaluateGoals(rep) {
+		lines = append(lines, g.Goal+": "+g.Measured+" "+map[bool]string{true: "met", false: "missed"}[g.Met])
+	}
+	want := strings.Join([]string{
+		"xla:cpu FlashAttention causal at L 8192 ≤ PyTorch's fastest (s): 0.80× (296 ms vs SDPA is_causal 370 ms) met",
+		"xla:cpu FlashAttention window 512 at L 8192 ≤ PyTorch's fastest (s): 1.10× (55.0 ms vs flex 50.0 ms) missed",
+	}, "\n")
+	if got := strings.Join(lines, "\n"); got != want {
+		t.Fatalf("goals:\n%s\nwant:\n%s", got, want)
+	}
+}

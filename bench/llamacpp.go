@@ -3,7 +3,6 @@ package bench
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 )
 
 // The smollm2 suite's second anchor: llama.cpp (llama-cpp-python) decoding the same GGUF file,
@@ -42,13 +41,9 @@ func findLlamaPython(flagValue, fallback string) string {
 // result carries a note when llama-cpp-python is missing or fails, never an error.
 func benchSmolLM2Llama(cfg Config, python, model string, prompt []int, s smollm2Settings) smollm2Result {
 	r := smollm2Result{Backend: llamaBackend, Impl: "llama.cpp", PromptTokens: len(prompt), NewTokens: s.newTokens}
-	script := findRepoFile(filepath.Join("models", "smollm2", "bench_llama.py"))
-	switch {
-	case python == "":
-		r.Note = llamaNotInstalled
-		return r
-	case script == "":
-		r.Note = "llama.cpp: models/smollm2/bench_llama.py not found (run from the repository)"
+	script, note := anchorScript("llama.cpp", python, "bench_llama.py", llamaNotInstalled)
+	if note != "" {
+		r.Note = note
 		return r
 	}
 	var ans struct {

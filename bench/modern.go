@@ -561,7 +561,8 @@ func printModern(w io.Writer, m *modernReport) {
 		}
 		fmt.Fprintln(w, "\nGFLOP/s counts the visible pairs only (4·dk per pair). × full causal: median over the same implementation's full causal median "+
 			"(PyTorch's rows: over SDPA is_causal); × PyTorch SDPA: over SDPA's median at the same L and mask. "+
-			"tiles: score tiles mhalib's FlashAttention computes (mhalib.FlashTiles).")
+			"tiles 512×128: the score tiles of mhalib.FlashTiles' plan at the default block sizes — a measure of the work the mask leaves, "+
+			"not of the blocks each backend runs (XLA's window path uses 128×256 blocks; the go backend, query blocks without the tiles above the diagonal).")
 		for _, key := range slices.Sorted(maps.Keys(m.FlexDiff)) {
 			fmt.Fprintf(w, "flex_attention vs SDPA with the boolean mask at %s: max |Δ| %.1e.\n", key, m.FlexDiff[key])
 		}

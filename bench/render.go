@@ -41,6 +41,9 @@ func RenderReport(w io.Writer, jsonPath string) error {
 	if err != nil {
 		return err
 	}
+	if rep.Machine.Busy == "" {
+		rep.Machine.Busy = busyWarning(rep) // reports written before the warning existed
+	}
 	printReport(w, rep)
 	return nil
 }

@@ -46,7 +46,8 @@ type machineInfo struct {
 	LoadAfter  string `json:"load_after"`
 	MemTotal   string `json:"mem_total"`
 	Threads    int    `json:"torch_threads"`
-	FastGo     string `json:"fastgo"` // fastgo.Status(): the pure-Go backend's matmul
+	FastGo     string `json:"fastgo"`         // fastgo.Status(): the pure-Go backend's matmul
+	Busy       string `json:"busy,omitempty"` // busyWarning: the run was made on a busy machine
 }
 
 type backendEntry struct {
@@ -170,6 +171,9 @@ func printReport(w io.Writer, rep *benchReport) {
 	}
 	fmt.Fprintf(w, "Machine: %d CPUs (%s; GOMAXPROCS %d), %s, memory %s, load average (1, 5, 15 min) before %s, after %s.\n",
 		rep.Machine.CPUs, rep.Machine.CPUModel, rep.Machine.GOMAXPROCS, rep.Machine.GoVersion, rep.Machine.MemTotal, rep.Machine.LoadBefore, rep.Machine.LoadAfter)
+	if rep.Machine.Busy != "" {
+		fmt.Fprintf(w, "Warning: %s.\n", rep.Machine.Busy)
+	}
 	if rep.Machine.XLAFlags != "" {
 		fmt.Fprintf(w, "XLA_FLAGS=%s\n", rep.Machine.XLAFlags)
 	}
@@ -289,7 +293,11 @@ func printReport(w io.Writer, rep *benchReport) {
 		printBlockGradTable(w, rep.BlockGrad)
 	}
 	if len(rep.Goals) > 0 {
-		fmt.Fprintf(w, "\n## Goals\n\n| goal | measured | |\n|---|---|---|\n")
+		fmt.Fprintf(w, "\n## Goals\n\n")
+		if rep.Machine.Busy != "" {
+			fmt.Fprintf(w, "Measured on a busy machine (see the warning at the top): the ratios flatter mhalab.\n\n")
+		}
+		fmt.Fprintf(w, "| goal | measured | |\n|---|---|---|\n")
 		for _, g := range rep.Goals {
 			fmt.Fprintf(w, "| %s | %s | %s |\n", g.Goal, g.Measured, map[bool]string{true: "met", false: "missed"}[g.Met])
 		}

@@ -296,6 +296,19 @@ func runAnchor(who, python, script string, req, ans any, common *smollm2Answer, 
 	return ""
 }
 
+// anchorScript finds the anchor's script models/smollm2/NAME; the note says why the anchor cannot
+// run (no Python: notInstalled; no script) and is empty when it can.
+func anchorScript(anchor, python, name, notInstalled string) (script, note string) {
+	script = findRepoFile(filepath.Join("models", "smollm2", name))
+	switch {
+	case python == "":
+		return "", notInstalled
+	case script == "":
+		return "", fmt.Sprintf("%s: models/smollm2/%s not found (run from the repository)", anchor, name)
+	}
+	return script, ""
+}
+
 // smollm2Request is what bench_torch.py and bench_llama.py read on stdin: the GGUF file, the
 // prompt's ids, how many tokens to generate, threads, warm-up and timed runs, budget.
 func smollm2Request(cfg Config, model string, prompt []int, s smollm2Settings) map[string]any {
@@ -307,13 +320,9 @@ func smollm2Request(cfg Config, model string, prompt []int, s smollm2Settings) m
 // transformers or its GGUF support cannot be run.
 func benchSmolLM2Torch(cfg Config, python, model string, prompt []int, s smollm2Settings) smollm2Result {
 	r := smollm2Result{Backend: "torch cpu", Impl: "PyTorch", PromptTokens: len(prompt), NewTokens: s.newTokens}
-	script := findRepoFile(filepath.Join("models", "smollm2", "bench_torch.py"))
-	switch {
-	case python == "":
-		r.Note = torchNotInstalled
-		return r
-	case script == "":
-		r.Note = "PyTorch: models/smollm2/bench_torch.py not found (run from the repository)"
+	script, note := anchorScript("PyTorch", python, "bench_torch.py", torchNotInstalled)
+	if note != "" {
+		r.Note = note
 		return r
 	}
 	var ans struct {

@@ -36,9 +36,17 @@ import (
 // memory stays O(Lk) for the pure-Go backend, which runs every node whose inputs are ready. The blocks' outputs are joined with Concatenate, which the pure-Go backend
 // differentiates (its gradient is Slice; only Slice's own gradient needs the missing Pad).
 //
+// A sliding window of W keys to the left (Window(W, ·), with the causal mask) cuts each block's
+// keys to the band it sees, [r0 − W, r0 + n): row r0 + i sees keys r0 + i − W … r0 + i, so the
+// band splits into a strip at its left end that the first rows see only in part (masked by a
+// constant triangle), the keys every row sees (no mask), and the diagonal tile (the causal
+// triangle, cut by the window when W < n). Query blocks are then at most W/4 rows (at least 16),
+// so that the masked strip stays a small part of the band.
+//
 // This path is taken on backends without Pad (the pure-Go backend), for plain and causal
-// attention (Lq = Lk, no extra keys) with no other mask, window, ALiBi, soft-cap or sinks, and
-// equal query and key/value heads; everything else goes through flashAttend's tiles.
+// attention (Lq = Lk, no extra keys), causal attention with a window to the left, with no other
+// mask, ALiBi, soft-cap or sinks, and equal query and key/value heads; everything else goes
+// through flashAttend's tiles.
 
 // flashByRowsTileElems bounds the elements of one tile of scores, B·h·n·Lk (n: query rows per
 // block): 8 Mi elements, 32 MiB in float32. At B1 h8 L4096 that is 256 rows; at B8 h12 L1024,
@@ -53,10 +61,24 @@ func flashByRowsFits(g *Graph, ms *maskSet, hkv int) bool {
 	if differentiableSlices(g) || hkv != ms.heads {
 		return false
 	}
-	if len(ms.allowed) > 0 || len(ms.bias) > 0 || ms.window != nil || ms.alibi != nil || ms.softCap != 0 || ms.sinks != nil {
+	if len(ms.allowed) > 0 || len(ms.bias) > 0 || ms.alibi != nil || ms.softCap != 0 || ms.sinks != nil {
 		return false
 	}
-	return ms.causal == NoCausal || (ms.lq == ms.lk && ms.causalLk == ms.lk)
+	selfCausal := ms.causal != NoCausal && ms.lq == ms.lk && ms.causalLk == ms.lk
+	if ms.window != nil {
+		// with Lq = Lk both alignments put query i at key i; keys to the right are causal-masked
+		return selfCausal
+	}
+	return ms.causal == NoCausal || selfCausal
+}
+
+// flashByRowsLeft returns how many keys to the left of its own a query sees under ms's window
+// (W of Window(W, ·)), or -1 when unbounded (no window, or a negative Left).
+func flashByRowsLeft(ms *maskSet) int {
+	if ms.window == nil || ms.window.Left < 0 {
+		return -1
+	}
+	return ms.window.Left
 }
 
 // flashByRowsBlock returns the query rows per block: blockQ, or fewer (a multiple of 16, at
@@ -74,6 +96,10 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 	dtype := qIn.DType()
 	causal := ms.causal != NoCausal
 	n := flashByRowsBlock(batch, heads, lk, blockQ)
+	left := flashByRowsLeft(ms) // keys a row sees to its left, -1: all
+	if left >= 0 {
+		n = min(n, max(left/4/16*16, 16))
+	}
 
 	q := MulScalar(qIn, scale)            // [B, h, Lq, dk]
 	qf := TransposeAllDims(q, 2, 0, 1, 3) // [Lq, B, h, dk]
@@ -94,14 +120,28 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 			s := DotGeneral(qi, []int{3}, []int{1, 2}, k, []int{3}, []int{0, 1}) // [B, h, rows, Lk]
 			parts = append(parts, flashByRowsPart{s: s, v: v, vLayout: 2})
 		} else {
-			if r0 > 0 {
-				ko, vo := take(kf, 0, r0), take(vf, 0, r0)                            // [r0, B, h, dk], [r0, B, h, dv]
-				s := DotGeneral(qi, []int{3}, []int{1, 2}, ko, []int{3}, []int{1, 2}) // [B, h, rows, r0]
+			// keys before the block: [lo, all) seen in part (a strip), [all, r0) by every row
+			lo, all := 0, 0
+			if left >= 0 {
+				lo = max(0, r0-left)
+				all = min(r0, max(lo, r0+rows-1-left))
+			}
+			for _, span := range [][2]int{{lo, all}, {all, r0}} {
+				c0, cols := span[0], span[1]-span[0]
+				if cols == 0 {
+					continue
+				}
+				ko, vo := take(kf, c0, cols), take(vf, c0, cols)                      // [cols, B, h, dk], [cols, B, h, dv]
+				s := DotGeneral(qi, []int{3}, []int{1, 2}, ko, []int{3}, []int{1, 2}) // [B, h, rows, cols]
+				if c0 < all {
+					sees := BroadcastToDims(bandTile(g, r0, rows, c0, cols, left), batch, heads, rows, cols)
+					s = Where(sees, s, Scalar(g, dtype, ms.fill))
+				}
 				parts = append(parts, flashByRowsPart{s: s, v: vo, vLayout: 0})
 			}
 			kd, vd := take(kf, r0, rows), take(vf, r0, rows)                      // [rows, B, h, dk], [rows, B, h, dv]
 			s := DotGeneral(qi, []int{3}, []int{1, 2}, kd, []int{3}, []int{1, 2}) // [B, h, rows, rows]
-			sees := BroadcastToDims(causalTriangle(g, rows), batch, heads, rows, rows)
+			sees := BroadcastToDims(bandTile(g, r0, rows, r0, rows, left), batch, heads, rows, rows)
 			s = Where(sees, s, Scalar(g, dtype, ms.fill)) // [B, h, rows, rows]
 			parts = append(parts, flashByRowsPart{s: s, v: vd, vLayout: 0})
 		}
@@ -176,17 +216,21 @@ type flashByRowsPart struct {
 	vLayout int
 }
 
-// causalTriangle is the constant "may see" tile [1, 1, n, n] of a diagonal block: row r sees
-// column c ≤ r.
-func causalTriangle(g *Graph, n int) *Node {
-	t := make([][]bool, n)
+// bandTile is the constant "may see" tile [1, 1, rows, cols] of query rows r0 … r0+rows−1 and
+// keys c0 … c0+cols−1 under the causal mask and, when left ≥ 0, a window of left keys to the
+// left: query p sees key j when j ≤ p and j ≥ p − left. With c0 = r0 and cols = rows and no
+// window it is the causal triangle of a diagonal block.
+func bandTile(g *Graph, r0, rows, c0, cols, left int) *Node {
+	t := make([][]bool, rows)
 	for r := range t {
-		t[r] = make([]bool, n)
-		for c := 0; c <= r; c++ {
-			t[r][c] = causalSees(r, c)
+		t[r] = make([]bool, cols)
+		p := r0 + r
+		for c := range cols {
+			j := c0 + c
+			t[r][c] = causalSees(p, j) && (left < 0 || j >= p-left)
 		}
 	}
-	return Reshape(Const(g, t), 1, 1, n, n)
+	return Reshape(Const(g, t), 1, 1, rows, cols)
 }
 
 // joinRows concatenates parts [B, h, n_i, d] along the rows: Concatenate, which every backend

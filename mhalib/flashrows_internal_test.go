@@ -1,18 +1,22 @@
 package mhalib
 
 import (
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/mhalab/mhalab/internal/backendtest"
 )
 
 // TestFlashByRowsFits checks which FlashAttention graphs take the pure-Go backend's path by
-// query blocks (flashrows.go): plain and causal self-attention without other masks do, every
-// other mask, Lq ≠ Lk with a causal mask, GQA and backends with Pad (XLA) do not.
+// query blocks (flashrows.go): plain and causal self-attention without other masks do, and so
+// does causal self-attention with a window; every other mask, a window without the causal mask,
+// Lq ≠ Lk with a causal mask, GQA and backends with Pad (XLA) do not.
 func TestFlashByRowsFits(t *testing.T) {
 	goBackend, err := backendtest.Get("go")
 	if err != nil {
@@ -36,6 +40,10 @@ func TestFlashByRowsFits(t *testing.T) {
 		{"causal + bias_kv", maskSet{batch: B, heads: h, lq: L, lk: L + 1, causalLk: L, causal: CausalTopLeft}, h, false},
 		{"key padding", maskSet{batch: B, heads: h, lq: L, lk: L, causalLk: L, allowed: []*Node{padMask}}, h, false},
 		{"window", maskSet{batch: B, heads: h, lq: L, lk: L, causalLk: L, window: &Window{Left: 4}}, h, false},
+		{"causal window", maskSet{batch: B, heads: h, lq: L, lk: L, causalLk: L, causal: CausalTopLeft, window: &Window{Left: 4}}, h, true},
+		{"causal window bottom-right", maskSet{batch: B, heads: h, lq: L, lk: L, causalLk: L, causal: CausalBottomRight,
+			window: &Window{Left: 4, Right: 2, Align: AlignBottomRight}}, h, true},
+		{"causal window Lq<Lk", maskSet{batch: B, heads: h, lq: 5, lk: L, causalLk: L, causal: CausalBottomRight, window: &Window{Left: 4}}, h, false},
 		{"soft-cap", maskSet{batch: B, heads: h, lq: L, lk: L, causalLk: L, softCap: 30}, h, false},
 		{"GQA", maskSet{batch: B, heads: h, lq: L, lk: L, causalLk: L}, 2, false},
 	} {
@@ -66,6 +74,42 @@ func TestFlashByRowsBlock(t *testing.T) {
 	} {
 		if got := flashByRowsBlock(c.batch, c.heads, c.lk, c.blockQ); got != c.want {
 			t.Errorf("flashByRowsBlock(B=%d, h=%d, Lk=%d, blockQ=%d) = %d, want %d", c.batch, c.heads, c.lk, c.blockQ, got, c.want)
+		}
+	}
+}
+
+// TestFlashByRowsWindow: causal FlashAttention with a window to the left, on the pure-Go
+// backend's path by query blocks, equals ScaledDotProductAttention with the same masks — for
+// windows narrower than a block, as wide as one, wider than several, and wider than the
+// sequence, with blocks that do and do not divide L (rows 16, and blockQ 40 → 16 per block).
+func TestFlashByRowsWindow(t *testing.T) {
+	backend, err := backendtest.Get("go")
+	if err != nil {
+		t.Skipf("go backend: %v", err)
+	}
+	const B, h, L, d = 2, 3, 101, 8
+	rng := rand.New(rand.NewPCG(7, 101))
+	data := make([]float32, 3*B*h*L*d)
+	for i := range data {
+		data[i] = float32(rng.NormFloat64())
+	}
+	x := tensors.FromFlatDataAndDimensions(data, 3, B, h, L, d)
+	for _, left := range []int{0, 1, 5, 15, 16, 17, 40, 64, 100, 300} {
+		for _, blockQ := range []int{16, 40, 512} {
+			res := MustExecOnceN(backend, func(x *Node) []*Node {
+				q, k, v := Squeeze(Slice(x, AxisElem(0)), 0), Squeeze(Slice(x, AxisElem(1)), 0), Squeeze(Slice(x, AxisElem(2)), 0)
+				flash := FlashAttention(q, k, v).BlockSizes(blockQ, 16).Causal(CausalTopLeft).Window(left, 0, AlignTopLeft).Done()
+				plain := ScaledDotProductAttention(q, k, v).Causal(CausalTopLeft).Window(left, 0, AlignTopLeft).Done()
+				return []*Node{flash, plain}
+			}, x)
+			got, want := tensors.MustCopyFlatData[float32](res[0]), tensors.MustCopyFlatData[float32](res[1])
+			worst := 0.0
+			for i := range want {
+				worst = max(worst, math.Abs(float64(got[i]-want[i])))
+			}
+			if worst > 1e-5 || math.IsNaN(worst) {
+				t.Errorf("window %d, blockQ %d: max |flash − sdpa| = %.2e, want ≤ 1e-5", left, blockQ, worst)
+			}
 		}
 	}
 }

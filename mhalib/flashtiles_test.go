@@ -117,8 +117,9 @@ func TestFlashTilesCounts(t *testing.T) {
 }
 
 // On XLA a sliding window without BlockSizes runs in key blocks of 256 (xlaWindowBlocks): the
-// q·kᵀ tiles of FlashAttention are [B, h, rows, 256]; BlockSizes and the pure-Go backend keep
-// the blocks they are given (DefaultFlashBlockK keys).
+// q·kᵀ tiles of FlashAttention are [B, h, rows, 256]; BlockSizes keeps the blocks it is given
+// (DefaultFlashBlockK keys). The pure-Go backend's query blocks (flashrows.go) see only their
+// band of keys: no q·kᵀ tile is wider than the window plus a block of 16 rows (64/4).
 func TestFlashWindowBlocksOnXLA(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
 		keysPerTile := func(set bool) map[int]bool {
@@ -137,10 +138,17 @@ func TestFlashWindowBlocksOnXLA(t *testing.T) {
 			}
 			return cols
 		}
-		want := mhalib.DefaultFlashBlockK
-		if backend.Name() == "xla" {
-			want = 256
+		if backend.Name() != "xla" {
+			for _, set := range []bool{false, true} {
+				for cols := range keysPerTile(set) {
+					if cols != 8 && cols > 64+16 { // 8: the products with v [B, h, rows, dv]
+						t.Errorf("%s (BlockSizes set: %v): a q·kᵀ tile of %d keys, want ≤ %d (window 64 + 16 rows)", backend.Name(), set, cols, 64+16)
+					}
+				}
+			}
+			return
 		}
+		want := 256
 		if got := keysPerTile(false); !got[want] || len(got) != 1 {
 			t.Errorf("%s, default blocks: q·kᵀ tiles with %v keys, want %d", backend.Name(), got, want)
 		}
