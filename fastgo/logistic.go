@@ -16,37 +16,14 @@ import (
 func gomlxLogistic(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
 
 func execLogistic(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
-	if !enabled.Load() {
-		return fallback(opLogistic, gomlxLogistic, backend, node, inputs, inputsOwned)
+	return execUnaryFloat(opLogistic, gomlxLogistic, logisticF32, logisticGo[float64], backend, node, inputs, inputsOwned)
+}
+
+// logisticF32 is Logistic on the AVX-512 loop, else GoMLX's formula.
+func logisticF32(dst, src []float32) {
+	if !logisticF32Vec(dst, src) {
+		logisticGo(dst, src)
 	}
-	inFlat, err := backend.BufferData(inputs[0])
-	if err != nil {
-		return nil, err
-	}
-	switch inFlat.(type) {
-	case []float32, []float64:
-	default:
-		return fallback(opLogistic, gomlxLogistic, backend, node, inputs, inputsOwned)
-	}
-	out, outFlat, err := unaryOutput(backend, node, inputs, inputsOwned)
-	if err != nil {
-		return nil, err
-	}
-	workers := backendParallelism(backend)
-	switch in := inFlat.(type) {
-	case []float32:
-		dst := outFlat.([]float32)
-		parallelFor(len(in), minParallelWork, workers, func(lo, hi int) {
-			if !logisticF32Vec(dst[lo:hi], in[lo:hi]) {
-				logisticGo(dst[lo:hi], in[lo:hi])
-			}
-		})
-	case []float64:
-		dst := outFlat.([]float64)
-		parallelFor(len(in), minParallelWork/8, workers, func(lo, hi int) { logisticGo(dst[lo:hi], in[lo:hi]) })
-	}
-	count(opLogistic)
-	return out, nil
 }
 
 // logisticGo is GoMLX's formula: dst[i] = logistic(src[i]) computed in float64.

@@ -25,24 +25,9 @@ func TestLogisticMatchesGoMLX(t *testing.T) {
 	var calls int64
 	total, off := 0, 0
 	for c := range testCases(40) {
-		dims := randomDims(rng, 1+rng.IntN(3))
-		if c%4 == 0 {
-			dims = []int{40000 + rng.IntN(3000)} // several goroutines
-		}
-		n := prodDims(dims)
-		v := make([]float32, n)
-		for i := range v {
-			switch rng.IntN(40) {
-			case 0:
-				v[i] = []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
-					88.72283, -88.72284, -103.97208, 17, -17, 1e-8, -1e-8}[rng.IntN(12)]
-			case 1:
-				v[i] = float32(rng.Float64()*220 - 110)
-			default:
-				v[i] = float32(rng.NormFloat64() * 4)
-			}
-		}
-		x := tensors.FromFlatDataAndDimensions(v, dims...)
+		x := logisticInput(rng, c)
+		v := tensors.MustCopyFlatData[float32](x)
+		dims := x.Shape().Dimensions
 		fast, gomlx, k := execBoth(t, backend, backends.OpTypeLogistic, func(in []*Node) *Node { return Logistic(in[0]) }, x)
 		calls += k
 		fb, gb := bits(fast), bits(gomlx)
@@ -69,4 +54,28 @@ func TestLogisticMatchesGoMLX(t *testing.T) {
 	if off*10000 > total {
 		t.Errorf("float32: %d of %d elements differ from GoMLX's (by 1 ulp), want ≤ 1 in 10⁴", off, total)
 	}
+}
+
+// logisticInput is case c's float32 input: mostly N(0, 4²) (where SiLU's inputs lie), some
+// uniform over −110 … 110 (both ends saturate), some special values; every fourth case long
+// enough for several goroutines.
+func logisticInput(rng *rand.Rand, c int) *tensors.Tensor {
+	dims := randomDims(rng, 1+rng.IntN(3))
+	if c%4 == 0 {
+		dims = []int{40000 + rng.IntN(3000)}
+	}
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+		88.72283, -88.72284, -103.97208, 17, -17, 1e-8, -1e-8}
+	v := make([]float32, prodDims(dims))
+	for i := range v {
+		switch r := rng.IntN(40); {
+		case r == 0:
+			v[i] = specials[rng.IntN(len(specials))]
+		case r == 1:
+			v[i] = float32(rng.Float64()*220 - 110)
+		default:
+			v[i] = float32(rng.NormFloat64() * 4)
+		}
+	}
+	return tensors.FromFlatDataAndDimensions(v, dims...)
 }
