@@ -39,9 +39,11 @@
 //     float64's exp) — tests compare every op with GoMLX's kernel. Ops lists them, OpCalls counts.
 //   - Packed matrices (quant.go, quant_go.go, quant_simd.go): a DotGeneral whose right operand
 //     is a models/quant carrier (a float32 tensor holding a Q8_0/Q4_1 matrix's blocks behind a
-//     checked header) is computed by a matrix–vector kernel that dequantises each 32-weight
-//     block in registers (AVX-512, plain Go otherwise), whether or not the fast path is
-//     switched on — no other executor computes a carrier. QuantKernel names the kernel.
+//     checked header) is computed by a matrix–vector kernel that multiplies each 32-weight
+//     block's quants by x rounded to 16-bit blocks in integers and scales the sum (AVX-512,
+//     plain Go otherwise; a prompt's rows dequantise to float32 instead), whether or not the
+//     fast path is switched on — no other executor computes a carrier. QuantKernel names the
+//     kernel.
 //   - Gradients: GoMLX v0.26 differentiates DotGeneral as a broadcast multiply and a reduce-sum
 //     (a [batch, m, n, k] intermediate). Importing this package calls mhalib/dotgrad's Install,
 //     which registers the gradient as two DotGenerals for every graph built afterwards (on every

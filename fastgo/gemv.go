@@ -18,16 +18,26 @@ package fastgo
 // in another order than the GEMM's (within the same error bound, 2(k+1)·u·Σ|a·b|).
 
 // gemvMaxRows is the most rows of A per batch example that gemv takes (more rows reuse a
-// packed B enough for the GEMM to win).
-const gemvMaxRows = 8
+// packed B enough for the GEMM to win) — except in the dot form with a small B: up to
+// gemvDotMaxRows rows when B (n·k values per example) has at most gemvDotMaxB values and a vector
+// kernel computes 4×4 blocks. (The axpy form with 32 rows measured slower than the GEMM: one
+// 64-column tile is one task, on one core.) Grouped-query decoding multiplies the G·1 query rows of a key head
+// (G = 32 with one key/value head) by a cache chunk [256, 64]; the GEMM spent most of such a
+// product packing (transposing) the chunk.
+const (
+	dot4MaxK       = 256
+	gemvMaxRows    = 8
+	gemvDotMaxRows = 32
+	gemvDotMaxB    = 1 << 16
+)
 
 // gemv computes what gemm does, out[b, i, j] = Σ_k lhs(b, i, k)·rhs(b, j, k), for m ≤
-// gemvMaxRows when rhs is contiguous along its contracting or its cross axis, and reports
-// whether it did (false: nothing written).
+// gemvMaxRows (or the dot form's limits above) when rhs is contiguous along its contracting or
+// its cross axis, and reports whether it did (false: nothing written).
 //
 //	out: [batch, m, n], row-major, fully overwritten.
 func gemv[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers int) bool {
-	if m > gemvMaxRows || m < 1 || n < 1 || k < 1 {
+	if m < 1 || n < 1 || k < 1 {
 		return false
 	}
 	crossContiguous := true
@@ -38,6 +48,9 @@ func gemv[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers int) bo
 		}
 	}
 	if !crossContiguous && !rhs.contiguous {
+		return false
+	}
+	if m > gemvMaxRows && !(m <= gemvDotMaxRows && !crossContiguous && n*k <= gemvDotMaxB && hasDot4x4[T]()) {
 		return false
 	}
 	// A's rows, gathered: a[b][i][k] (small: m·k values per example).
@@ -77,7 +90,20 @@ func gemv[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers int) bo
 
 // gemvAxpy sets c[i·ldc + j] = Σ_k a[i·k + kk]·b[base + contractOff[kk] + j] for i < m,
 // j0 ≤ j < j1 (B rows contiguous along j).
+// Exactly 64 columns (attention's dv) go through axpy64, four rows at a time, where it has a
+// vector kernel: the same fused multiply-adds in the same order, the outputs held in registers.
 func gemvAxpy[T Float](a, b []T, base int, contractOff []int, c []T, ldc, m, k, j0, j1 int) {
+	if j1-j0 == 64 {
+		i := 0
+		for ; i+4 <= m && axpy64(a[i*k:], 4, k, b, base+j0, contractOff, c[i*ldc+j0:], ldc); i += 4 {
+		}
+		for ; i < m && axpy64(a[i*k:], 1, k, b, base+j0, contractOff, c[i*ldc+j0:], ldc); i++ {
+		}
+		if i == m {
+			return
+		}
+		a, c, m = a[i*k:], c[i*ldc:], m-i
+	}
 	for i := range m {
 		clear(c[i*ldc+j0 : i*ldc+j1])
 	}
@@ -90,14 +116,95 @@ func gemvAxpy[T Float](a, b []T, base int, contractOff []int, c []T, ldc, m, k, 
 }
 
 // gemvDot sets c[i·ldc + j] = Σ_k a[i·k + kk]·b[base + crossOff[j] + kk] for i < m,
-// j0 ≤ j < j1 (B rows contiguous along k).
+// j0 ≤ j < j1 (B rows contiguous along k). Blocks of 4 rows of A × 4 rows of B go through
+// dot4x4, fewer rows of A against 4 rows of B and the last rows of B against 4 rows of A
+// through dot4, where there is a vector kernel.
 func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, j1 int) {
-	for j := j0; j < j1; j++ {
-		row := b[base+crossOff[j]:][:k]
+	var four [4]T
+	var sixteen [16]T
+	var aRows, bRows [4][]T
+	j := j0
+	for ; j+4 <= j1 && m >= 4; j += 4 {
+		for s := range 4 {
+			bRows[s] = b[base+crossOff[j+s]:][:k]
+		}
+		i := 0
+		for ; i+4 <= m; i += 4 {
+			for r := range 4 {
+				aRows[r] = a[(i+r)*k:][:k]
+			}
+			if !dot4x4(&aRows, &bRows, &sixteen) {
+				break
+			}
+			for r := range 4 {
+				copy(c[(i+r)*ldc+j:][:4], sixteen[4*r:4*r+4])
+			}
+		}
+		for ; i < m; i++ {
+			for s := range 4 {
+				c[i*ldc+j+s] = dot(a[i*k:][:k], bRows[s])
+			}
+		}
+	}
+	// Fewer than 4 rows of A and short rows (≤ dot4MaxK): each row against 4 rows of B at once
+	// (a decoding step's q·Kᵀ over 64 features: one horizontal reduction for four keys instead
+	// of one each). Long rows (x·Wᵀ over 2048 features) measured slower that way.
+	for ; j+4 <= j1 && m < 4 && k <= dot4MaxK; j += 4 {
+		for s := range 4 {
+			bRows[s] = b[base+crossOff[j+s]:][:k]
+		}
 		for i := range m {
+			if !dot4(bRows[0], bRows[1], bRows[2], bRows[3], a[i*k:][:k], &four) {
+				for s := range 4 {
+					four[s] = dot(a[i*k:][:k], bRows[s])
+				}
+			}
+			copy(c[i*ldc+j:][:4], four[:])
+		}
+	}
+	for ; j < j1; j++ {
+		row := b[base+crossOff[j]:][:k]
+		i := 0
+		for ; i+4 <= m && dot4(a[i*k:][:k], a[(i+1)*k:][:k], a[(i+2)*k:][:k], a[(i+3)*k:][:k], row, &four); i += 4 {
+			c[i*ldc+j], c[(i+1)*ldc+j], c[(i+2)*ldc+j], c[(i+3)*ldc+j] = four[0], four[1], four[2], four[3]
+		}
+		for ; i < m; i++ {
 			c[i*ldc+j] = dot(a[i*k:][:k], row)
 		}
 	}
+}
+
+// axpy64 is axpy64F32Vec for float32 (false for float64: nothing written).
+func axpy64[T Float](a []T, rows, k int, b []T, base int, contractOff []int, c []T, ldc int) bool {
+	if af, ok := any(a).([]float32); ok {
+		return axpy64F32Vec(af, rows, k, any(b).([]float32), base, contractOff, any(c).([]float32), ldc)
+	}
+	return false
+}
+
+// dot4x4 sets out[4r+s] to the dot product of a[r] and b[s] and reports true, or reports false
+// (nothing written) where there is no vector kernel (float64, no AVX-512).
+func dot4x4[T Float](a, b *[4][]T, out *[16]T) bool {
+	if o, ok := any(out).(*[16]float32); ok {
+		return dot4x4F32Vec(any(a).(*[4][]float32), any(b).(*[4][]float32), o)
+	}
+	return false
+}
+
+// hasDot4x4 reports whether dot4x4 has a vector kernel for T.
+func hasDot4x4[T Float]() bool {
+	var x T
+	_, f32 := any(x).(float32)
+	return f32 && dot4x4F32Vec(&[4][]float32{{}, {}, {}, {}}, &[4][]float32{{}, {}, {}, {}}, &[16]float32{})
+}
+
+// dot4 sets out[r] to the dot product of row a_r with b for four rows and reports true, or
+// reports false (nothing written) where there is no vector kernel (float64, no AVX-512).
+func dot4[T Float](a0, a1, a2, a3, b []T, out *[4]T) bool {
+	if o, ok := any(out).(*[4]float32); ok {
+		return dot4F32Vec(any(a0).([]float32), any(a1).([]float32), any(a2).([]float32), any(a3).([]float32), any(b).([]float32), o)
+	}
+	return false
 }
 
 // axpy adds s·x to dst (len(dst) == len(x)).

@@ -5,14 +5,18 @@ import (
 	"testing"
 )
 
-// TestGEMVAgainstFloat64 checks gemv, for every layout of both operands, with 1 … gemvMaxRows
-// rows and 1 or 3 workers, against a float64 reference with gemm's error bound: |got − exact| ≤
+// TestGEMVAgainstFloat64 checks gemv, for every layout of both operands, with 1 … 33 rows and 1
+// or 3 workers, against a float64 reference with gemm's error bound: |got − exact| ≤
 // 2(k+1)·u·Σ|lhs·rhs|. It takes the product exactly when B is contiguous along its contracting
-// axis (dot form) or its cross axis (axpy form), and never with more than gemvMaxRows rows.
+// axis (dot form) or its cross axis (axpy form), and never with more than gemvMaxRows rows —
+// but for the dot form with a small B and the 4×4 vector kernel, up to gemvDotMaxRows. The
+// axpy form's 64-column kernel runs for n = 64 with up to 8 rows.
 // The case m > 1, n = 1 goes through the operand swap that run uses.
 func TestGEMVAgainstFloat64(t *testing.T) {
 	cases := []gemmCase{{1, 1, 1, 1}, {1, 1, 7, 3}, {3, 2, 33, 17}, {1, 1, 1030, 100}, {2, 5, 513, 64},
-		{1, 8, 40, 2049}, {4, 4, 65, 256}, {1, 9, 16, 16}, {2, 7, 1, 33}}
+		{1, 8, 40, 2049}, {4, 4, 65, 256}, {1, 9, 16, 16}, {2, 7, 1, 33},
+		{1, 32, 256, 64}, {2, 13, 37, 19}, {1, 17, 6, 70}, {1, 12, 300, 300}, {1, 33, 8, 8},
+		{1, 32, 64, 256}, {2, 4, 64, 100}, {1, 1, 64, 3}, {1, 8, 64, 1100}, {3, 6, 64, 17}}
 	for ci, c := range cases {
 		for li, ll := range layouts {
 			for ri, rl := range layouts {
@@ -41,8 +45,10 @@ func checkGEMV[T Float](t *testing.T, c gemmCase, ll, rl layout, workers int, se
 	if swapped {
 		bOp, bRows = l, c.m
 	}
-	want := c.m <= gemvMaxRows || swapped
-	if want && !bOp.contiguous && !(bRows == 1 || contiguousRows(bOp)) {
+	crossContiguous := bRows == 1 || contiguousRows(bOp)
+	want := c.m <= gemvMaxRows || swapped ||
+		c.m <= gemvDotMaxRows && bOp.contiguous && !crossContiguous && c.n*c.k <= gemvDotMaxB && hasDot4x4[T]()
+	if want && !bOp.contiguous && !crossContiguous {
 		want = false
 	}
 	if did != want {

@@ -4,12 +4,13 @@ package fastgo
 // carrier is a float32 tensor [Bt, C, N] whose words hold a header and a matrix's GGUF blocks
 // (models/quant's doc explains why it travels as float32: GoMLX v0.26 has no custom call and
 // its DotGeneral wants one dtype). execQuantDot recognises it — the right axes and a header
-// that checks — and computes y = x·Wᵀ dequantising each 32-weight block inside the kernel, so
-// a decoding step reads 0.625 (Q4_1) or 1.06 (Q8_0) bytes per weight instead of 4.
+// that checks — and computes y = x·Wᵀ from the packed blocks inside the kernel, so a decoding
+// step reads 0.625 (Q4_1) or 1.06 (Q8_0) bytes per weight instead of 4.
 //
-// Kernels: quantKernels holds the row–vector products; the plain-Go ones (quant_go.go) are the
-// readable reference and the fallback, the AVX-512 ones (quant_simd.go, GOEXPERIMENT=simd) are
-// tested equal to them (quant_test.go).
+// Kernels: quantKernels holds the row–vector products, which multiply each row by x quantised
+// once per product to 16-bit blocks (quant_act.go) in integers; the plain-Go ones (quant_go.go)
+// are the readable reference and the fallback, the AVX-512 ones (quant_simd.go,
+// GOEXPERIMENT=simd) compute the same integer block sums (quant_internal_test.go).
 
 import (
 	"math"
@@ -25,10 +26,15 @@ import (
 	"github.com/mhalab/mhalab/models/quant"
 )
 
-// quantKernels are the products of one packed row (planar layout, quant.Planar) with x [cols].
+// quantKernels are the products of one packed row (planar layout, quant.Planar) with x [cols]
+// quantised (a, filled by quantise and then layout).
 type quantKernels struct {
-	name       string
-	q4_1, q8_0 func(row []byte, x, xs []float32) float32 // xs: blockSums of x
+	name string
+	// quantise fills a from x [32·nb] as quantiseX does.
+	quantise   func(x []float32, a *qAct)
+	q4_1, q8_0 func(rows []byte, a *qAct, y []float32) // y [n] = the n packed rows at rows · x
+	// layout fills a.lay from a.q for the q4 or q8 kernel (nil: the kernels read a.q).
+	layout func(q4 bool, a *qAct)
 	// dequant writes a row's weights into w [cols] exactly as gguf.Dequantise does.
 	dequant func(q4 bool, row []byte, w []float32)
 }
@@ -100,7 +106,8 @@ func execQuantDot(backend *simplego.Backend, node *simplego.Node, inputs []*simp
 
 // quantMatMul: lhs [Bt, M, C] holds x [M, cols] (x[m, bt·C + c] = lhs[bt, m, c]); out
 // [Bt, M, N] receives y[m, r] = Σ_c W[r, c]·x[m, c] at out[bt, m, n], r = bt·N + n. One row
-// of x (decoding) goes through the packed-row kernels; more (a prompt) through quantGEMM.
+// of x (decoding) is quantised to 16-bit blocks once and goes through the packed-row kernels;
+// more (a prompt) through quantGEMM, in float32.
 func quantMatMul(k quantKernels, h quant.Header, rows []byte, lhs []float32, m int, out []float32, workers int) {
 	if m > 1 {
 		quantGEMM(k, h, rows, lhs, m, out, workers)
@@ -111,12 +118,14 @@ func quantMatMul(k quantKernels, h quant.Header, rows []byte, lhs []float32, m i
 	if h.Format == gguf.TensorQ8_0 {
 		rowDot = k.q8_0
 	}
-	xs := make([]float32, h.Cols/32)
-	blockSums(lhs, xs) // M = 1: lhs [Bt, 1, C] is x [cols]
+	a := qActPool.Get().(*qAct)
+	defer qActPool.Put(a)
+	k.quantise(lhs[:h.Cols], a) // M = 1: lhs [Bt, 1, C] is x [cols]
+	if k.layout != nil {
+		k.layout(h.Format == gguf.TensorQ4_1, a)
+	}
 	parallelFor(h.Rows, 64, workers, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			out[r] = rowDot(rows[r*rowBytes:(r+1)*rowBytes], lhs, xs) // M = 1: out [Bt, 1, N] is y [rows]
-		}
+		rowDot(rows[lo*rowBytes:hi*rowBytes], a, out[lo:hi]) // M = 1: out [Bt, 1, N] is y [rows]
 	})
 }
 

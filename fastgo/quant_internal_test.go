@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/mhalab/mhalab/models/gguf"
@@ -44,12 +45,16 @@ func randomPacked(t testing.TB, f gguf.TensorType, rows, cols int, seed uint64) 
 }
 
 // checkQuant compares y [M, rows] with the float64 sum of the dequantised weights: |y − exact|
-// ≤ 2(cols+1)·u·Σ(|d·q·x| + |m·x|) (u = 2⁻²⁴), the bound for a float32 sum of cols products in
-// any order and grouping — Σ(d·q + m)·x or, per block, d·Σq·x + m·Σx (Q8_0: m = 0).
-func checkQuant(t *testing.T, m *quant.Matrix, x []float32, M int, y []float32) {
+// ≤ 2(cols+1)·u·Σ(|d·q|·|x̃| + |m·x|) (u = 2⁻²⁴), the bound for a float32 sum of cols products in
+// any order and grouping — Σ(d·q + m)·x or, per block, d·Σq·x + m·Σx (Q8_0: m = 0). With q8 (the
+// matrix–vector kernels, which quantise x to 16-bit blocks, quant_act.go) x̃ = |x| + e and the
+// bound adds Σ |d·q|·e, e = (1+2⁻¹⁰)·a/(2·qMax) per element of a block of x whose largest |x|
+// is a: the activations' rounding to d_a·q_a, d_a = a/qMax (e = a where a < tinyBlock: zeros).
+func checkQuant(t *testing.T, m *quant.Matrix, x []float32, M int, y []float32, q8 bool) {
 	t.Helper()
 	w := m.Dequantise()
 	terms := make([]float64, m.Rows*m.Cols) // |d·q| + |m| of each weight
+	dq := make([]float64, m.Rows*m.Cols)    // |d·q|
 	for r := range m.Rows {
 		for b := 0; b < m.Cols/32; b++ {
 			blk := m.Row(r)[b*m.Format.BlockBytes():]
@@ -59,19 +64,36 @@ func checkQuant(t *testing.T, m *quant.Matrix, x []float32, M int, y []float32) 
 			}
 			for j := range 32 {
 				c := r*m.Cols + 32*b + j
-				terms[c] = math.Abs(float64(w[c])-mm) + math.Abs(mm) // |d·q| + |m|
+				dq[c] = math.Abs(float64(w[c]) - mm)
+				terms[c] = dq[c] + math.Abs(mm)
+			}
+		}
+	}
+	e := make([]float64, len(x)) // the activations' rounding error bound, per element
+	if q8 {
+		for i := 0; i < len(x); i += 32 {
+			a := 0.0
+			for _, v := range x[i : i+32] {
+				a = max(a, math.Abs(float64(v)))
+			}
+			for j := range 32 {
+				e[i+j] = (1 + 0x1p-10) * a / (2 * qMax)
+				if a < tinyBlock { // rounded to zeros
+					e[i+j] = a
+				}
 			}
 		}
 	}
 	for i := range M {
 		for r := range m.Rows {
-			var exact, abs float64
+			var exact, abs, quant float64
 			for c := range m.Cols {
-				xc := float64(x[i*m.Cols+c])
+				xc, ec := float64(x[i*m.Cols+c]), e[i*m.Cols+c]
 				exact += float64(w[r*m.Cols+c]) * xc
-				abs += terms[r*m.Cols+c] * math.Abs(xc)
+				abs += terms[r*m.Cols+c]*math.Abs(xc) + dq[r*m.Cols+c]*ec
+				quant += dq[r*m.Cols+c] * ec
 			}
-			bound := 2 * float64(m.Cols+1) * 0x1p-24 * abs
+			bound := 2*float64(m.Cols+1)*0x1p-24*abs + quant
 			if d := math.Abs(float64(y[i*m.Rows+r]) - exact); d > bound || math.IsNaN(float64(y[i*m.Rows+r])) {
 				t.Fatalf("y[%d, %d] = %g, want %g ± %.3g (off by %.3g)", i, r, y[i*m.Rows+r], exact, bound, d)
 			}
@@ -80,7 +102,8 @@ func checkQuant(t *testing.T, m *quant.Matrix, x []float32, M int, y []float32) 
 }
 
 // TestQuantKernelsAgainstFloat64: every packed-row kernel (plain Go, and AVX-512 when built
-// with it) and quantMatMul with M = 1 and M > 1, 1 and 3 workers, within checkQuant's bound.
+// with it) and quantMatMul with M = 1 (x quantised to 8-bit blocks) and M > 1 (float32), 1 and
+// 3 workers, within checkQuant's bound.
 func TestQuantKernelsAgainstFloat64(t *testing.T) {
 	kernels := []quantKernels{goQuantKernels}
 	if k, ok := simdQuantKernels(); ok {
@@ -101,6 +124,9 @@ func TestQuantKernelsAgainstFloat64(t *testing.T) {
 				x := make([]float32, M*cols) // [M, cols]
 				for i := range x {
 					x[i] = float32(rng.NormFloat64())
+					if i >= 32 && i < 64 { // a block below tinyBlock (M = 1: rounded to zeros)
+						x[i] *= 1e-37
+					}
 				}
 				// lhs [Bt, M, C] as quant.Dot lays x out.
 				bt, c, n := shape[0], shape[1], shape[2]
@@ -121,7 +147,7 @@ func TestQuantKernelsAgainstFloat64(t *testing.T) {
 									copy(y[i*rows+b*n:i*rows+(b+1)*n], out[(b*M+i)*n:(b*M+i+1)*n])
 								}
 							}
-							checkQuant(t, m, x, M, y)
+							checkQuant(t, m, x, M, y, M == 1)
 						})
 					}
 				}
@@ -203,4 +229,185 @@ func planar(m *quant.Matrix) []byte {
 		quant.Planar(m.Format, m.Row(r), out[r*rb:(r+1)*rb])
 	}
 	return out
+}
+
+// TestQuantiseX: each block of x is rounded to d·q with |x − d·q| ≤ (1+2⁻¹⁰)·d/2, |q| ≤ qMax
+// (reached at the block's largest |x|), s the block's sum; an all-zero block gives d = 0,
+// q = 0; the padding of d and s is zero.
+func TestQuantiseX(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	x := make([]float32, 32*5)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64()) * float32(math.Pow(10, float64(i/32-2)))
+	}
+	clear(x[64:96])      // block 2
+	x[3*32+7] = 0x1p-120 // block 3: tiny, below tinyBlock: zeros
+	for j := range 32 {
+		if j != 7 {
+			x[3*32+j] = 0
+		}
+	}
+	kernels := []quantKernels{goQuantKernels}
+	if k, ok := simdQuantKernels(); ok {
+		kernels = append(kernels, k)
+	}
+	ref := &qAct{}
+	quantiseX(x, ref)
+	for _, k := range kernels {
+		t.Run(k.name, func(t *testing.T) { testQuantise(t, k, x, ref) })
+	}
+}
+
+// testQuantise is TestQuantiseX for one kernel set, whose d and q also equal ref's (quantiseX's).
+func testQuantise(t *testing.T, k quantKernels, x []float32, ref *qAct) {
+	a := &qAct{d: []float32{9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9}}
+	k.quantise(x, a)
+	if !slices.Equal(a.d, ref.d) || !slices.Equal(a.q, ref.q) {
+		t.Fatalf("d or q differ from quantiseX's: d %v, want %v", a.d, ref.d)
+	}
+	if a.nb != 5 || len(a.d) != 16 || len(a.s) != 16 || len(a.q) != 160 {
+		t.Fatalf("nb %d, len(d) %d, len(s) %d, len(q) %d; want 5, 16, 16, 160", a.nb, len(a.d), len(a.s), len(a.q))
+	}
+	for b := range 16 {
+		if b >= 5 {
+			if a.d[b] != 0 || a.s[b] != 0 {
+				t.Fatalf("padding d[%d] = %g, s[%d] = %g, want 0", b, a.d[b], b, a.s[b])
+			}
+			continue
+		}
+		var sum float64
+		top := 0
+		for j := range 32 {
+			v, q := float64(x[32*b+j]), a.q[32*b+j]
+			sum += v
+			top = max(top, int(q), -int(q))
+			allowed := (1 + 0x1p-10) * float64(a.d[b]) / 2
+			if b == 3 {
+				allowed = tinyBlock
+			}
+			if e := math.Abs(v - float64(a.d[b])*float64(q)); e > allowed || q < -qMax {
+				t.Fatalf("block %d: x %g ≈ %g·%d off by %.3g > d/2", b, v, a.d[b], q, e)
+			}
+		}
+		if math.Abs(sum-float64(a.s[b])) > 64*0x1p-24*math.Abs(sum) {
+			t.Fatalf("block %d: s %g, want %g", b, a.s[b], sum)
+		}
+		if zero := b == 2 || b == 3; !zero && top != qMax || zero && (top != 0 || a.d[b] != 0) {
+			t.Fatalf("block %d: largest |q| %d, d %g", b, top, a.d[b])
+		}
+	}
+}
+
+// TestQuantKernelsSameIntegerSums: the AVX-512 kernels compute the plain-Go kernels' integer
+// products, so the two differ only by float32 rounding of the scaled (partial) block sums,
+// added in other orders: |simd − go| ≤ 2·2(nb+4)·u·Σ_b (|d_w·d_a|·Σ_j |q_w·q_a| + |m_w·Σx|).
+// A block summed from the wrong quants is off by a whole d_w·d_a at least.
+func TestQuantKernelsSameIntegerSums(t *testing.T) {
+	k, ok := simdQuantKernels()
+	if !ok {
+		t.Skip("no SIMD kernels in this build")
+	}
+	for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
+		for _, cols := range []int{32, 64, 96, 128, 160, 576, 1536, 2080, 2112} { // 1 … 66 blocks
+			m := randomPacked(t, f, 5, cols, uint64(cols)) // 4 rows a step, then 1
+			rows := planar(m)
+			rng := rand.New(rand.NewPCG(uint64(cols), 5))
+			x := make([]float32, cols)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+			}
+			a := &qAct{}
+			quantiseX(x, a)
+			q4 := f == gguf.TensorQ4_1
+			k.layout(q4, a)
+			dot, ref := k.q8_0, goQuantKernels.q8_0
+			if q4 {
+				dot, ref = k.q4_1, goQuantKernels.q4_1
+			}
+			nb := cols / 32
+			got, want := make([]float32, 5), make([]float32, 5)
+			dot(rows, a, got)
+			ref(rows, a, want)
+			for r := range 5 {
+				var abs float64
+				for b := range nb {
+					blk := m.Row(r)[b*f.BlockBytes() : (b+1)*f.BlockBytes()] // GGUF block: d, (m,) quants
+					d := float64(gguf.Float16(enc.LittleEndian.Uint16(blk)))
+					var qq float64 // Σ_j |q_w·q_a|
+					for j := range 32 {
+						var qw float64
+						if q4 {
+							qw = float64(blk[4+j%16] >> (4 * (j / 16)) & 0x0f)
+						} else {
+							qw = float64(int8(blk[2+j]))
+						}
+						qq += math.Abs(qw * float64(a.q[32*b+j]))
+					}
+					abs += math.Abs(d*float64(a.d[b])) * qq
+					if q4 {
+						abs += math.Abs(float64(gguf.Float16(enc.LittleEndian.Uint16(blk[2:]))) * float64(a.s[b]))
+					}
+				}
+				bound := 4 * float64(nb+4) * 0x1p-24 * abs
+				if d := math.Abs(float64(got[r]) - float64(want[r])); d > bound || math.IsNaN(float64(got[r])) {
+					t.Fatalf("%s cols %d row %d: %s %g, go %g (off by %.3g > %.3g)", f, cols, r, k.name, got[r], want[r], d, bound)
+				}
+			}
+		}
+	}
+}
+
+// TestHalves16 compares the kernels' vector half conversion with f16 on every finite half, 16
+// at a time, and checks that it zeros the lanes past n.
+func TestHalves16(t *testing.T) {
+	got := make([]float32, 16)
+	for h0 := 0; h0 < 1<<16; h0 += 16 {
+		src := make([]byte, 32)
+		for i := range 16 {
+			enc.LittleEndian.PutUint16(src[2*i:], uint16(h0+i))
+		}
+		n := 16
+		if h0&0x7c00 == 0x7c00 { // Inf, NaN: quant.NewMatrix refuses them as scales; zeroed here
+			n = 0
+		}
+		if !halves16Into(src, n, got) {
+			t.Skip("no SIMD kernels in this build")
+		}
+		for i, v := range got {
+			want := float32(0)
+			if i < n {
+				want = f16(src[2*i:])
+			}
+			if math.Float32bits(v) != math.Float32bits(want) {
+				t.Fatalf("half %#04x (n %d): %g, want %g", h0+i, n, v, want)
+			}
+		}
+	}
+}
+
+// TestQuantNaN: a NaN in x makes every y NaN, as the float32 product does, with every kernel
+// set and format.
+func TestQuantNaN(t *testing.T) {
+	kernels := []quantKernels{goQuantKernels}
+	if k, ok := simdQuantKernels(); ok {
+		kernels = append(kernels, k)
+	}
+	for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
+		m := randomPacked(t, f, 8, 576, 11)
+		h := quant.Header{Format: f, Rows: 8, Cols: 576, Bt: 1}
+		x := make([]float32, 576)
+		for i := range x {
+			x[i] = float32(i%5) - 2
+		}
+		x[100] = float32(math.NaN())
+		for _, k := range kernels {
+			y := make([]float32, 8)
+			quantMatMul(k, h, planar(m), x, 1, y, 1)
+			for r, v := range y {
+				if !math.IsNaN(float64(v)) {
+					t.Fatalf("%s %s: y[%d] = %g, want NaN", f, k.name, r, v)
+				}
+			}
+		}
+	}
 }

@@ -5,3 +5,5 @@ package fastgo
 // Without GOEXPERIMENT=simd the packed-row kernels are the plain-Go ones (quant_go.go).
 
 func simdQuantKernels() (quantKernels, bool) { return quantKernels{}, false }
+
+func halves16Into([]byte, int, []float32) bool { return false }

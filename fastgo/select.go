@@ -1,9 +1,10 @@
 package fastgo
 
 import (
+	le "encoding/binary"
 	"math/bits"
 	"sync/atomic"
-	"unsafe"
+	"unsafe" // go:linkname, and bools as bytes
 
 	"github.com/gomlx/gomlx/backends/simplego"
 )
@@ -181,26 +182,10 @@ func where[T any](cond []bool, onTrue, onFalse, dst []T, scalar [3]bool, alias, 
 	parallelFor(len(cond), minParallelWork, workers, func(lo, hi int) {
 		switch {
 		case alias == 2 && !scalar[1]:
-			for i := lo; i < hi; i++ {
-				if i+8 <= hi && word(cond, i) == 0 {
-					i += 7 // eight false: nothing to write
-					continue
-				}
-				if cond[i] {
-					dst[i] = onTrue[i]
-				}
-			}
+			forEach(cond, lo, hi, true, func(i int) { dst[i] = onTrue[i] })
 			return
 		case alias == 1 && !scalar[2]:
-			for i := lo; i < hi; i++ {
-				if i+8 <= hi && word(cond, i) == allTrue {
-					i += 7 // eight true: nothing to write
-					continue
-				}
-				if !cond[i] {
-					dst[i] = onFalse[i]
-				}
-			}
+			forEach(cond, lo, hi, false, func(i int) { dst[i] = onFalse[i] })
 			return
 		}
 		for i := lo; i < hi; i++ {
@@ -222,30 +207,53 @@ func where[T any](cond []bool, onTrue, onFalse, dst []T, scalar [3]bool, alias, 
 	})
 }
 
-// countTrue counts the true elements of cond.
+// countTrue counts the true elements of cond (8 at a time: a bool is one byte, 0 or 1).
 func countTrue(cond []bool, workers int) int {
 	var total atomic.Int64
 	parallelFor(len(cond), minParallelWork, workers, func(lo, hi int) {
-		n, i := 0, lo
-		for ; i+8 <= hi; i += 8 {
-			n += bits.OnesCount64(word(cond, i)) // one bit per true
+		b, n := boolBytes(cond[lo:hi]), 0
+		i := 0
+		for ; i+8 <= len(b); i += 8 {
+			n += bits.OnesCount64(le.LittleEndian.Uint64(b[i:]))
 		}
-		for _, c := range cond[i:hi] {
-			if c {
-				n++
-			}
+		for ; i < len(b); i++ {
+			n += int(b[i])
 		}
 		total.Add(int64(n))
 	})
 	return int(total.Load())
 }
 
-// word is cond[i : i+8] read as one number (a Go bool is one byte, 0 or 1): 0 when all eight
-// are false, allTrue when all are true. The decode step's KV-cache condition is false but on
-// one row: its Where passes over the rest eight elements at a time.
-func word(cond []bool, i int) uint64 { return *(*uint64)(unsafe.Pointer(&cond[i])) }
+// forEach calls fn(i) for every i in [lo, hi) with cond[i] == want, skipping 8 elements at a
+// time where none is wanted (a KV cache's new row among the positions of a chunk).
+func forEach(cond []bool, lo, hi int, want bool, fn func(i int)) {
+	b := boolBytes(cond[lo:hi])
+	var skip uint64 // 8 bytes that hold no wanted element
+	if !want {
+		skip = 0x0101010101010101
+	}
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		if le.LittleEndian.Uint64(b[i:]) == skip {
+			continue
+		}
+		for j := i; j < i+8; j++ {
+			if cond[lo+j] == want {
+				fn(lo + j)
+			}
+		}
+	}
+	for ; i < len(b); i++ {
+		if cond[lo+i] == want {
+			fn(lo + i)
+		}
+	}
+}
 
-const allTrue = 0x0101010101010101
+// boolBytes views c as its bytes (0 or 1 each).
+func boolBytes(c []bool) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c))), len(c))
+}
 
 func slicesEqual(a, b []int) bool {
 	if len(a) != len(b) {

@@ -219,9 +219,9 @@ func attendAll(q, keys, values, pos *Node, scale float64) *Node {
 	i := Add(Iota(g, tile, 2), pos)                                                // [1, 1, n, S]: position of query i
 	j := Iota(g, tile, 3)                                                          // [1, 1, n, S]: position of key j
 	allowed := BroadcastToDims(causalSeesNode(i, j), logits.Shape().Dimensions...) // the causal rule (mask.go)
-	logits = Where(allowed, logits, BroadcastToDims(Scalar(g, logits.DType(), math.Inf(-1)), logits.Shape().Dimensions...))
-	weights := safeSoftmax(logits)             // [B, Hq, n, S]
-	return groupedWeightedSum(weights, values) // [B, Hq, n, dv]
+	logits = Where(allowed, logits, Scalar(g, logits.DType(), math.Inf(-1)))       // a scalar branch: the backend broadcasts it
+	weights := safeSoftmax(logits)                                                 // [B, Hq, n, S]
+	return groupedWeightedSum(weights, values)                                     // [B, Hq, n, dv]
 }
 
 // checkQuery validates new queries q [B, Hq, n, dk] against the cache: Hq may be a multiple of

@@ -10,6 +10,8 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/mhalab/mhalab/internal/backendtest"
@@ -184,4 +186,39 @@ func seqRows(x *mhatest.Tensor, from, n int) *mhatest.Tensor {
 		}
 	}
 	return out
+}
+
+// TestCachedSelfAttentionStepCopiesNoWeight: a one-token step with the fused in_proj_weight
+// [3E, E] multiplies the weight where it lies — no node of the step's graph but the parameters
+// (variables and inputs) holds E·E values or more. On the pure-Go backend the weight used to be
+// cut in Wq, Wk, Wv first, per step: a Reshape copying the whole weight, then three Gathers.
+func TestCachedSelfAttentionStepCopiesNoWeight(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		const B, L, E, h = 1, 4, 64, 4
+		cache, err := mhalib.NewKVCache(B, h, L, E/h, E/h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.New()
+		exec, err := context.NewExec(backend, ctx, func(ctx *context.Context, x, pos *Node) *Node {
+			return mhalib.CachedSelfAttention(ctx, x, h, cache, pos).Done() // [B, 1, E]
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer exec.Finalize()
+		out, g, err := exec.ExecWithGraph(tensors.FromShape(shapes.Make(dtypes.Float32, B, 1, E)), int32(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[0].FinalizeAll()
+		if ctx.GetVariableByScopeAndName("/"+mhalib.DefaultScope, mhalib.VarInProjWeight) == nil {
+			t.Fatalf("no fused %s variable: the test does not test the fused weight", mhalib.VarInProjWeight)
+		}
+		for _, n := range g.Nodes() {
+			if n.Type() != NodeTypeParameter && n.Shape().Size() >= E*E {
+				t.Errorf("node %s holds %d ≥ E·E = %d values: the step copies a weight", n, n.Shape().Size(), E*E)
+			}
+		}
+	})
 }

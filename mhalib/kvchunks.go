@@ -186,8 +186,8 @@ func (c *KVCache) stepOne(s *chunkSet, q, k, v, pos *Node, scale float64) *Node 
 	inChunks := LessThan(col, first)
 	seen := Where(inChunks, LessThan(col, MulScalar(t, float64(T))), LessOrEqual(Sub(col, first), off)) // [1, 1, 1, C·T]
 	dims := logits.Shape().Dimensions
-	logits = Where(BroadcastToDims(seen, dims...), logits, BroadcastToDims(Scalar(g, logits.DType(), math.Inf(-1)), dims...))
-	weights := safeSoftmax(logits) // [B, Hq, 1, C·T]
+	logits = Where(BroadcastToDims(seen, dims...), logits, Scalar(g, logits.DType(), math.Inf(-1))) // a scalar branch: the backend broadcasts it
+	weights := safeSoftmax(logits)                                                                  // [B, Hq, 1, C·T]
 	var out *Node
 	for i := range C {
 		w := Slice(weights, AxisRange(), AxisRange(), AxisRange(), AxisRange(i*T, (i+1)*T)) // [B, Hq, 1, T]

@@ -116,7 +116,7 @@ func (c *WindowedKVCache) Step(ctx *context.Context, q, k, v, pos *Node, scale f
 		ok := LogicalAnd(LogicalAnd(GreaterOrEqual(kp, ZerosLike(kp)), causalSeesNode(qpb, kp)),
 			GreaterOrEqual(kp, AddScalar(qpb, float64(-c.left)))) // [1, 1, n, m]
 		dims := logits.Shape().Dimensions
-		return Where(BroadcastToDims(ok, dims...), logits, BroadcastToDims(Scalar(g, dt, math.Inf(-1)), dims...))
+		return Where(BroadcastToDims(ok, dims...), logits, Scalar(g, dt, math.Inf(-1))) // a scalar branch: the backend broadcasts it
 	}
 	logits := Concatenate([]*Node{
 		masked(MulScalar(groupedScores(q, oldK), scale), ringPos), // [B, Hq, n, W]

@@ -51,7 +51,7 @@ func inProjection(ctx *context.Context, query, key, value *Node, embedDim, kvWid
 	E := embedDim
 	kdim, vdim := key.Shape().Dim(-1), value.Shape().Dim(-1)
 
-	var bias, bq, bk, bv *Node // [3E], [E], [E], [E]
+	var bias *Node // [3E]
 	if useBias {
 		var biasInit context.VariableInitializer = zeroInit
 		if init == InitTorchLinear {
@@ -63,9 +63,16 @@ func inProjection(ctx *context.Context, query, key, value *Node, embedDim, kvWid
 				return Reshape(Mul(AddScalar(MulScalar(u, 2), -1), BroadcastToDims(b, 3, E)), 3*E) // [3E]
 			}
 		}
-		bias = variable(ctx, g, VarInProjBias, dtype, []int{3 * E}, biasInit)               // [3E]
-		bias3 := Reshape(bias, 3, E)                                                        // [3, E]
-		bq, bk, bv = takeIndex(bias3, 0, 0), takeIndex(bias3, 0, 1), takeIndex(bias3, 0, 2) // [E] each
+		bias = variable(ctx, g, VarInProjBias, dtype, []int{3 * E}, biasInit) // [3E]
+	}
+	// splitBias cuts bias in bq, bk, bv [E] each (nil without bias); only the paths that use
+	// them build them (the pure-Go backend fails on nodes that no output uses).
+	splitBias := func() (bq, bk, bv *Node) {
+		if bias == nil {
+			return nil, nil, nil
+		}
+		bias3 := Reshape(bias, 3, E)                                                  // [3, E]
+		return takeIndex(bias3, 0, 0), takeIndex(bias3, 0, 1), takeIndex(bias3, 0, 2) // [E] each
 	}
 
 	weightInit := func(out, in int) context.VariableInitializer {
@@ -79,23 +86,28 @@ func inProjection(ctx *context.Context, query, key, value *Node, embedDim, kvWid
 		wq := variable(ctx, g, VarQProjWeight, dtype, []int{E, E}, weightInit(E, E))       // [E, E]
 		wk := variable(ctx, g, VarKProjWeight, dtype, []int{E, kdim}, weightInit(E, kdim)) // [E, kdim]
 		wv := variable(ctx, g, VarVProjWeight, dtype, []int{E, vdim}, weightInit(E, vdim)) // [E, vdim]
+		bq, bk, bv := splitBias()
 		return applyLinear(query, wq, bq), applyLinear(key, wk, bk), applyLinear(value, wv, bv)
 	}
 
 	// Fused: PyTorch's xavier_uniform_ treats [3E, E] as one matrix: fan_in = E, fan_out = 3E.
 	w := variable(ctx, g, VarInProjWeight, dtype, []int{3 * E, E}, weightInit(3*E, E)) // [3E, E]
-	if query == key && key == value && differentiableSlices(g) {
+	if rows := query.Shape().Size() / query.Shape().Dim(-1); query == key && key == value && (differentiableSlices(g) || rows <= fewRows) {
 		// Self-attention: one product with the whole weight, then the output cut in three.
 		// Every output element is the same dot product as with the weight cut first; one
-		// [B·L, E]×[E, 3E] matrix product keeps the cores busier than three of [E, E]. Not on
-		// the pure-Go backend: there each cut of the last axis is a Gather between two
-		// transposes of the whole [B, L, 3E] output (take.go), which cost seed003 a sixth of its
-		// time; cutting the weight along its first axis is a copy of rows.
+		// [B·L, E]×[E, 3E] matrix product keeps the cores busier than three of [E, E]. On the
+		// pure-Go backend only for a few rows (a decoding step): there each cut of the last
+		// axis is a Gather between two transposes of the whole [B, L, 3E] output (take.go),
+		// which cost seed003 a sixth of its time, while cutting the weight copies it twice (the
+		// Reshape of a variable's buffer, then the Gather: 2·3E·E values), which for one row
+		// cost the modern suite's decoding step (E 2048) ~100 MB of copies per layer, more
+		// than the product reads.
 		qkv := applyLinear(query, w, bias)                                                 // [B, L, 3E]
 		return sliceAxis(qkv, 2, 0, E), sliceAxis(qkv, 2, E, E), sliceAxis(qkv, 2, 2*E, E) // [B, L, E] each
 	}
 	w3 := Reshape(w, 3, E, E)                                                   // [3, E, E]: Wq, Wk, Wv
 	wq, wk, wv := takeIndex(w3, 0, 0), takeIndex(w3, 0, 1), takeIndex(w3, 0, 2) // [E, E] each
+	bq, bk, bv := splitBias()
 	return applyLinear(query, wq, bq), applyLinear(key, wk, bk), applyLinear(value, wv, bv)
 }
 

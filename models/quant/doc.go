@@ -8,8 +8,8 @@
 // shapes make the carrier an operand and give the product's shape: x [..., cols] is viewed as
 // [Bt, M, C] and the carrier as [Bt, C, N] (Bt·C = cols, Bt·N = rows), the product
 // [Bt, M, N] is y [..., rows]. Only a DotGeneral executor that recognises the header computes
-// the right numbers (fastgo's, on the pure-Go backend: it dequantises each block inside its
-// matrix–vector kernel); any other executor would multiply the raw words. So a model builds
+// the right numbers (fastgo's, on the pure-Go backend: it multiplies the packed blocks inside
+// its matrix–vector kernel); any other executor would multiply the raw words. So a model builds
 // this graph only when Available says such an executor is installed, and otherwise keeps its
 // float32 weights (XLA has no executor that reads a carrier; expressing the dequantisation in
 // XLA's own ops would make it materialise the float32 matrix before its dot).

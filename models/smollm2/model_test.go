@@ -366,7 +366,7 @@ func TestGreedyMatchesHuggingFace(t *testing.T) {
 
 // TestCachedEqualsFull: decoding with the KV cache — the prompt prefilled, then one token per
 // step — gives the logits of recomputing the whole sequence at every step (Logits), within 2e-4
-// and with the same argmax (transformers' own cache-vs-recompute difference is ~5e-5): with the
+// (+ packedStepBound with packed matrices) and with the same argmax (transformers' own cache-vs-recompute difference is ~5e-5): with the
 // cache in one chunk (the default for short sessions: KVCache.Append) and in chunks of 4
 // positions (KVCache.Step), so that the prompt spans chunks and the steps move full chunks out
 // of the tail.
@@ -418,8 +418,12 @@ func testCachedEqualsFull(t *testing.T, r *Runner, T int) {
 			t.Errorf("position %d: argmax cached %d, full %d", i, argmax(cached[i]), argmax(full[i]))
 		}
 	}
-	if worst > 2e-4 {
-		t.Errorf("max|cached − full| = %.3g over %d positions × %d logits, want ≤ 2e-4", worst, len(seq), len(full[0]))
+	limit := 2e-4
+	if r.Packed() { // the steps' packed matrix–vector kernels round x to 16-bit blocks
+		limit += packedStepBound
+	}
+	if worst > limit {
+		t.Errorf("max|cached − full| = %.3g over %d positions × %d logits, want ≤ %.3g", worst, len(seq), len(full[0]), limit)
 	}
 	t.Logf("max|cached − full| = %.3g over %d positions × %d logits", worst, len(seq), len(full[0]))
 	// A full session refuses more tokens, naming the capacity.

@@ -13,12 +13,11 @@ import (
 
 // TestPackedEqualsFloat32: on the pure-Go backend with fastgo, NewRunner keeps the Q8_0/Q4_1
 // matrices packed; its logits — whole prompts (Logits) and one token at a time with the KV
-// cache (Session) — equal the float32 runner's within 2·logitBound: the kernels compute the
-// same sums of the same dequantised weights in another order, and each path is held within
-// logitBound of transformers' float64 logits (TestLogitsMatchHuggingFace runs the packed one
-// on go), so they differ by at most twice that. Measured: whole prompts 0 (that path
-// dequantises and runs the float32 kernels), cached steps ≤ 4.7e-5, against bounds of
-// 1.8e-4 … 2.7e-4. A wrong block layout or scale is off by whole units.
+// cache (Session) — equal the float32 runner's. Whole prompts within 2·logitBound: that path
+// dequantises and runs the float32 kernels (measured: 0). The cached step (M = 1, the packed
+// matrix–vector kernels) within 2·logitBound + packedStepBound, with the same argmax: those
+// kernels round x to 16-bit blocks (fastgo/quant_act.go). A wrong block layout or scale is off
+// by whole units.
 func TestPackedEqualsFloat32(t *testing.T) {
 	backend := packedGoBackend(t)
 	var fx modelFixture
@@ -74,12 +73,25 @@ func TestPackedEqualsFloat32(t *testing.T) {
 		for v := range step {
 			worstStep = max(worstStep, math.Abs(float64(step[v]-want[n-1][v])))
 		}
-		t.Logf("%-30.30q max|packed − float32|: Logits %.2e, cached step %.2e (bound %.2e)", c.Prompt, worst, worstStep, bound)
-		if worst > bound || worstStep > bound || math.IsNaN(worst) || math.IsNaN(worstStep) {
-			t.Errorf("%q: packed logits differ from float32 by %.3g (whole prompt) and %.3g (cached step) > bound %.3g", c.Prompt, worst, worstStep, bound)
+		stepBound := bound + packedStepBound
+		t.Logf("%-30.30q max|packed − float32|: Logits %.2e (bound %.2e), cached step %.2e (bound %.2e)", c.Prompt, worst, bound, worstStep, stepBound)
+		if worst > bound || worstStep > stepBound || math.IsNaN(worst) || math.IsNaN(worstStep) {
+			t.Errorf("%q: packed logits differ from float32 by %.3g (whole prompt, bound %.3g) and %.3g (cached step, bound %.3g)", c.Prompt, worst, bound, worstStep, stepBound)
+		}
+		if argmax(step) != argmax(want[n-1]) {
+			t.Errorf("%q: cached step's argmax %d, float32's %d", c.Prompt, argmax(step), argmax(want[n-1]))
 		}
 	}
 }
+
+// packedStepBound is what the packed matrix–vector kernels may add to a logit's distance from
+// the float32 runner's: they round x to 16-bit blocks (|x − d·q| ≤ 1/65534 of the block's
+// largest |x|, 2⁸ × float32's rounding), through 30 layers and the head, and in the KV cache
+// steps after. Measured (AVX-512 and plain-Go kernels, which add the same integer sums in
+// other orders): 3.1e-3 … 5.7e-3 after one step (TestPackedEqualsFloat32), 9.1e-3 … 1.3e-2
+// after 11 (TestCachedEqualsFull). 8-bit blocks, as llama.cpp's, gave ~1 and changed the
+// greedy tokens of 12 of 14 prompts; a wrong block layout or scale is off by whole units.
+const packedStepBound = 3e-2
 
 // TestFastgoOffRunsFloat32: with fastgo switched off (MHALAB_FASTGO=0, the bench's go-gomlx)
 // NewRunner keeps float32 matrices — GoMLX's own DotGeneral would multiply a carrier's raw
