@@ -6,6 +6,7 @@ import (
 	_ "unsafe" // for go:linkname
 
 	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
 // Slice: GoMLX's kernel walks the output element by element with an index iterator. A decoder
@@ -19,19 +20,12 @@ func gomlxSlice(backend *simplego.Backend, node *simplego.Node, inputs []*simple
 
 func execSlice(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
 	starts, ok := sliceStarts(node)
-	if !ok || !enabled.Load() {
-		return fallback(opSlice, gomlxSlice, backend, node, inputs, inputsOwned)
-	}
-	inShape, err := backend.BufferShape(inputs[0])
-	if err != nil {
-		return nil, err
-	}
-	inFlat, err := backend.BufferData(inputs[0])
+	inShape, inFlat, err := shapeAndData(backend, inputs[0])
 	if err != nil {
 		return nil, err
 	}
 	outShape := nodeShape(node)
-	if !movable(inFlat) || len(starts) != inShape.Rank() || outShape.Rank() != inShape.Rank() {
+	if !ok || !enabled.Load() || !movable(inFlat) || len(starts) != inShape.Rank() || outShape.Rank() != inShape.Rank() {
 		return fallback(opSlice, gomlxSlice, backend, node, inputs, inputsOwned)
 	}
 	out, outFlat, err := newOutput(backend, outShape)
@@ -136,3 +130,13 @@ func sliceFieldIndices(t reflect.Type) [2]int {
 }
 
 var sliceFields sync.Map // reflect.Type → [2]int
+
+// shapeAndData is a buffer's shape and flat data.
+func shapeAndData(backend *simplego.Backend, b *simplego.Buffer) (shapes.Shape, any, error) {
+	shape, err := backend.BufferShape(b)
+	if err != nil {
+		return shape, nil, err
+	}
+	flat, err := backend.BufferData(b)
+	return shape, flat, err
+}
