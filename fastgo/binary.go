@@ -143,6 +143,9 @@ func binary[T Float](o op, plan stridedPlan, a, b, out []T, workers int) {
 
 func binaryVV[T Float](o op, dst, a, b []T) {
 	a, b = a[:len(dst)], b[:len(dst)]
+	if d, ok := any(dst).([]float32); ok && binaryF32Vec(o, d, any(a).([]float32), any(b).([]float32), true, false) {
+		return
+	}
 	switch o {
 	case opAdd:
 		for i := range dst {
@@ -173,6 +176,9 @@ func binaryVV[T Float](o op, dst, a, b []T) {
 
 func binaryVS[T Float](o op, dst, a []T, b T) {
 	a = a[:len(dst)]
+	if d, ok := any(dst).([]float32); ok && binaryF32Vec(o, d, any(a).([]float32), []float32{float32(b)}, false, false) {
+		return
+	}
 	switch o {
 	case opAdd:
 		for i := range dst {
@@ -203,6 +209,9 @@ func binaryVS[T Float](o op, dst, a []T, b T) {
 
 func binarySV[T Float](o op, dst []T, a T, b []T) {
 	b = b[:len(dst)]
+	if d, ok := any(dst).([]float32); ok && binaryF32Vec(o, d, any(b).([]float32), []float32{float32(a)}, false, true) {
+		return
+	}
 	switch o {
 	case opAdd:
 		for i := range dst {

@@ -34,9 +34,12 @@
 //     the Transposes and Gathers with which mhalib slices tensors here (the backend has no Pad,
 //     so Slice cannot be differentiated). Each executor handles the common cases (float32 and
 //     float64, the layouts attention produces) — cut into ranges over goroutines, copies of
-//     runs instead of index iterators, an AVX-512 exp — and hands the rest to GoMLX's executor.
+//     runs instead of index iterators, AVX-512 loops for exp, row sums and float32
+//     Add/Sub/Mul/Div — and hands the rest to GoMLX's executor.
 //     Results equal GoMLX's bit for bit, except Exp in float32 (within 2 ulp; GoMLX rounds
-//     float64's exp) — tests compare every op with GoMLX's kernel. Ops lists them, OpCalls counts.
+//     float64's exp) and float32 ReduceSum along rows (added in vector lanes: within
+//     (n+1)·u·Σ|x| of the exact sum) — tests compare every op with GoMLX's kernel. Ops lists
+//     them, OpCalls counts.
 //   - Packed matrices (quant.go, quant_go.go, quant_simd.go): a DotGeneral whose right operand
 //     is a models/quant carrier (a float32 tensor holding a Q8_0/Q4_1 matrix's blocks behind a
 //     checked header) is computed by a matrix–vector kernel that multiplies each 32-weight

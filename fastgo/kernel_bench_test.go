@@ -1,9 +1,15 @@
 package fastgo
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
-// BenchmarkMicroKernel times each micro-kernel alone on packed panels that stay in L1 (kc=256),
-// in GFLOP/s of one goroutine: the ceiling of the GEMM built on it.
+// BenchmarkMicroKernel times each micro-kernel alone on panels that stay in L1 (kc=256), in
+// GFLOP/s of one goroutine (elapsed) and, on Linux, GFLOP per CPU-second of its thread — which
+// other load on a shared machine moves much less: the ceiling of the GEMM built on it. "rows"
+// is the kernel reading A's four rows in place (what the GEMM runs when A is contiguous along
+// the contracting axis: the projections and attention's products).
 func BenchmarkMicroKernel(b *testing.B) {
 	kernels := []microKernel[float32]{goKernel[float32]()}
 	if k, ok := simdKernelF32(); ok {
@@ -11,19 +17,40 @@ func BenchmarkMicroKernel(b *testing.B) {
 	}
 	const kc = 256
 	for _, kern := range kernels {
+		a, bb := make([]float32, kc*kern.mr), make([]float32, kc*kern.nr)
+		for i := range a {
+			a[i] = float32(i%7) * 0.25
+		}
+		for i := range bb {
+			bb[i] = float32(i%5) * 0.5
+		}
+		c := make([]float32, kern.mr*kern.nr)
+		flops := 2 * float64(kc*kern.mr*kern.nr)
 		b.Run(kern.name, func(b *testing.B) {
-			a, bb := make([]float32, kc*kern.mr), make([]float32, kc*kern.nr)
-			for i := range a {
-				a[i] = float32(i%7) * 0.25
-			}
-			for i := range bb {
-				bb[i] = float32(i%5) * 0.5
-			}
-			c := make([]float32, kern.mr*kern.nr)
-			for b.Loop() {
-				kern.fn(kc, a, bb, c, kern.nr, true)
-			}
-			b.ReportMetric(2*float64(kc*kern.mr*kern.nr)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			timeKernel(b, flops, func() { kern.fn(kc, a, bb, c, kern.nr, true) })
 		})
+		if kern.rows != nil {
+			b.Run(kern.name+"/rows", func(b *testing.B) {
+				timeKernel(b, flops, func() {
+					kern.rows(kc, a[0:kc], a[kc:2*kc], a[2*kc:3*kc], a[3*kc:4*kc], bb, c, kern.nr, true)
+				})
+			})
+		}
+	}
+}
+
+// timeKernel runs fn in b's loop on one locked OS thread and reports GFLOP/s (elapsed) and
+// GFLOP/cpu-s (the thread's CPU time, where it can be read).
+func timeKernel(b *testing.B, flops float64, fn func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu0 := threadCPUNS()
+	for b.Loop() {
+		fn()
+	}
+	cpu1 := threadCPUNS()
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	if cpu0 >= 0 && cpu1 > cpu0 {
+		b.ReportMetric(flops*float64(b.N)/float64(cpu1-cpu0), "GFLOP/cpu-s")
 	}
 }

@@ -11,3 +11,9 @@ func expF32Vec(dst, src []float32) bool { return false }
 func maxF32Vec(init float32, src []float32) (float32, bool) { return 0, false }
 
 func transposeBlocksF32(src []float32, ss int, dst []float32, ds int, y0, y1, nx int) int { return 0 }
+
+func sumF32Vec(src []float32) (float32, bool) { return 0, false }
+
+func binaryF32Vec(o op, dst, a, b []float32, bVec, swap bool) bool { return false }
+
+func copyRunsF32(dst, src []float32, offs []int, width int) bool { return false }

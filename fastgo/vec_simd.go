@@ -100,6 +100,110 @@ func maxF32Vec(init float32, src []float32) (float32, bool) {
 	return m, true
 }
 
+// sumF32Vec returns the sum of src and true, or false without AVX-512. It adds in 64 lanes
+// (four vectors of 16, then the lanes pairwise, then the tail in order): another order than
+// GoMLX's one-by-one sum, within (len(src)+1)·u·Σ|src| of the exact sum like any order (u =
+// 2⁻²⁴), and a sequential sum's latency chain (one add per element, ~4 cycles each) becomes
+// four independent vector chains.
+func sumF32Vec(src []float32) (float32, bool) {
+	if !vecAVX512 {
+		return 0, false
+	}
+	var a0, a1, a2, a3 archsimd.Float32x16
+	i := 0
+	for ; i+64 <= len(src); i += 64 {
+		a0 = a0.Add(archsimd.LoadFloat32x16((*[16]float32)(src[i : i+16])))
+		a1 = a1.Add(archsimd.LoadFloat32x16((*[16]float32)(src[i+16 : i+32])))
+		a2 = a2.Add(archsimd.LoadFloat32x16((*[16]float32)(src[i+32 : i+48])))
+		a3 = a3.Add(archsimd.LoadFloat32x16((*[16]float32)(src[i+48 : i+64])))
+	}
+	for ; i+16 <= len(src); i += 16 {
+		a0 = a0.Add(archsimd.LoadFloat32x16((*[16]float32)(src[i : i+16])))
+	}
+	var lanes [16]float32
+	a0.Add(a1).Add(a2.Add(a3)).Store(&lanes)
+	for w := 8; w >= 1; w /= 2 {
+		for j := range w {
+			lanes[j] += lanes[j+w]
+		}
+	}
+	s := lanes[0]
+	for _, v := range src[i:] {
+		s += v
+	}
+	return s, true
+}
+
+// binaryF32Vec sets dst[i] = a[i] ⊙ b[i] (bVec) or a[i] ⊙ b[0] (!bVec) for ⊙ one of Add, Sub,
+// Mul, Div, swapped (b ⊙ a) when swap, and reports true; false (nothing written) for other ops or
+// without AVX-512. Vector add, subtract, multiply and divide round each lane correctly, so the
+// results equal the plain-Go loops' bit for bit.
+func binaryF32Vec(o op, dst, a, b []float32, bVec, swap bool) bool {
+	if !vecAVX512 {
+		return false
+	}
+	var f func(x, y archsimd.Float32x16) archsimd.Float32x16
+	switch o {
+	case opAdd:
+		f = archsimd.Float32x16.Add
+	case opSub:
+		f = archsimd.Float32x16.Sub
+	case opMul:
+		f = archsimd.Float32x16.Mul
+	case opDiv:
+		f = archsimd.Float32x16.Div
+	default:
+		return false
+	}
+	n := len(dst)
+	a = a[:n]
+	var bs archsimd.Float32x16
+	if bVec {
+		b = b[:n]
+	} else {
+		bs = archsimd.BroadcastFloat32x16(b[0])
+	}
+	i := 0
+	for ; i+16 <= n; i += 16 {
+		x := archsimd.LoadFloat32x16((*[16]float32)(a[i : i+16]))
+		y := bs
+		if bVec {
+			y = archsimd.LoadFloat32x16((*[16]float32)(b[i : i+16]))
+		}
+		if swap {
+			x, y = y, x
+		}
+		f(x, y).Store((*[16]float32)(dst[i : i+16]))
+	}
+	if i < n {
+		x := archsimd.LoadFloat32x16SlicePart(a[i:n])
+		y := bs
+		if bVec {
+			y = archsimd.LoadFloat32x16SlicePart(b[i:n])
+		}
+		if swap {
+			x, y = y, x
+		}
+		f(x, y).StoreSlicePart(dst[i:n])
+	}
+	return true
+}
+
+// copyRunsF32 sets dst[k·width : (k+1)·width] = src[offs[k] : offs[k]+width] for each k and
+// reports true, or false (nothing written) without AVX-512 or when width is not a multiple of 16.
+func copyRunsF32(dst, src []float32, offs []int, width int) bool {
+	if !vecAVX512 || width%16 != 0 {
+		return false
+	}
+	for k, off := range offs {
+		d, s := dst[k*width:][:width], src[off:][:width]
+		for j := 0; j < width; j += 16 {
+			archsimd.LoadFloat32x16((*[16]float32)(s[j : j+16])).Store((*[16]float32)(d[j : j+16]))
+		}
+	}
+	return true
+}
+
 // transposeIdx[s][0|1]: the ConcatPermute indices of one stage of the 16×16 transpose, for
 // block size 8, 4, 2, 1: row a' takes a's columns j with bit s clear and b's columns j−s for
 // the others; row b' takes a's columns j+s and b's columns j with bit s set.

@@ -1,6 +1,8 @@
 package mhalib
 
 import (
+	"math"
+
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 )
@@ -49,11 +51,13 @@ import (
 // through flashAttend's tiles.
 
 // flashByRowsTileElems bounds the elements of one tile of scores, B·h·n·Lk (n: query rows per
-// block): 8 Mi elements, 32 MiB in float32. At B1 h8 L4096 that is 256 rows; at B8 h12 L1024,
-// 80. (fastgo's BenchmarkMHA, CPU time per pass on llm causal: 32 rows 1.4 s, 64–256 rows
+// block): 16 Mi elements, 64 MiB in float32. At B1 h8 L4096 that is 512 rows; at B8 h12 L1024,
+// 160. (fastgo's BenchmarkMHA, CPU time per pass on llm causal: 32 rows 1.4 s, 64–256 rows
 // 0.72–1.0 s within the noise of a shared machine; 64 rows at L4096 copied the key prefixes
-// too often.)
-const flashByRowsTileElems = 8 << 20
+// too often. With the vector element-wise loops, 16 Mi against 8 Mi, 4 interleaved runs each at
+// load 14–19: llm causal 557–630 ms against 671–784, long causal 324–356 against 352–361; 4 Mi
+// was slower than both.)
+const flashByRowsTileElems = 16 << 20
 
 // flashByRowsFits reports whether flashByRows computes attention for the masks ms with hkv
 // key/value heads (see above).
@@ -93,7 +97,6 @@ func flashByRowsBlock(batch, heads, lk, blockQ int) int {
 func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLSE bool) (output, lse *Node) {
 	batch, heads, lq, lk := ms.batch, ms.heads, ms.lq, ms.lk
 	g := qIn.Graph()
-	dtype := qIn.DType()
 	causal := ms.causal != NoCausal
 	n := flashByRowsBlock(batch, heads, lk, blockQ)
 	left := flashByRowsLeft(ms) // keys a row sees to its left, -1: all
@@ -134,15 +137,13 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 				ko, vo := take(kf, c0, cols), take(vf, c0, cols)                      // [cols, B, h, dk], [cols, B, h, dv]
 				s := DotGeneral(qi, []int{3}, []int{1, 2}, ko, []int{3}, []int{1, 2}) // [B, h, rows, cols]
 				if c0 < all {
-					sees := BroadcastToDims(bandTile(g, r0, rows, c0, cols, left), batch, heads, rows, cols)
-					s = Where(sees, s, Scalar(g, dtype, ms.fill))
+					s = maskTile(s, bandTile(g, r0, rows, c0, cols, left), ms.fill) // [B, h, rows, cols]
 				}
 				parts = append(parts, flashByRowsPart{s: s, v: vo, vLayout: 0})
 			}
 			kd, vd := take(kf, r0, rows), take(vf, r0, rows)                      // [rows, B, h, dk], [rows, B, h, dv]
 			s := DotGeneral(qi, []int{3}, []int{1, 2}, kd, []int{3}, []int{1, 2}) // [B, h, rows, rows]
-			sees := BroadcastToDims(bandTile(g, r0, rows, r0, rows, left), batch, heads, rows, rows)
-			s = Where(sees, s, Scalar(g, dtype, ms.fill)) // [B, h, rows, rows]
+			s = maskTile(s, bandTile(g, r0, rows, r0, rows, left), ms.fill)       // [B, h, rows, rows]
 			parts = append(parts, flashByRowsPart{s: s, v: vd, vLayout: 0})
 		}
 		var m *Node // [B, h, rows, 1]
@@ -231,6 +232,18 @@ func bandTile(g *Graph, r0, rows, c0, cols, left int) *Node {
 		}
 	}
 	return Reshape(Const(g, t), 1, 1, rows, cols)
+}
+
+// maskTile sets the logits s [B, h, rows, cols] that the constant tile sees [1, 1, rows, cols]
+// blocks to fill: with the fill −inf as an additive 0/−inf tile (blockAsBias, maskbias.go),
+// which needs no [B, h, rows, cols] bool broadcast and Where pass (2.5% of causal L 4096's CPU
+// time in fastgo's BenchmarkMHA), otherwise with Where.
+func maskTile(s, sees *Node, fill float64) *Node {
+	if math.IsInf(fill, -1) {
+		return blockAsBias(s, sees)
+	}
+	dims := s.Shape().Dimensions
+	return Where(BroadcastToDims(sees, dims...), s, Scalar(s.Graph(), s.DType(), fill))
 }
 
 // joinRows concatenates parts [B, h, n_i, d] along the rows: Concatenate, which every backend

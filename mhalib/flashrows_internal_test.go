@@ -64,13 +64,14 @@ func TestFlashByRowsFits(t *testing.T) {
 // would pass flashByRowsTileElems, never fewer than 16 (or blockQ if smaller).
 func TestFlashByRowsBlock(t *testing.T) {
 	for _, c := range []struct{ batch, heads, lk, blockQ, want int }{
-		{1, 8, 4096, 512, 256},       // long: 8 Mi / (8·4096) = 256
+		{1, 8, 8192, 512, 256},       // 16 Mi / (8·8192) = 256
+		{1, 8, 4096, 512, 512},       // long: 16 Mi / (8·4096) = 512 = blockQ
 		{1, 8, 1024, 512, 512},       // fits: blockQ
-		{8, 12, 1024, 512, 80},       // llm: 85 rounded down to a multiple of 16
+		{8, 12, 1024, 512, 160},      // llm: 170 rounded down to a multiple of 16
 		{1, 8, 1 << 20, 512, 16},     // at least 16
 		{1, 2, 16, 4, 4},             // a small blockQ is kept
-		{32, 8, 128, 512, 256},       // 8 Mi / (32·8·128) = 256
-		{1, 1, 16, 1 << 30, 1 << 19}, // 8 Mi / 16
+		{32, 8, 256, 512, 256},       // 16 Mi / (32·8·256) = 256
+		{1, 1, 16, 1 << 30, 1 << 20}, // 16 Mi / 16
 	} {
 		if got := flashByRowsBlock(c.batch, c.heads, c.lk, c.blockQ); got != c.want {
 			t.Errorf("flashByRowsBlock(B=%d, h=%d, Lk=%d, blockQ=%d) = %d, want %d", c.batch, c.heads, c.lk, c.blockQ, got, c.want)
