@@ -12,7 +12,8 @@ import (
 // Besides DotGeneral, the pure-Go backend's time in attention goes to ops that GoMLX v0.26
 // computes element by element on one goroutine: Exp, the reductions of softmax, the broadcasts
 // and binary ops around them, and the transposes of the head split/merge and of mhalib's
-// Gather-based slicing (and that Gather itself). This package installs its own executors for those ops too (same
+// Gather-based slicing (and that Gather itself); in a decoder's step, the Logistic of SiLU and
+// the Slices that cut stacked projections. This package installs its own executors for those ops too (same
 // mechanism, same priority, same off switch), each handling the common cases — float32/float64,
 // the layouts attention produces — and handing anything else to GoMLX's executor.
 
@@ -35,6 +36,8 @@ const (
 	opIsFinite
 	opWhere
 	opIdentity
+	opLogistic
+	opSlice
 	numOps
 )
 
@@ -44,6 +47,7 @@ var opTypes = [numOps]backends.OpType{
 	opAdd: backends.OpTypeAdd, opSub: backends.OpTypeSub, opMul: backends.OpTypeMul, opDiv: backends.OpTypeDiv,
 	opMax: backends.OpTypeMax, opMin: backends.OpTypeMin, opGather: backends.OpTypeGather,
 	opIsFinite: backends.OpTypeIsFinite, opWhere: backends.OpTypeWhere, opIdentity: backends.OpTypeIdentity,
+	opLogistic: backends.OpTypeLogistic, opSlice: backends.OpTypeSlice,
 }
 
 var opCalls, opFallbacks [numOps]atomic.Int64
@@ -71,6 +75,8 @@ func installElementwise() {
 		opIsFinite:       execIsFinite,
 		opWhere:          execWhere,
 		opIdentity:       execIdentity,
+		opLogistic:       execLogistic,
+		opSlice:          execSlice,
 	}
 	for o, fn := range executors {
 		if fn != nil {

@@ -3,6 +3,7 @@ package fastgo
 import (
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/gomlx/gomlx/backends/simplego"
 )
@@ -20,7 +21,7 @@ type dotParams struct {
 // (it cannot write them); a field that is missing or of another kind — a GoMLX other than
 // v0.26.0 — is an error, and the caller falls back to GoMLX's own executor.
 func readDotParams(node *simplego.Node) (p dotParams, err error) {
-	data := reflect.ValueOf(node).Elem().FieldByName("data")
+	data := reflect.ValueOf(node).Elem().FieldByIndex(nodeDataIndex())
 	if !data.IsValid() || data.Kind() != reflect.Interface || data.IsNil() {
 		return p, fmt.Errorf("fastgo: simplego.Node has no DotGeneral data (GoMLX other than v0.26.0?)")
 	}
@@ -31,61 +32,101 @@ func readDotParams(node *simplego.Node) (p dotParams, err error) {
 	if v.Kind() != reflect.Struct || v.Type().Name() != "dotGeneralNodeData" {
 		return p, fmt.Errorf("fastgo: DotGeneral node data is %s, want simplego.dotGeneralNodeData", v.Type())
 	}
-	ints := func(name string) ([]int, error) {
-		f := v.FieldByName(name)
-		if !f.IsValid() || f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.Int {
-			return nil, fmt.Errorf("fastgo: dotGeneralNodeData.%s is not an []int", name)
+	fields := dotFieldIndices(v.Type())
+	ints := func(k int) ([]int, error) {
+		if fields[k] < 0 {
+			return nil, fmt.Errorf("fastgo: dotGeneralNodeData.%s is not an []int", dotFieldNames[k])
 		}
+		f := v.Field(fields[k])
 		out := make([]int, f.Len())
 		for i := range out {
 			out[i] = int(f.Index(i).Int())
 		}
 		return out, nil
 	}
-	one := func(name string) (int, error) {
-		f := v.FieldByName(name)
-		if !f.IsValid() || f.Kind() != reflect.Int {
-			return 0, fmt.Errorf("fastgo: dotGeneralNodeData.%s is not an int", name)
+	one := func(k int) (int, error) {
+		if fields[k] < 0 {
+			return 0, fmt.Errorf("fastgo: dotGeneralNodeData.%s is not an int", dotFieldNames[k])
 		}
-		return int(f.Int()), nil
+		return int(v.Field(fields[k]).Int()), nil
 	}
-	for _, s := range []struct {
-		dst  *[]int
-		name string
-	}{{&p.lhsContractingAxes, "lhsContractingAxes"}, {&p.lhsBatchAxes, "lhsBatchAxes"},
-		{&p.rhsContractingAxes, "rhsContractingAxes"}, {&p.rhsBatchAxes, "rhsBatchAxes"}} {
-		if *s.dst, err = ints(s.name); err != nil {
+	for k, dst := range []*[]int{&p.lhsContractingAxes, &p.lhsBatchAxes, &p.rhsContractingAxes, &p.rhsBatchAxes} {
+		if *dst, err = ints(k); err != nil {
 			return p, err
 		}
 	}
-	for _, s := range []struct {
-		dst  *int
-		name string
-	}{{&p.batch, "batchSize"}, {&p.lhsCross, "lhsCrossSize"}, {&p.rhsCross, "rhsCrossSize"}, {&p.contract, "contractingSize"}} {
-		if *s.dst, err = one(s.name); err != nil {
+	for k, dst := range []*int{&p.batch, &p.lhsCross, &p.rhsCross, &p.contract} {
+		if *dst, err = one(4 + k); err != nil {
 			return p, err
 		}
 	}
 	return p, nil
 }
 
+// dotFieldNames are the fields readDotParams reads: four []int, then four int.
+var dotFieldNames = [8]string{"lhsContractingAxes", "lhsBatchAxes", "rhsContractingAxes", "rhsBatchAxes",
+	"batchSize", "lhsCrossSize", "rhsCrossSize", "contractingSize"}
+
+// dotFieldIndices returns the index of each of dotFieldNames in t (simplego's
+// dotGeneralNodeData), or −1 where it is missing or of another kind: looked up once per type
+// (FieldByName scans the fields by name, and every DotGeneral of every run reads them).
+func dotFieldIndices(t reflect.Type) [8]int {
+	if idx, ok := dotFields.Load(t); ok {
+		return idx.([8]int)
+	}
+	var idx [8]int
+	for k, name := range dotFieldNames {
+		idx[k] = -1
+		f, ok := t.FieldByName(name)
+		switch {
+		case !ok || len(f.Index) != 1:
+		case k < 4 && f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Int,
+			k >= 4 && f.Type.Kind() == reflect.Int:
+			idx[k] = f.Index[0]
+		}
+	}
+	dotFields.Store(t, idx)
+	return idx
+}
+
+var dotFields sync.Map // reflect.Type → [8]int
+
+// nodeDataIndex is the index of simplego.Node's field "data" (nil if it has none).
+var nodeDataIndex = sync.OnceValue(func() []int {
+	if f, ok := reflect.TypeFor[simplego.Node]().FieldByName("data"); ok {
+		return f.Index
+	}
+	return nil
+})
+
 // backendParallelism reads simplego's worker limit (backend.workers.maxParallelism; set by
 // GOMLX_BACKEND="go:parallelism=N"): 0 means sequential, < 0 unlimited. It returns the number of
 // goroutines one GEMM may use.
 func backendParallelism(b *simplego.Backend) int {
-	f := reflect.ValueOf(b).Elem().FieldByName("workers")
-	if f.IsValid() && f.Kind() == reflect.Struct {
-		if m := f.FieldByName("maxParallelism"); m.IsValid() && m.Kind() == reflect.Int {
-			switch n := int(m.Int()); {
-			case n == 0:
-				return 1
-			case n > 0:
-				return n
-			}
+	if idx := maxParallelismIndex(); idx != nil {
+		switch n := int(reflect.ValueOf(b).Elem().FieldByIndex(idx).Int()); {
+		case n == 0:
+			return 1
+		case n > 0:
+			return n
 		}
 	}
 	return defaultWorkers()
 }
+
+// maxParallelismIndex is the field path of backend.workers.maxParallelism (an int), nil if
+// simplego.Backend has none: looked up once (every fastgo executor reads it on every run).
+var maxParallelismIndex = sync.OnceValue(func() []int {
+	w, ok := reflect.TypeFor[simplego.Backend]().FieldByName("workers")
+	if !ok || w.Type.Kind() != reflect.Struct {
+		return nil
+	}
+	m, ok := w.Type.FieldByName("maxParallelism")
+	if !ok || m.Type.Kind() != reflect.Int {
+		return nil
+	}
+	return append(append([]int(nil), w.Index...), m.Index...)
+})
 
 // offsets builds the three offset tables of one operand of shape dims (row-major): element
 // (batch, cross, contract) is at batchOff[batch] + crossOff[cross] + contractOff[contract].

@@ -17,8 +17,33 @@ import (
 func gomlxExp(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
 
 func execExp(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
+	return execUnaryFloat(opExp, gomlxExp, expF32, expF64, backend, node, inputs, inputsOwned)
+}
+
+// expF32 is exp on the AVX-512 loop, else GoMLX's formula.
+func expF32(dst, src []float32) {
+	if !expF32Vec(dst, src) {
+		for i, x := range src {
+			dst[i] = float32(math.Exp(float64(x)))
+		}
+	}
+}
+
+// expF64 is GoMLX's formula.
+func expF64(dst, src []float64) {
+	for i, x := range src {
+		dst[i] = math.Exp(x)
+	}
+}
+
+// execUnaryFloat computes an element-wise unary op o of a float32 or float64 node with f32 or
+// f64 (dst[i] = f(src[i]) over a range), cut over several goroutines, into the input's buffer
+// when simplego hands it over; other dtypes, and everything while switched off, go to GoMLX's
+// executor gomlx.
+func execUnaryFloat(o op, gomlx nodeExecutor, f32 func(dst, src []float32), f64 func(dst, src []float64),
+	backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
 	if !enabled.Load() {
-		return fallback(opExp, gomlxExp, backend, node, inputs, inputsOwned)
+		return fallback(o, gomlx, backend, node, inputs, inputsOwned)
 	}
 	inFlat, err := backend.BufferData(inputs[0])
 	if err != nil {
@@ -27,7 +52,7 @@ func execExp(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.
 	switch inFlat.(type) {
 	case []float32, []float64:
 	default:
-		return fallback(opExp, gomlxExp, backend, node, inputs, inputsOwned)
+		return fallback(o, gomlx, backend, node, inputs, inputsOwned)
 	}
 	out, outFlat, err := unaryOutput(backend, node, inputs, inputsOwned)
 	if err != nil {
@@ -37,22 +62,12 @@ func execExp(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.
 	switch in := inFlat.(type) {
 	case []float32:
 		dst := outFlat.([]float32)
-		parallelFor(len(in), minParallelWork, workers, func(lo, hi int) {
-			if !expF32Vec(dst[lo:hi], in[lo:hi]) {
-				for i, x := range in[lo:hi] {
-					dst[lo+i] = float32(math.Exp(float64(x)))
-				}
-			}
-		})
+		parallelFor(len(in), minParallelWork, workers, func(lo, hi int) { f32(dst[lo:hi], in[lo:hi]) })
 	case []float64:
 		dst := outFlat.([]float64)
-		parallelFor(len(in), minParallelWork/8, workers, func(lo, hi int) {
-			for i, x := range in[lo:hi] {
-				dst[lo+i] = math.Exp(x)
-			}
-		})
+		parallelFor(len(in), minParallelWork/8, workers, func(lo, hi int) { f64(dst[lo:hi], in[lo:hi]) })
 	}
-	count(opExp)
+	count(o)
 	return out, nil
 }
 

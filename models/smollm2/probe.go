@@ -143,14 +143,14 @@ func (r *Runner) probeExec(k probeKey) (*context.Exec, error) {
 
 // probeGraph is Logits with probe.Apply on every layer's heads and the outputs probeExec lists.
 func (m *Model) probeGraph(ctx *context.Context, tokens, targets, keep, replace *Node, k probeKey) []*Node {
-	pos := ScalarZero(tokens.Graph(), dtypes.Int32)
+	p := m.positions(ScalarZero(tokens.Graph(), dtypes.Int32), tokens.Shape().Dim(1))
 	x := m.embed(ctx, tokens) // [B, L, D]
 	n := m.Config.NumHiddenLayers
 	var residual, heads, weights []*Node
 	for i := range n {
 		residual = append(residual, x)
 		var w *Node
-		x, w = m.blockWith(ctx, x, pos, i, nil, "", func(a *Node) *Node {
+		x, w = m.blockWith(ctx, x, p, i, nil, "", func(a *Node) *Node {
 			a = probe.Apply(a, keep, replace, i) // [B, H, L, hd]
 			heads = append(heads, a)
 			return a
