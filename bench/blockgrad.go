@@ -11,6 +11,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/mhalab/mhalab/mhalib"
@@ -108,7 +109,7 @@ func measureBlockGrad(backend backends.Backend, cfg memConfig, res *memResult) e
 			if err != nil {
 				return 0, err
 			}
-			return scalarOf(out[0]), finalizeAll(out)
+			return shapes.ConvertTo[float64](out[0].Value()), finalizeAll(out)
 		}
 	}
 	first, wall, cpu, err := timed(run(step))
@@ -132,17 +133,6 @@ func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[len(s)/2]
-}
-
-// scalarOf reads a float scalar tensor as float64 (0 for other types).
-func scalarOf(t interface{ Value() any }) float64 {
-	switch v := t.Value().(type) {
-	case float32:
-		return float64(v)
-	case float64:
-		return v
-	}
-	return 0
 }
 
 // printBlockGradTable prints the block gradient measurements, with the ratio of flash to plain

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
@@ -142,7 +143,7 @@ func (s *CheckpointStack) Gradients(x *tensors.Tensor) (*StackGradients, error) 
 	if err != nil {
 		return nil, fmt.Errorf("mhalib: CheckpointStack loss: %w", err)
 	}
-	res.Loss = scalarFloat(out[0])
+	res.Loss = shapes.ConvertTo[float64](out[0].Value())
 	g := out[1] // ∂ℓ/∂x_N
 	for k, name := range s.lossNames {
 		if err := s.accumulate(res.Variables, name, out[2+k]); err != nil {
@@ -228,7 +229,7 @@ func (s *CheckpointStack) GradientsAutodiff(x *tensors.Tensor) (*StackGradients,
 	if err != nil {
 		return nil, err
 	}
-	res := &StackGradients{Loss: scalarFloat(out[0]), Input: out[1], Variables: map[string]*tensors.Tensor{}}
+	res := &StackGradients{Loss: shapes.ConvertTo[float64](out[0].Value()), Input: out[1], Variables: map[string]*tensors.Tensor{}}
 	for k, name := range s.fullNames {
 		res.Variables[name] = out[2+k]
 	}
@@ -258,15 +259,4 @@ func (s *CheckpointStack) Finalize() {
 	if s.add != nil {
 		s.add.Finalize()
 	}
-}
-
-// scalarFloat reads a float scalar tensor as float64.
-func scalarFloat(t *tensors.Tensor) float64 {
-	switch v := t.Value().(type) {
-	case float32:
-		return float64(v)
-	case float64:
-		return v
-	}
-	return 0
 }
