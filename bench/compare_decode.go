@@ -18,12 +18,7 @@ func printDecodeComparison(w io.Writer, old, cur *benchReport) {
 		oldRows = old.Modern.Decode
 	}
 	id := func(r gqaDecodeResult) string { return fmt.Sprintf("%s|%s|%d", r.Backend, r.Model, r.KVHeads) }
-	oldByID := map[string]gqaDecodeResult{}
-	for _, r := range oldRows {
-		if r.Error == "" {
-			oldByID[id(r)] = r
-		}
-	}
+	oldByID := indexRows(oldRows, id, func(r gqaDecodeResult) bool { return r.Error == "" })
 	fmt.Fprintln(w, "\n| decoding | KV heads | backend | tokens/s then | tokens/s now | change | × PyTorch then | × PyTorch now | change |")
 	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|")
 	for _, r := range cur.Modern.Decode {

@@ -14,12 +14,7 @@ func printSmolLM2Comparison(w io.Writer, old, cur *benchReport) {
 		return
 	}
 	id := func(r smollm2Result) string { return r.Backend + "|" + r.Impl }
-	oldByID := map[string]smollm2Result{}
-	for _, r := range old.SmolLM2.Gen {
-		if r.Error == "" && r.DecodeTokPerS > 0 {
-			oldByID[id(r)] = r
-		}
-	}
+	oldByID := indexRows(old.SmolLM2.Gen, id, func(r smollm2Result) bool { return r.Error == "" && r.DecodeTokPerS > 0 })
 	ratio := func(v float64) string {
 		if v <= 0 {
 			return "—"
@@ -55,12 +50,7 @@ func printWindowComparison(w io.Writer, old, cur *benchReport) {
 		oldRows = old.Modern.Window
 	}
 	id := func(r windowResult) string { return fmt.Sprintf("%s|%s|%d|%s", r.Backend, r.Impl, r.L, r.Mask) }
-	oldByID := map[string]windowResult{}
-	for _, r := range oldRows {
-		if r.Error == "" && r.MedianMS > 0 {
-			oldByID[id(r)] = r
-		}
-	}
+	oldByID := indexRows(oldRows, id, func(r windowResult) bool { return r.Error == "" && r.MedianMS > 0 })
 	fmt.Fprintln(w, "\n| attention | L | mask | backend | median then | median now | change | × PyTorch's fastest then | × PyTorch's fastest now |")
 	fmt.Fprintln(w, "|---|---:|---|---|---:|---:|---:|---:|---:|")
 	for _, r := range cur.Modern.Window {
@@ -96,4 +86,15 @@ func windowVsTorch(rows []windowResult, r windowResult) float64 {
 		return 0
 	}
 	return r.MedianMS / best
+}
+
+// indexRows maps id(r) to r for the rows of a previous run that keep accepts (the last one wins).
+func indexRows[R any](rows []R, id func(R) string, keep func(R) bool) map[string]R {
+	m := map[string]R{}
+	for _, r := range rows {
+		if keep(r) {
+			m[id(r)] = r
+		}
+	}
+	return m
 }
