@@ -92,6 +92,24 @@ func flashByRowsBlock(batch, heads, lk, blockQ int) int {
 	return min(blockQ, max(n/16*16, 16))
 }
 
+// flashByRowsChunkKeys is the fewest keys per chunk of a block's causal key prefix
+// (flashByRowsChunk).
+const flashByRowsChunkKeys = 512
+
+// flashByRowsChunk returns the keys per chunk of a block's causal key prefix, for blocks of n
+// query rows: the smallest multiple of n that is at least flashByRowsChunkKeys.
+//
+// The prefix of block r0 is r0 keys, a multiple of n. As one tile, [B, h, n, r0], every block's
+// tile had a size of its own, and the pure-Go backend keeps the buffers it frees in pools by
+// exact size (GoMLX v0.26 simplego, buffers.go: a sync.Pool per dtype and length, emptied only
+// by the second garbage collection after): the process kept a buffer of every block's size,
+// O(Lq·Lk) in all (go's gradient step of the pre-LN block at L 16384 grew past 11 GiB). Cut into
+// chunks of this many keys, and a last one of fewer (a multiple of n), the tiles have at most
+// chunk/n + 1 sizes, and each block reuses the buffers of the one before.
+func flashByRowsChunk(n int) int {
+	return (flashByRowsChunkKeys + n - 1) / n * n
+}
+
 // flashByRows is FlashAttention of q [B, h, Lq, dk] over k [B, h, Lk, dk], v [B, h, Lk, dv] for
 // masks that flashByRowsFits accepted: output [B, h, Lq, dv] and, if withLSE, lse [B, h, Lq].
 func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLSE bool) (output, lse *Node) {
@@ -103,6 +121,8 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 	if left >= 0 {
 		n = min(n, max(left/4/16*16, 16))
 	}
+
+	chunk := flashByRowsChunk(n)
 
 	q := MulScalar(qIn, scale)            // [B, h, Lq, dk]
 	qf := TransposeAllDims(q, 2, 0, 1, 3) // [Lq, B, h, dk]
@@ -129,17 +149,17 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 				lo = max(0, r0-left)
 				all = min(r0, max(lo, r0+rows-1-left))
 			}
+			// each span is cut into chunks of equal size (see flashByRowsChunk)
 			for _, span := range [][2]int{{lo, all}, {all, r0}} {
-				c0, cols := span[0], span[1]-span[0]
-				if cols == 0 {
-					continue
+				for c0 := span[0]; c0 < span[1]; c0 += chunk {
+					cols := min(chunk, span[1]-c0)
+					ko, vo := take(kf, c0, cols), take(vf, c0, cols)                      // [cols, B, h, dk], [cols, B, h, dv]
+					s := DotGeneral(qi, []int{3}, []int{1, 2}, ko, []int{3}, []int{1, 2}) // [B, h, rows, cols]
+					if c0 < all {
+						s = maskTile(s, bandTile(g, r0, rows, c0, cols, left), ms.fill) // [B, h, rows, cols]
+					}
+					parts = append(parts, flashByRowsPart{s: s, v: vo, vLayout: 0})
 				}
-				ko, vo := take(kf, c0, cols), take(vf, c0, cols)                      // [cols, B, h, dk], [cols, B, h, dv]
-				s := DotGeneral(qi, []int{3}, []int{1, 2}, ko, []int{3}, []int{1, 2}) // [B, h, rows, cols]
-				if c0 < all {
-					s = maskTile(s, bandTile(g, r0, rows, c0, cols, left), ms.fill) // [B, h, rows, cols]
-				}
-				parts = append(parts, flashByRowsPart{s: s, v: vo, vLayout: 0})
 			}
 			kd, vd := take(kf, r0, rows), take(vf, r0, rows)                      // [rows, B, h, dk], [rows, B, h, dv]
 			s := DotGeneral(qi, []int{3}, []int{1, 2}, kd, []int{3}, []int{1, 2}) // [B, h, rows, rows]

@@ -28,6 +28,52 @@ import (
 // goPeakLive returns the largest number of elements alive at once when the pure-Go backend runs
 // the graph of outputs, and the nodes alive at that moment, largest first.
 func goPeakLive(outputs ...*Node) (peak int, live []*Node) {
+	alive := map[NodeId]*Node{}
+	size := 0
+	goReplay(outputs, func(n *Node) {
+		alive[n.Id()] = n
+		size += n.Shape().Size()
+		if size > peak {
+			peak = size
+			live = live[:0]
+			for _, a := range alive {
+				live = append(live, a)
+			}
+		}
+	}, func(n *Node) {
+		delete(alive, n.Id())
+		size -= n.Shape().Size()
+	})
+	slices.SortFunc(live, func(a, b *Node) int { return b.Shape().Size() - a.Shape().Size() })
+	return peak, live
+}
+
+// goPooledBytes returns the bytes the pure-Go backend's buffer pools hold after it ran the graph
+// of outputs, if no garbage collection emptied them, and how many buffer sizes there were. That
+// backend (simplego, buffers.go) keeps freed buffers in a pool per dtype and length, so a size
+// keeps the most buffers of it that were alive at once, whatever other sizes are free.
+func goPooledBytes(outputs ...*Node) (pooled int, sizes int) {
+	type key struct {
+		dtype dtypes.DType
+		size  int
+	}
+	alive, most := map[key]int{}, map[key]int{}
+	keyOf := func(n *Node) key { return key{n.DType(), n.Shape().Size()} }
+	goReplay(outputs, func(n *Node) {
+		k := keyOf(n)
+		alive[k]++
+		most[k] = max(most[k], alive[k])
+	}, func(n *Node) { alive[keyOf(n)]-- })
+	for k, c := range most {
+		pooled += c * k.size * k.dtype.Size()
+	}
+	return pooled, len(most)
+}
+
+// goReplay replays the pure-Go backend's schedule of the graph of outputs with one worker:
+// compute(n) when node n's result is made (parameters and constants are not the backend's own),
+// free(n) when its last user has run (outputs are kept).
+func goReplay(outputs []*Node, compute, free func(n *Node)) {
 	// The nodes the outputs need, and how many times each is used.
 	needed := map[NodeId]*Node{}
 	var walk func(n *Node)
@@ -71,27 +117,20 @@ func goPeakLive(outputs ...*Node) (peak int, live []*Node) {
 		}
 	}
 	alive := map[NodeId]bool{}
-	size, used := 0, map[NodeId]int{}
+	used := map[NodeId]int{}
 	for len(queue) > 0 {
 		id := queue[0]
 		queue = queue[1:]
 		n := needed[id]
 		if owned(n) {
 			alive[id] = true
-			size += n.Shape().Size()
-		}
-		if size > peak {
-			peak = size
-			live = live[:0]
-			for a := range alive {
-				live = append(live, needed[a])
-			}
+			compute(n)
 		}
 		for _, in := range n.Inputs() {
 			used[in.Id()]++
 			if used[in.Id()] == uses[in.Id()] && alive[in.Id()] {
 				delete(alive, in.Id())
-				size -= in.Shape().Size()
+				free(in)
 			}
 		}
 		for _, u := range users[id] {
@@ -101,8 +140,6 @@ func goPeakLive(outputs ...*Node) (peak int, live []*Node) {
 			}
 		}
 	}
-	slices.SortFunc(live, func(a, b *Node) int { return b.Shape().Size() - a.Shape().Size() })
-	return peak, live
 }
 
 // goGradGraph builds, on a pure-Go backend graph, attention of parameters q, k, v [2, 2, L, 8]
@@ -159,4 +196,23 @@ func describeNodes(nodes []*Node, n int) string {
 		parts = append(parts, fmt.Sprintf("#%d %s %s", x.Id(), x.Type(), x.Shape()))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// TestFlashGradientGoPoolsAreLinear: on the pure-Go backend, the buffers a gradient step of
+// causal FlashAttention leaves in that backend's pools (goPooledBytes: one pool per buffer size)
+// double when L doubles. Before the key prefixes of flashrows.go were cut into chunks of equal
+// size (2026-12-02), every query block's tile of scores had a size of its own: the pools grew
+// 3.60× from L 1024 to 2048 (78 MB in 57 sizes at 2048; now 1.86×, 22 MB in 26), and go's gradient step of
+// the pre-LN block at L 16384 passed 11 GiB.
+func TestFlashGradientGoPoolsAreLinear(t *testing.T) {
+	flash := func(q, k, v *Node, ms *maskSet) *Node {
+		out, _ := flashAttendGrad(q, k, v, 0.5, ms, 128, 64, false)
+		return out
+	}
+	pooled := func(L int) (int, int) { return goPooledBytes(goGradGraph(t, L, false, flash)...) }
+	small, _ := pooled(1024)
+	large, sizes := pooled(2048)
+	if r := float64(large) / float64(small); r > 2.6 {
+		t.Errorf("the pure-Go backend's pools hold %.2f× the bytes after FlashAttention's gradient at L 2048 as at L 1024 (O(L) would be 2): %d bytes in %d buffer sizes at L 2048", r, large, sizes)
+	}
 }
