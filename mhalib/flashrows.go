@@ -19,8 +19,8 @@ import (
 // rescales.
 //
 // Here the loop is over query blocks of n rows instead, and each block meets all its keys at
-// once — the order of FlashAttention-2's outer loop, with the inner loop done by one matrix
-// product:
+// once — the order of FlashAttention-2's outer loop, with the inner loop done by a few large
+// matrix products:
 //
 //	s_o = q_i·k[0:r0]ᵀ                  [B, h, n, r0]   keys before the block (causal), no mask
 //	s_d = q_i·k[r0:r0+n]ᵀ + diag        [B, h, n, n]    the diagonal tile, the one masked tile
@@ -28,9 +28,11 @@ import (
 //	l   = Σ exp(s_o − m) + Σ exp(s_d − m)
 //	out = (exp(s_o − m)·v[0:r0] + exp(s_d − m)·v[r0:r0+n]) / l
 //
-// Without a causal mask there is one part, s = q_i·kᵀ over all keys. Tiles above the diagonal
-// are never computed, the mask is one constant [n, n] triangle applied to the diagonal tile
-// only, no state is carried from block to block (each block's softmax is exact, not online),
+// where the keys before the block are cut into chunks of equal size (flashByRowsChunk), each a
+// tile s_o of its own, so that the pure-Go backend reuses the buffers of one block's tiles for
+// the next. Without a causal mask there is one part, s = q_i·kᵀ over all keys. Tiles above the
+// diagonal are never computed, the mask is one constant [n, n] triangle applied to the diagonal
+// tile only, no state is carried from block to block (each block's softmax is exact, not online),
 // and memory is one row tile, O(n·Lk) per (batch, head), with n chosen so that the tile stays
 // within flashByRowsTileElems. Queries, keys and values are transposed once to [L, B, h, d],
 // so that a block of rows or a prefix of keys is one contiguous Gather, which DotGeneral reads

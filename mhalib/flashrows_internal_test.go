@@ -114,3 +114,53 @@ func TestFlashByRowsWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestFlashByRowsChunks: on the pure-Go backend's path by query blocks, key prefixes longer than
+// one chunk (flashByRowsChunk: 512 keys for 128 rows, 600 for 200) are cut into several, the last
+// one shorter; causal FlashAttention, without and with windows wider than a chunk, equals
+// ScaledDotProductAttention, and so do the gradients of q, k and v (which read the chunked
+// forward pass's log-sum-exp).
+func TestFlashByRowsChunks(t *testing.T) {
+	backend, err := backendtest.Get("go")
+	if err != nil {
+		t.Skipf("go backend: %v", err)
+	}
+	const B, h, L, d = 1, 2, 1300, 8
+	rng := rand.New(rand.NewPCG(7, 1300))
+	data := make([]float32, 4*B*h*L*d)
+	for i := range data {
+		data[i] = float32(rng.NormFloat64())
+	}
+	x := tensors.FromFlatDataAndDimensions(data, 4, B, h, L, d)
+	for _, left := range []int{-1, 700, 1100} {
+		for _, blockQ := range []int{128, 200} {
+			res := MustExecOnceN(backend, func(x *Node) []*Node {
+				part := func(i int) *Node { return Squeeze(Slice(x, AxisElem(i)), 0) } // [B, h, L, d]
+				q, k, v, w := part(0), part(1), part(2), part(3)
+				fb := FlashAttention(q, k, v).BlockSizes(blockQ, 64).Causal(CausalTopLeft)
+				pb := ScaledDotProductAttention(q, k, v).Causal(CausalTopLeft)
+				if left >= 0 {
+					fb.Window(left, 0, AlignTopLeft)
+					pb.Window(left, 0, AlignTopLeft)
+				}
+				flash, plain := fb.Done(), pb.Done()
+				lossF, lossP := ReduceAllSum(Mul(flash, w)), ReduceAllSum(Mul(plain, w))
+				return append(append([]*Node{flash, plain}, Gradient(lossF, q, k, v)...), Gradient(lossP, q, k, v)...)
+			}, x)
+			for i, name := range []string{"output", "dq", "dk", "dv"} {
+				a, b := res[2*i], res[2*i+1]
+				if i > 0 {
+					a, b = res[1+i], res[4+i]
+				}
+				got, want := tensors.MustCopyFlatData[float32](a), tensors.MustCopyFlatData[float32](b)
+				worst := 0.0
+				for j := range want {
+					worst = max(worst, math.Abs(float64(got[j]-want[j])))
+				}
+				if worst > 1e-4 || math.IsNaN(worst) {
+					t.Errorf("window %d, blockQ %d: %s: max |flash − sdpa| = %.2e, want ≤ 1e-4", left, blockQ, name, worst)
+				}
+			}
+		}
+	}
+}
