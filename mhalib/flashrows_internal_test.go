@@ -89,12 +89,7 @@ func TestFlashByRowsWindow(t *testing.T) {
 		t.Skipf("go backend: %v", err)
 	}
 	const B, h, L, d = 2, 3, 101, 8
-	rng := rand.New(rand.NewPCG(7, 101))
-	data := make([]float32, 3*B*h*L*d)
-	for i := range data {
-		data[i] = float32(rng.NormFloat64())
-	}
-	x := tensors.FromFlatDataAndDimensions(data, 3, B, h, L, d)
+	x := normalTensor(101, 3, B, h, L, d)
 	for _, left := range []int{0, 1, 5, 15, 16, 17, 40, 64, 100, 300} {
 		for _, blockQ := range []int{16, 40, 512} {
 			res := MustExecOnceN(backend, func(x *Node) []*Node {
@@ -103,12 +98,7 @@ func TestFlashByRowsWindow(t *testing.T) {
 				plain := ScaledDotProductAttention(q, k, v).Causal(CausalTopLeft).Window(left, 0, AlignTopLeft).Done()
 				return []*Node{flash, plain}
 			}, x)
-			got, want := tensors.MustCopyFlatData[float32](res[0]), tensors.MustCopyFlatData[float32](res[1])
-			worst := 0.0
-			for i := range want {
-				worst = max(worst, math.Abs(float64(got[i]-want[i])))
-			}
-			if worst > 1e-5 || math.IsNaN(worst) {
+			if worst := maxAbsDiff32(res[0], res[1]); worst > 1e-5 || math.IsNaN(worst) {
 				t.Errorf("window %d, blockQ %d: max |flash − sdpa| = %.2e, want ≤ 1e-5", left, blockQ, worst)
 			}
 		}
@@ -126,12 +116,7 @@ func TestFlashByRowsChunks(t *testing.T) {
 		t.Skipf("go backend: %v", err)
 	}
 	const B, h, L, d = 1, 2, 1300, 8
-	rng := rand.New(rand.NewPCG(7, 1300))
-	data := make([]float32, 4*B*h*L*d)
-	for i := range data {
-		data[i] = float32(rng.NormFloat64())
-	}
-	x := tensors.FromFlatDataAndDimensions(data, 4, B, h, L, d)
+	x := normalTensor(1300, 4, B, h, L, d)
 	for _, left := range []int{-1, 700, 1100} {
 		for _, blockQ := range []int{128, 200} {
 			res := MustExecOnceN(backend, func(x *Node) []*Node {
@@ -152,15 +137,39 @@ func TestFlashByRowsChunks(t *testing.T) {
 				if i > 0 {
 					a, b = res[1+i], res[4+i]
 				}
-				got, want := tensors.MustCopyFlatData[float32](a), tensors.MustCopyFlatData[float32](b)
-				worst := 0.0
-				for j := range want {
-					worst = max(worst, math.Abs(float64(got[j]-want[j])))
-				}
-				if worst > 1e-4 || math.IsNaN(worst) {
+				if worst := maxAbsDiff32(a, b); worst > 1e-4 || math.IsNaN(worst) {
 					t.Errorf("window %d, blockQ %d: %s: max |flash − sdpa| = %.2e, want ≤ 1e-4", left, blockQ, name, worst)
 				}
 			}
 		}
 	}
+}
+
+// normalTensor returns float32 samples of the standard normal distribution, [dims...], from the
+// PCG seeded with (7, seed).
+func normalTensor(seed uint64, dims ...int) *tensors.Tensor {
+	rng := rand.New(rand.NewPCG(7, seed))
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	data := make([]float32, n)
+	for i := range data {
+		data[i] = float32(rng.NormFloat64())
+	}
+	return tensors.FromFlatDataAndDimensions(data, dims...)
+}
+
+// maxAbsDiff32 is max |a − b| over two float32 tensors of the same shape (NaN if either has one).
+func maxAbsDiff32(a, b *tensors.Tensor) float64 {
+	x, y := tensors.MustCopyFlatData[float32](a), tensors.MustCopyFlatData[float32](b)
+	worst := 0.0
+	for i := range x {
+		d := math.Abs(float64(x[i] - y[i]))
+		if math.IsNaN(d) {
+			return d
+		}
+		worst = max(worst, d)
+	}
+	return worst
 }
