@@ -136,11 +136,29 @@ func runMemMeasurement(parent context.Context, cfg memConfig, timeout time.Durat
 	case errors.As(runErr, &exitErr) && exitErr.ProcessState != nil && strings.Contains(exitErr.ProcessState.String(), "killed"):
 		res.Error = "killed by the kernel (" + exitErr.ProcessState.String() + "): out of memory"
 	case runErr != nil:
-		res.Error = fmt.Sprintf("%v: %s", runErr, lastLines(errOut.String(), 3))
+		res.Error = fmt.Sprintf("%v: %s", runErr, childFailure(errOut.String()))
 	default:
 		res.Error = "no result from the child process: " + lastLines(out.String()+errOut.String(), 3)
 	}
 	return res
+}
+
+// childFailure returns what a child process that failed wrote on stderr, in one line: the Go
+// runtime's first "fatal error: …" or "panic: …" line, with the "runtime: …" line right before
+// it (a child out of memory writes "runtime: out of memory: cannot allocate 4194304-byte block
+// (683114496 in use)", "fatal error: out of memory" and then hundreds of lines of goroutine
+// stacks, whose last lines say nothing), else its last 3 lines.
+func childFailure(stderr string) string {
+	lines := strings.Split(stderr, "\n")
+	for i, line := range lines {
+		if strings.HasPrefix(line, "fatal error: ") || strings.HasPrefix(line, "panic: ") {
+			if i > 0 && strings.HasPrefix(lines[i-1], "runtime: ") {
+				return lines[i-1] + " | " + line
+			}
+			return line
+		}
+	}
+	return lastLines(stderr, 3)
 }
 
 func lastJSONLine(s string) string {
