@@ -197,6 +197,9 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 	if flashByRowsFits(g, ms, hkv) {
 		return flashByRows(qIn, k, v, scale, ms, blockQ, withLSE) // the pure-Go backend's path (flashrows.go)
 	}
+	if !differentiableSlices(g) {
+		return flashByBlocks(qIn, k, v, scale, ms, blockQ, blockK, withLSE) // the pure-Go backend, other masks (flashblocks.go)
+	}
 	dtype := qIn.DType()
 	dv := v.Shape().Dim(-1)
 
@@ -217,40 +220,10 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 		}
 		st.enter(t.Row1)
 		c0, cols, rows := t.Col0, t.Col1-t.Col0, t.Row1-t.Row0
-		causal := ms.causal
 		qa = flashQueryRows(qa, qs, st, rows, lq) // [B, Hq, rows, dk]
 		kb := st.after(ks.slice(c0, cols))        // [B, Hkv, cols, dk]
 		vb := vs.slice(c0, cols)                  // [B, Hkv, cols, dv+1]
-
-		// 1) Scores of the tile (each query head against its key head), masked.
-		s := groupedScores(qa, kb) // [B, Hq, rows, cols]
-		tileMasks := ms
-		if causal != NoCausal && causalSees(ms.queryPosition(st.first), c0+cols-1) && c0+cols <= ms.causalLk {
-			// The whole tile is on or below the diagonal: no causal mask needed.
-			noCausal := *ms
-			noCausal.causal = NoCausal
-			tileMasks = &noCausal
-		}
-		raw := s
-		if st.token != nil && !differentiableSlices(g) {
-			waiting := *tileMasks
-			waiting.token = st.token // the pure-Go backend: the tile's masks wait for the previous step (maskSet.token)
-			tileMasks = &waiting
-		}
-		s = tileMasks.apply(s, st.first, c0) // [B, Hq, rows, cols]
-
-		// 2) New running maximum; m stays −inf while every key so far is blocked with −inf,
-		// and exponents use mSafe = 0 then (every term is 0 anyway).
-		mNew := StopGradient(Max(st.m, flashTileMax(raw, s, tileMasks, st.first, c0))) // [B, Hq, rows, 1]
-		mSafe := Where(IsFinite(mNew), mNew, ZerosLike(mNew))                          // [B, Hq, rows, 1]
-
-		// 3) Rescale what was accumulated, add this block.
-		alpha := Exp(Sub(st.m, mSafe))                                                  // [B, Hq, rows, 1], 0 while m = −inf
-		p := Exp(Sub(s, BroadcastToDims(mSafe, batch, heads, rows, cols)))              // [B, Hq, rows, cols]
-		pv := groupedWeightedSum(p, vb)                                                 // [B, Hq, rows, dv+1]
-		st.acc = Add(Mul(BroadcastToDims(alpha, batch, heads, rows, dv+1), st.acc), pv) // [B, Hq, rows, dv+1]
-		st.m = mNew
-		st.token = flashToken(st.acc)
+		st.step(qa, kb, vb, ms, c0)
 	}
 	st.enter(lq)
 	if st.first < lq {
@@ -261,6 +234,45 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 		lse = Reshape(concatAxis(st.lses, 2), batch, heads, lq) // [B, Hq, Lq]
 	}
 	return output, lse
+}
+
+// step adds key block [c0, c0+cols) to the rows being computed, [first, end) of every head:
+// qa [B, Hq, rows, dk] their scaled queries, kb [B, Hkv, cols, dk] and vb [B, Hkv, cols, dv+1]
+// the block's keys and values (with the column of ones), under the masks ms.
+func (st *flashRows) step(qa, kb, vb *Node, ms *maskSet, c0 int) {
+	g, batch, heads, dv := st.graph, st.batch, st.heads, st.dv
+	rows, cols := qa.Shape().Dim(2), kb.Shape().Dim(2)
+	causal := ms.causal
+
+	// 1) Scores of the tile (each query head against its key head), masked.
+	s := groupedScores(qa, kb) // [B, Hq, rows, cols]
+	tileMasks := ms
+	if causal != NoCausal && causalSees(ms.queryPosition(st.first), c0+cols-1) && c0+cols <= ms.causalLk {
+		// The whole tile is on or below the diagonal: no causal mask needed.
+		noCausal := *ms
+		noCausal.causal = NoCausal
+		tileMasks = &noCausal
+	}
+	raw := s
+	if st.token != nil && !differentiableSlices(g) {
+		waiting := *tileMasks
+		waiting.token = st.token // the pure-Go backend: the tile's masks wait for the previous step (maskSet.token)
+		tileMasks = &waiting
+	}
+	s = tileMasks.apply(s, st.first, c0) // [B, Hq, rows, cols]
+
+	// 2) New running maximum; m stays −inf while every key so far is blocked with −inf,
+	// and exponents use mSafe = 0 then (every term is 0 anyway).
+	mNew := StopGradient(Max(st.m, flashTileMax(raw, s, tileMasks, st.first, c0))) // [B, Hq, rows, 1]
+	mSafe := Where(IsFinite(mNew), mNew, ZerosLike(mNew))                          // [B, Hq, rows, 1]
+
+	// 3) Rescale what was accumulated, add this block.
+	alpha := Exp(Sub(st.m, mSafe))                                                  // [B, Hq, rows, 1], 0 while m = −inf
+	p := Exp(Sub(s, BroadcastToDims(mSafe, batch, heads, rows, cols)))              // [B, Hq, rows, cols]
+	pv := groupedWeightedSum(p, vb)                                                 // [B, Hq, rows, dv+1]
+	st.acc = Add(Mul(BroadcastToDims(alpha, batch, heads, rows, dv+1), st.acc), pv) // [B, Hq, rows, dv+1]
+	st.m = mNew
+	st.token = flashToken(st.acc)
 }
 
 // enter lets rows [end, to) into the computation with the empty state: m = −inf and acc = 0 —

@@ -50,7 +50,7 @@ import (
 // This path is taken on backends without Pad (the pure-Go backend), for plain and causal
 // attention (Lq = Lk, no extra keys), causal attention with a window to the left, with no other
 // mask, ALiBi, soft-cap or sinks, and equal query and key/value heads; everything else goes
-// through flashAttend's tiles.
+// through flashAttend's recurrence, on this backend one query block at a time (flashblocks.go).
 
 // flashByRowsTileElems bounds the elements of one tile of scores, B·h·n·Lk (n: query rows per
 // block): 16 Mi elements, 64 MiB in float32. At B1 h8 L4096 that is 512 rows; at B8 h12 L1024,

@@ -209,10 +209,12 @@ func TestFlashGradientGoPoolsAreLinear(t *testing.T) {
 		out, _ := flashAttendGrad(q, k, v, 0.5, ms, 128, 64, false)
 		return out
 	}
-	pooled := func(L int) (int, int) { return goPooledBytes(goGradGraph(t, L, false, flash)...) }
-	small, _ := pooled(1024)
-	large, sizes := pooled(2048)
-	if r := float64(large) / float64(small); r > 2.6 {
-		t.Errorf("the pure-Go backend's pools hold %.2f× the bytes after FlashAttention's gradient at L 2048 as at L 1024 (O(L) would be 2): %d bytes in %d buffer sizes at L 2048", r, large, sizes)
+	for _, padded := range []bool{false, true} {
+		pooled := func(L int) (int, int) { return goPooledBytes(goGradGraph(t, L, padded, flash)...) }
+		small, _ := pooled(1024)
+		large, sizes := pooled(2048)
+		if r := float64(large) / float64(small); r > 2.6 {
+			t.Errorf("key padding mask %v: the pure-Go backend's pools hold %.2f× the bytes after FlashAttention's gradient at L 2048 as at L 1024 (O(L) would be 2): %d bytes in %d buffer sizes at L 2048", padded, r, large, sizes)
+		}
 	}
 }

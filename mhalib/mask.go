@@ -297,6 +297,11 @@ func (ms *maskSet) extendKeys(n int) *maskSet {
 func (ms *maskSet) block(m *Node, rowOff, rows, colOff, cols int) *Node {
 	if m.Shape().Dimensions[2] != 1 {
 		m = sliceAxis(m, 2, rowOff, rows)
+	} else {
+		// A mask of keys only ([B|1, h|1, 1, Lk], a key padding mask) waits before it is cut:
+		// on the pure-Go backend the cut transposes all of it, and every tile's transpose would
+		// otherwise be made up front and held (O(Lq·Lk²/BlockQ·BlockK) in all).
+		return sliceAxis(ms.wait(m), 3, colOff, cols)
 	}
 	return ms.wait(sliceAxis(m, 3, colOff, cols))
 }
