@@ -8,7 +8,7 @@ import (
 // BenchmarkGEMVDecode times gemv on the attention products of a decoding step over one cache
 // chunk of the modern suite (32 query heads of 64, a chunk of 256 positions; Hkv key/value
 // heads, G = 32/Hkv query rows per key head): scores q·Kᵀ (dot form) with and without the
-// streamed rows (streamRows), and the weighted sum w·V (axpy form, G ≤ 8). It cycles through 16 chunks
+// streamed rows (streamRows), and the weighted sum w·V (axpy form), also through the GEMM. It cycles through 16 chunks
 // (as a step does), so the chunk is not in the cache. GB/s counts the chunk's bytes.
 //
 //	GOEXPERIMENT=simd go test ./fastgo -run NONE -bench GEMVDecode
@@ -45,8 +45,18 @@ func BenchmarkGEMVDecode(b *testing.B) {
 				report(b)
 			})
 		}
+		b.Run(fmt.Sprintf("Hkv=%d/weighted/gemm", hkv), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				l := newOperand(w, []int{hkv, G, T}, []int{2}, []int{0})
+				r := newOperand(chunk(i), []int{hkv, T, d}, []int{1}, []int{0})
+				gemm(kernelF32, l, r, out, hkv, G, d, T, 2)
+				i++
+			}
+			report(b)
+		})
 		if G > gemvMaxRows {
-			continue // the weighted sum goes to the GEMM
+			continue // gemv declines: the GEMM above is what runs
 		}
 		b.Run(fmt.Sprintf("Hkv=%d/weighted", hkv), func(b *testing.B) {
 			i := 0
