@@ -180,14 +180,17 @@ func (c *KVCache) stepOne(s *chunkSet, q, k, v, pos *Node, scale float64) *Node 
 		parts = append(parts, groupedScores(q, s.chunks[0][i].ValueGraph(g))) // [B, Hq, 1, T]
 	}
 	parts = append(parts, groupedScores(q, tails[0]))          // [B, Hq, 1, T]
-	logits := MulScalar(Concatenate(parts, 3), scale)          // [B, Hq, 1, C·T]
+	raw := MulScalar(Concatenate(parts, 3), scale)             // [B, Hq, 1, C·T]
 	col := Iota(g, shapes.Make(dtypes.Int32, 1, 1, 1, C*T), 3) // [1, 1, 1, C·T]
 	first := Scalar(g, dtypes.Int32, (C-1)*T)                  // the tail's first column
 	inChunks := LessThan(col, first)
 	seen := Where(inChunks, LessThan(col, MulScalar(t, float64(T))), LessOrEqual(Sub(col, first), off)) // [1, 1, 1, C·T]
-	dims := logits.Shape().Dimensions
-	logits = Where(BroadcastToDims(seen, dims...), logits, Scalar(g, logits.DType(), math.Inf(-1))) // a scalar branch: the backend broadcasts it
-	weights := safeSoftmax(logits)                                                                  // [B, Hq, 1, C·T]
+	// The mask as an additive 0/−inf bias over one row, broadcast by Add itself (no [B, Hq, 1,
+	// C·T] mask is materialised), and the softmax that skips making the masked logits finite
+	// again (the fill is −inf, position pos is always seen): on the pure-Go backend each of
+	// those was a pass over the logits, four a layer (a profile of the modern decode step).
+	bias := Where(seen, ScalarZero(g, raw.DType()), Scalar(g, raw.DType(), math.Inf(-1))) // [1, 1, 1, C·T]
+	weights := safeSoftmaxFinite(Add(raw, bias), raw)                                     // [B, Hq, 1, C·T]
 	var out *Node
 	for i := range C {
 		w := Slice(weights, AxisRange(), AxisRange(), AxisRange(), AxisRange(i*T, (i+1)*T)) // [B, Hq, 1, T]
