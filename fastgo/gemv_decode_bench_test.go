@@ -45,30 +45,28 @@ func BenchmarkGEMVDecode(b *testing.B) {
 				report(b)
 			})
 		}
-		b.Run(fmt.Sprintf("Hkv=%d/weighted/gemm", hkv), func(b *testing.B) {
-			i := 0
-			for b.Loop() {
-				l := newOperand(w, []int{hkv, G, T}, []int{2}, []int{0})
-				r := newOperand(chunk(i), []int{hkv, T, d}, []int{1}, []int{0})
-				gemm(kernelF32, l, r, out, hkv, G, d, T, 2)
-				i++
+		for _, viaGEMM := range []bool{true, false} {
+			if !viaGEMM && G > gemvMaxRows {
+				continue // gemv declines: the GEMM is what runs
 			}
-			report(b)
-		})
-		if G > gemvMaxRows {
-			continue // gemv declines: the GEMM above is what runs
-		}
-		b.Run(fmt.Sprintf("Hkv=%d/weighted", hkv), func(b *testing.B) {
-			i := 0
-			for b.Loop() {
-				l := newOperand(w, []int{hkv, G, T}, []int{2}, []int{0})
-				r := newOperand(chunk(i), []int{hkv, T, d}, []int{1}, []int{0})
-				if !gemv(l, r, out, hkv, G, d, T, 2) {
-					b.Fatal("gemv declined")
+			name := fmt.Sprintf("Hkv=%d/weighted", hkv)
+			if viaGEMM {
+				name += "/gemm"
+			}
+			b.Run(name, func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					l := newOperand(w, []int{hkv, G, T}, []int{2}, []int{0})
+					r := newOperand(chunk(i), []int{hkv, T, d}, []int{1}, []int{0})
+					if viaGEMM {
+						gemm(kernelF32, l, r, out, hkv, G, d, T, 2)
+					} else if !gemv(l, r, out, hkv, G, d, T, 2) {
+						b.Fatal("gemv declined")
+					}
+					i++
 				}
-				i++
-			}
-			report(b)
-		})
+				report(b)
+			})
+		}
 	}
 }
