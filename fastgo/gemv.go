@@ -129,10 +129,11 @@ func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, 
 	var aRows, bRows [4][]T
 	j := j0
 	// Short B rows (≤ dot4MaxK) a constant stride apart (a decoding step's q·Kᵀ over a cache
-	// chunk): each A row streams over the tile's B rows in one call. Measured on the modern
-	// suite's chunks [h, 256, 64] (BenchmarkGEMVDecode): 1 query row per head 4.3 → 18 GB/s,
-	// 4 rows 2.0 → 3.8, 32 rows 0.46 → 1.3 against the 4×4 blocks below, which load four B rows
-	// side by side in calls of 64 values each and starve the prefetcher.
+	// chunk): each A row streams over the tile's B rows in one call. BenchmarkGEMVDecode on the
+	// modern suite's chunks [Hkv, 256, 64], two runs at load ~10, against the loops below (dot4
+	// and 4×4 blocks, called per four keys, four B rows side by side): Hkv 32 (1 query row per
+	// head) 1.7–2.7 → 5.1–13.7 GB/s, Hkv 8 (4 rows) 3.7–6.9 → 3.7–10.3, Hkv 1 (32 rows)
+	// 1.0–1.4 → 1.6–1.8.
 	if streamRows && k <= dot4MaxK && j1-j0 >= 4 {
 		if stride := uniformStride(crossOff[j0:j1]); stride >= k {
 			done := true
