@@ -1,12 +1,12 @@
 package fastgo
 
 import (
-	"reflect"
 	"slices"
 	_ "unsafe" // for go:linkname
 
 	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
 // ScatterMax, ScatterMin, ScatterSum of whole rows: GoMLX's kernel walks every element through
@@ -26,61 +26,41 @@ func scatterExecutor(o op, combine func(a, b float32) float32) nodeExecutor {
 		if !enabled.Load() || len(inputs) != 3 {
 			return fallback(o, gomlxScatter, backend, node, inputs, inputsOwned)
 		}
-		shape, err := backend.BufferShape(inputs[0])
-		if err != nil {
-			return nil, err
+		var shp [3]shapes.Shape
+		var flats [3]any
+		for i, in := range inputs {
+			var err error
+			if shp[i], flats[i], err = shapeAndData(backend, in); err != nil {
+				return nil, err
+			}
 		}
-		idxShape, err := backend.BufferShape(inputs[1])
-		if err != nil {
-			return nil, err
-		}
-		updShape, err := backend.BufferShape(inputs[2])
-		if err != nil {
-			return nil, err
-		}
+		shape, idxShape, updShape := shp[0], shp[1], shp[2]
 		if shape.DType != dtypes.Float32 || updShape.DType != dtypes.Float32 || idxShape.Rank() != 2 ||
 			!rowScatter(node, shape.Dimensions, idxShape.Dimensions, updShape.Dimensions) {
 			return fallback(o, gomlxScatter, backend, node, inputs, inputsOwned)
-		}
-		idxFlat, err := backend.BufferData(inputs[1])
-		if err != nil {
-			return nil, err
 		}
 		dims, k := shape.Dimensions, idxShape.Dimensions[1]
 		rowLen := 1
 		for _, d := range dims[k:] {
 			rowLen *= d
 		}
-		rows, ok := rowOffsets(idxFlat, dims[:k], rowLen)
+		rows, ok := rowOffsets(flats[1], dims[:k], rowLen)
 		if !ok {
 			return fallback(o, gomlxScatter, backend, node, inputs, inputsOwned)
 		}
-		upd, err := backend.BufferData(inputs[2])
-		if err != nil {
-			return nil, err
-		}
-		var out *simplego.Buffer
-		var dst []float32
+		out, dst := inputs[0], flats[0].([]float32)
 		if inputsOwned[0] {
-			out, inputs[0] = inputs[0], nil // handed over: updated in place
-			flat, err := backend.BufferData(out)
-			if err != nil {
-				return nil, err
-			}
-			dst = flat.([]float32)
+			inputs[0] = nil // handed over: updated in place
 		} else {
-			src, err := backend.BufferData(inputs[0])
-			if err != nil {
-				return nil, err
-			}
 			var flat any
+			var err error
 			if out, flat, err = newOutput(backend, shape); err != nil {
 				return nil, err
 			}
 			dst = flat.([]float32)
-			copy(dst, src.([]float32))
+			copy(dst, flats[0].([]float32))
 		}
-		scatterRows(dst, upd.([]float32), rows, rowLen, combine)
+		scatterRows(dst, flats[2].([]float32), rows, rowLen, combine)
 		opCalls[o].Add(1)
 		return out, nil
 	}
@@ -101,19 +81,8 @@ func scatterRows(dst, upd []float32, rows []int, rowLen int, combine func(a, b f
 // operand [lead…, rest…] with K = len(lead) and rowLen values per row; false when an index is out
 // of range (GoMLX's executor decides what that does).
 func rowOffsets(idxFlat any, lead []int, rowLen int) ([]int, bool) {
-	var idx []int
-	switch ix := idxFlat.(type) {
-	case []int32:
-		idx = make([]int, len(ix))
-		for i, v := range ix {
-			idx[i] = int(v)
-		}
-	case []int64:
-		idx = make([]int, len(ix))
-		for i, v := range ix {
-			idx[i] = int(v)
-		}
-	default:
+	idx, ok := indexInts(idxFlat)
+	if !ok {
 		return nil, false
 	}
 	k := len(lead)
@@ -137,32 +106,16 @@ func rowOffsets(idxFlat any, lead []int, rowLen int) ([]int, bool) {
 // updates [N, dims[K:]…], the index vectors on indices' last axis address operand axes 0…K−1
 // (inserted window axes), and the update window is updates' axes 1….
 func rowScatter(node *simplego.Node, dims, idxDims, updDims []int) bool {
-	data := nodeData(node)
-	if data == nil {
+	p, ok := nodeStructOf(node, "scatterNode")
+	if !ok {
 		return false
 	}
-	v := reflect.ValueOf(data)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct || v.Elem().Type().Name() != "scatterNode" {
-		return false
-	}
-	v = v.Elem()
-	ints := func(name string) ([]int, bool) {
-		f := v.FieldByName(name)
-		if !f.IsValid() || f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.Int {
-			return nil, false
-		}
-		out := make([]int, f.Len())
-		for i := range out {
-			out[i] = int(f.Index(i).Int())
-		}
-		return out, true
-	}
-	axis := v.FieldByName("indexVectorAxis")
-	window, ok1 := ints("updateWindowAxes")
-	inserted, ok2 := ints("insertedWindowAxes")
-	toOperand, ok3 := ints("scatterAxesToOperandAxes")
+	axis, ok0 := p.int("indexVectorAxis")
+	window, ok1 := p.ints("updateWindowAxes")
+	inserted, ok2 := p.ints("insertedWindowAxes")
+	toOperand, ok3 := p.ints("scatterAxesToOperandAxes")
 	k := idxDims[1]
-	if !ok1 || !ok2 || !ok3 || !axis.IsValid() || axis.Kind() != reflect.Int || int(axis.Int()) != 1 ||
+	if !ok0 || !ok1 || !ok2 || !ok3 || axis != 1 ||
 		k < 1 || k > len(dims) || len(updDims) != 1+len(dims)-k || updDims[0] != idxDims[0] || !slices.Equal(updDims[1:], dims[k:]) {
 		return false
 	}
