@@ -31,6 +31,10 @@ const (
 	gemvDotMaxB    = 1 << 16
 )
 
+// streamRows switches gemvDot's streamed rows (dotRows) on; off, the 4×4 blocks below do the
+// same products (BenchmarkGEMVDecode compares them).
+var streamRows = true
+
 // gemv computes what gemm does, out[b, i, j] = Σ_k lhs(b, i, k)·rhs(b, j, k), for m ≤
 // gemvMaxRows (or the dot form's limits above) when rhs is contiguous along its contracting or
 // its cross axis, and reports whether it did (false: nothing written).
@@ -124,6 +128,26 @@ func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, 
 	var sixteen [16]T
 	var aRows, bRows [4][]T
 	j := j0
+	// Short B rows (≤ dot4MaxK) a constant stride apart (a decoding step's q·Kᵀ over a cache
+	// chunk): each A row streams over the tile's B rows in one call. BenchmarkGEMVDecode on the
+	// modern suite's chunks [Hkv, 256, 64], two runs at load ~10, against the loops below (dot4
+	// and 4×4 blocks, called per four keys, four B rows side by side): Hkv 32 (1 query row per
+	// head) 1.7–2.7 → 5.1–13.7 GB/s, Hkv 8 (4 rows) 3.7–6.9 → 3.7–10.3, Hkv 1 (32 rows)
+	// 1.0–1.4 → 1.6–1.8.
+	if streamRows && k <= dot4MaxK && j1-j0 >= 4 {
+		if stride := uniformStride(crossOff[j0:j1]); stride >= k {
+			done := true
+			for i := range m {
+				if !dotRows(a[i*k:][:k], b[base+crossOff[j0]:], stride, c[i*ldc+j0:i*ldc+j1]) {
+					done = false
+					break
+				}
+			}
+			if done {
+				return
+			}
+		}
+	}
 	for ; j+4 <= j1 && m >= 4; j += 4 {
 		for s := range 4 {
 			bRows[s] = b[base+crossOff[j+s]:][:k]
@@ -172,6 +196,14 @@ func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, 
 			c[i*ldc+j] = dot(a[i*k:][:k], row)
 		}
 	}
+}
+
+// dotRows is dotRowsF32Vec for float32 (false for float64: nothing written).
+func dotRows[T Float](a, b []T, ldb int, out []T) bool {
+	if af, ok := any(a).([]float32); ok {
+		return dotRowsF32Vec(af, any(b).([]float32), ldb, any(out).([]float32))
+	}
+	return false
 }
 
 // axpy64 is axpy64F32Vec for float32 (false for float64: nothing written).

@@ -13,3 +13,5 @@ func dot4x4F32Vec(a, b *[4][]float32, out *[16]float32) bool { return false }
 func axpy64F32Vec(a []float32, rows, k int, b []float32, base int, contractOff []int, c []float32, ldc int) bool {
 	return false
 }
+
+func dotRowsF32Vec(a, b []float32, ldb int, out []float32) bool { return false }

@@ -11,12 +11,14 @@ import (
 // axis (dot form) or its cross axis (axpy form), and never with more than gemvMaxRows rows —
 // but for the dot form with a small B and the 4×4 vector kernel, up to gemvDotMaxRows. The
 // axpy form's 64-column kernel runs for n = 64 with up to 8 rows.
-// The case m > 1, n = 1 goes through the operand swap that run uses.
+// The case m > 1, n = 1 goes through the operand swap that run uses. With fewer than 4 rows in
+// the dot form, strided B rows stream through dotRows (k = 64: its register kernel).
 func TestGEMVAgainstFloat64(t *testing.T) {
 	cases := []gemmCase{{1, 1, 1, 1}, {1, 1, 7, 3}, {3, 2, 33, 17}, {1, 1, 1030, 100}, {2, 5, 513, 64},
 		{1, 8, 40, 2049}, {4, 4, 65, 256}, {1, 9, 16, 16}, {2, 7, 1, 33},
 		{1, 32, 256, 64}, {2, 13, 37, 19}, {1, 17, 6, 70}, {1, 12, 300, 300}, {1, 33, 8, 8},
-		{1, 32, 64, 256}, {2, 4, 64, 100}, {1, 1, 64, 3}, {1, 8, 64, 1100}, {3, 6, 64, 17}}
+		{1, 32, 64, 256}, {2, 4, 64, 100}, {1, 1, 64, 3}, {1, 8, 64, 1100}, {3, 6, 64, 17},
+		{2, 1, 301, 64}, {1, 3, 70, 64}, {1, 2, 9, 100}} // the last three: dotRows (m < 4, rows a stride apart)
 	for ci, c := range cases {
 		for li, ll := range layouts {
 			for ri, rl := range layouts {

@@ -167,6 +167,21 @@ func maxF32Go(init float32, row []float32) float32 {
 	return m
 }
 
+// zeroMax is max(init, row...) when that maximum is ±0 and nothing is NaN: +0 if init or any
+// element is +0, else −0. (A masked decoding step's logits over a cache of zeros have the maximum
+// 0 in every row: maxF32Go, one branchy max per element, took 5% of the step.)
+func zeroMax(init float32, row []float32) float32 {
+	if math.Float32bits(init) == 0 {
+		return 0
+	}
+	for _, v := range row {
+		if math.Float32bits(v) == 0 {
+			return 0
+		}
+	}
+	return float32(math.Copysign(0, -1))
+}
+
 // sumRow adds row: float32 rows in sumF32Vec's vector order where AVX-512 runs, otherwise in
 // order from 0 (GoMLX's order).
 func sumRow[T Float](row []T) T {

@@ -94,8 +94,11 @@ func maxF32Vec(init float32, src []float32) (float32, bool) {
 	for _, v := range src[i:] {
 		m = max(m, v)
 	}
-	if m == 0 || m != m || nan.ToBits() != 0 {
+	if m != m || nan.ToBits() != 0 {
 		return maxF32Go(init, src), true
+	}
+	if m == 0 {
+		return zeroMax(init, src), true
 	}
 	return m, true
 }

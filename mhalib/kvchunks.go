@@ -175,19 +175,25 @@ func (c *KVCache) stepOne(s *chunkSet, q, k, v, pos *Node, scale float64) *Node 
 		tails[kv] = placeRows(s.tail[kv].ValueGraph(g), x, off) // [B, h, T, d]
 		s.tail[kv].SetValueGraph(tails[kv])
 	}
+	qs := MulScalar(q, scale) // [B, Hq, 1, dk]: scaled before the products, not the C·T logits after
 	parts := make([]*Node, 0, C)
 	for i := range C - 1 {
-		parts = append(parts, groupedScores(q, s.chunks[0][i].ValueGraph(g))) // [B, Hq, 1, T]
+		parts = append(parts, groupedScores(qs, s.chunks[0][i].ValueGraph(g))) // [B, Hq, 1, T]
 	}
-	parts = append(parts, groupedScores(q, tails[0]))          // [B, Hq, 1, T]
-	logits := MulScalar(Concatenate(parts, 3), scale)          // [B, Hq, 1, C·T]
+	parts = append(parts, groupedScores(qs, tails[0]))         // [B, Hq, 1, T]
+	raw := Concatenate(parts, 3)                               // [B, Hq, 1, C·T]
 	col := Iota(g, shapes.Make(dtypes.Int32, 1, 1, 1, C*T), 3) // [1, 1, 1, C·T]
 	first := Scalar(g, dtypes.Int32, (C-1)*T)                  // the tail's first column
 	inChunks := LessThan(col, first)
 	seen := Where(inChunks, LessThan(col, MulScalar(t, float64(T))), LessOrEqual(Sub(col, first), off)) // [1, 1, 1, C·T]
-	dims := logits.Shape().Dimensions
-	logits = Where(BroadcastToDims(seen, dims...), logits, Scalar(g, logits.DType(), math.Inf(-1))) // a scalar branch: the backend broadcasts it
-	weights := safeSoftmax(logits)                                                                  // [B, Hq, 1, C·T]
+	// The mask as an additive 0/−inf bias over one row, broadcast by Add itself (no [B, Hq, 1,
+	// C·T] mask is materialised), and the plain softmax: position pos is always seen, so no row
+	// is fully masked, and its autodiff gives the masked logits the gradient 0 (exp(−inf) = 0)
+	// without safeSoftmax's custom gradient, whose identities and zero sum are, on the pure-Go
+	// backend, copies and passes over the logits (a profile of the modern decode step: with
+	// the Where mask, its broadcast and making the masked logits finite again, nine a layer).
+	bias := Where(seen, ScalarZero(g, raw.DType()), Scalar(g, raw.DType(), math.Inf(-1))) // [1, 1, 1, C·T]
+	weights := softmaxValues(Add(raw, bias))                                              // [B, Hq, 1, C·T]
 	var out *Node
 	for i := range C {
 		w := Slice(weights, AxisRange(), AxisRange(), AxisRange(), AxisRange(i*T, (i+1)*T)) // [B, Hq, 1, T]

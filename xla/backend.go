@@ -114,6 +114,9 @@ func newSpecDevices(spec string, devices int) (b backends.Backend, note string, 
 		config += ",shared_buffers"
 	}
 	clientCreated.Store(true) // XLA reads $XLA_FLAGS now (see EnableHLODump)
+	if platform == "cpu" {
+		tuneMalloc() // keep XLA's temporary buffers between executions (malloc.go)
+	}
 	// An absolute path never triggers GoMLX's automatic download; turning it off as well costs
 	// nothing and covers a future GoMLX that would look anyway. Done here, not on import.
 	gomlxxla.EnableAutoInstall(false)

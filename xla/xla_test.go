@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 	case "":
 	case "hlo-late":
 		os.Exit(runHLOLateChild())
+	case mallocChild:
+		os.Exit(runMallocChild())
 	default:
 		os.Exit(runChild())
 	}

@@ -1,0 +1,72 @@
+package fastgo
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkGEMVDecode times gemv on the attention products of a decoding step over one cache
+// chunk of the modern suite (32 query heads of 64, a chunk of 256 positions; Hkv key/value
+// heads, G = 32/Hkv query rows per key head): scores q·Kᵀ (dot form) with and without the
+// streamed rows (streamRows), and the weighted sum w·V (axpy form), also through the GEMM. It cycles through 16 chunks
+// (as a step does), so the chunk is not in the cache. GB/s counts the chunk's bytes.
+//
+//	GOEXPERIMENT=simd go test ./fastgo -run NONE -bench GEMVDecode
+func BenchmarkGEMVDecode(b *testing.B) {
+	const T, d, chunks = 256, 64, 16
+	for _, hkv := range []int{32, 8, 1} {
+		G := 32 / hkv
+		size := hkv * T * d
+		cache := make([]float32, chunks*size)
+		for i := range cache {
+			cache[i] = float32(i%13) * 0.01
+		}
+		q := make([]float32, hkv*G*d)
+		w := make([]float32, hkv*G*T)
+		scores := make([]float32, hkv*G*T)
+		out := make([]float32, hkv*G*d)
+		chunk := func(i int) []float32 { return cache[(i%chunks)*size:][:size] }
+		report := func(b *testing.B) {
+			b.ReportMetric(float64(size*4)/1e9/(b.Elapsed().Seconds()/float64(b.N)), "GB/s")
+		}
+		for _, stream := range []bool{true, false} {
+			b.Run(fmt.Sprintf("Hkv=%d/scores/stream=%v", hkv, stream), func(b *testing.B) {
+				defer func(old bool) { streamRows = old }(streamRows)
+				streamRows = stream
+				i := 0
+				for b.Loop() {
+					l := newOperand(q, []int{hkv, G, d}, []int{2}, []int{0})
+					r := newOperand(chunk(i), []int{hkv, T, d}, []int{2}, []int{0})
+					if !gemv(l, r, scores, hkv, G, T, d, 2) {
+						b.Fatal("gemv declined")
+					}
+					i++
+				}
+				report(b)
+			})
+		}
+		for _, viaGEMM := range []bool{true, false} {
+			if !viaGEMM && G > gemvMaxRows {
+				continue // gemv declines: the GEMM is what runs
+			}
+			name := fmt.Sprintf("Hkv=%d/weighted", hkv)
+			if viaGEMM {
+				name += "/gemm"
+			}
+			b.Run(name, func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					l := newOperand(w, []int{hkv, G, T}, []int{2}, []int{0})
+					r := newOperand(chunk(i), []int{hkv, T, d}, []int{1}, []int{0})
+					if viaGEMM {
+						gemm(kernelF32, l, r, out, hkv, G, d, T, 2)
+					} else if !gemv(l, r, out, hkv, G, d, T, 2) {
+						b.Fatal("gemv declined")
+					}
+					i++
+				}
+				report(b)
+			})
+		}
+	}
+}

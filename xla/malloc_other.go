@@ -1,0 +1,7 @@
+//go:build !(linux && cgo)
+
+package xla
+
+// Without glibc (not Linux, or built without cgo) the thresholds are left alone.
+func setMallocMmapThreshold(int) bool { return false }
+func setMallocTrimThreshold(int) bool { return false }
