@@ -1,7 +1,7 @@
 // Package fastgo makes GoMLX v0.26's pure-Go backend ("go", simplego) multiply matrices with a
 // blocked, packed GEMM instead of its scalar DotGeneral kernel, and computes the element-wise
 // ops around attention (Exp, ReduceMax/Sum, broadcasts, binary ops, IsFinite, Where, Identity,
-// Transpose, Gather) on
+// Transpose, Gather, whole-row Scatters) on
 // several goroutines and, for Exp and ReduceMax, with AVX-512. Import it for its side effect:
 //
 //	import _ "github.com/mhalab/mhalab/fastgo"
@@ -46,7 +46,12 @@
 //     block's quants by x rounded to 16-bit blocks in integers and scales the sum (AVX-512,
 //     plain Go otherwise; a prompt's rows dequantise to float32 instead), whether or not the
 //     fast path is switched on — no other executor computes a carrier. QuantKernel names the
-//     kernel.
+//     kernel. The AVX-512 kernels prefetch the rows ahead of the ones they compute
+//     (prefetch_simd_amd64.s, a PREFETCHT0 loop: the one piece of assembly here — Go offers no
+//     prefetch outside its runtime); without it they read a token's ~96 MB at a third of the
+//     machine's read bandwidth (BenchmarkQuantStream).
+//   - Scatters (scatter.go): ScatterMax/Min/Sum that combine whole float32 rows (the one-position
+//     KV-cache update of models/smollm2) run one loop per row instead of GoMLX's index iterators.
 //   - Gradients: GoMLX v0.26 differentiates DotGeneral as a broadcast multiply and a reduce-sum
 //     (a [batch, m, n, k] intermediate). Importing this package calls mhalib/dotgrad's Install,
 //     which registers the gradient as two DotGenerals for every graph built afterwards (on every
@@ -88,15 +93,15 @@
 // checking, in the new GoMLX's source:
 //
 //  1. backends/simplego: setNodeExecutor(opType backends.OpType, priority, executor) exists
-//     with the nodeExecutor signature of hook.go, priorityUser is still 100, and each of the 16
+//     with the nodeExecutor signature of hook.go, priorityUser is still 100, and each of the 19
 //     functions named by a //go:linkname here exists with the same signature: setNodeExecutor,
 //     execDotGeneral, execAdd, execSub, execMul, execDiv, execMax, execMin, execBroadcastInDim,
-//     execGather, execReduce, execIsFinite, execWhere, execIdentity, execTranspose, execExp
-//     (`grep -rn go:linkname fastgo/` lists them).
+//     execGather, execReduce, execIsFinite, execWhere, execIdentity, execTranspose, execExp,
+//     execLogistic, execSlice, execScatter (`grep -rn go:linkname fastgo/` lists them).
 //  2. simplego.Node still has the fields `shape shapes.Shape` and `data any` (node.go reads
 //     them by offset), and the `data` of Transpose, ReduceMax/Sum and BroadcastInDim is still
 //     an []int with the meaning node.go documents; Gather's data is still *gatherNode with the
-//     fields gather.go reads; dotGeneralNodeData's fields are those readDotParams (params.go)
+//     fields gather.go reads, Scatter's *scatterNode with those scatter.go reads; dotGeneralNodeData's fields are those readDotParams (params.go)
 //     reads.
 //  3. graph's nodeInputsDotGeneral still has lhsContractingAxes, lhsBatchAxes,
 //     rhsContractingAxes, rhsBatchAxes (mhalib/dotgrad reads them; it falls back to GoMLX's

@@ -38,6 +38,9 @@ const (
 	opIdentity
 	opLogistic
 	opSlice
+	opScatterMax
+	opScatterMin
+	opScatterSum
 	numOps
 )
 
@@ -48,6 +51,7 @@ var opTypes = [numOps]backends.OpType{
 	opMax: backends.OpTypeMax, opMin: backends.OpTypeMin, opGather: backends.OpTypeGather,
 	opIsFinite: backends.OpTypeIsFinite, opWhere: backends.OpTypeWhere, opIdentity: backends.OpTypeIdentity,
 	opLogistic: backends.OpTypeLogistic, opSlice: backends.OpTypeSlice,
+	opScatterMax: backends.OpTypeScatterMax, opScatterMin: backends.OpTypeScatterMin, opScatterSum: backends.OpTypeScatterSum,
 }
 
 var opCalls, opFallbacks [numOps]atomic.Int64
@@ -77,6 +81,9 @@ func installElementwise() {
 		opIdentity:       execIdentity,
 		opLogistic:       execLogistic,
 		opSlice:          execSlice,
+		opScatterMax:     scatterExecutor(opScatterMax, func(a, b float32) float32 { return max(a, b) }),
+		opScatterMin:     scatterExecutor(opScatterMin, func(a, b float32) float32 { return min(a, b) }),
+		opScatterSum:     scatterExecutor(opScatterSum, func(a, b float32) float32 { return a + b }),
 	}
 	for o, fn := range executors {
 		if fn != nil {

@@ -1,7 +1,6 @@
 package fastgo
 
 import (
-	"reflect"
 	"slices"
 	_ "unsafe" // for go:linkname
 
@@ -20,34 +19,18 @@ func gomlxGather(backend *simplego.Backend, node *simplego.Node, inputs []*simpl
 // with reflection) take whole slices along operand axis 0 with one index per output row, for
 // an operand of shape dims and start indices of shape idxDims.
 func rowGather(node *simplego.Node, dims, idxDims []int) bool {
-	data := nodeData(node)
-	if data == nil {
+	p, ok := nodeStructOf(node, "gatherNode")
+	if !ok {
 		return false
 	}
-	v := reflect.ValueOf(data)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct || v.Elem().Type().Name() != "gatherNode" {
-		return false
-	}
-	v = v.Elem()
-	ints := func(name string) ([]int, bool) {
-		f := v.FieldByName(name)
-		if !f.IsValid() || f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.Int {
-			return nil, false
-		}
-		out := make([]int, f.Len())
-		for i := range out {
-			out[i] = int(f.Index(i).Int())
-		}
-		return out, true
-	}
-	axis := v.FieldByName("indexVectorAxis")
-	startIndexMap, ok1 := ints("startIndexMap")
-	collapsed, ok2 := ints("collapsedSlicesAxes")
-	sliceSizes, ok3 := ints("sliceSizes")
-	offsetAxes, ok4 := ints("offsetOutputAxes")
+	axis, ok0 := p.int("indexVectorAxis")
+	startIndexMap, ok1 := p.ints("startIndexMap")
+	collapsed, ok2 := p.ints("collapsedSlicesAxes")
+	sliceSizes, ok3 := p.ints("sliceSizes")
+	offsetAxes, ok4 := p.ints("offsetOutputAxes")
 	r := len(idxDims)
-	if !ok1 || !ok2 || !ok3 || !ok4 || !axis.IsValid() || axis.Kind() != reflect.Int || r == 0 || len(dims) == 0 ||
-		int(axis.Int()) != r-1 || idxDims[r-1] != 1 || !slices.Equal(startIndexMap, []int{0}) || !slices.Equal(collapsed, []int{0}) ||
+	if !ok0 || !ok1 || !ok2 || !ok3 || !ok4 || r == 0 || len(dims) == 0 ||
+		axis != r-1 || idxDims[r-1] != 1 || !slices.Equal(startIndexMap, []int{0}) || !slices.Equal(collapsed, []int{0}) ||
 		len(sliceSizes) != len(dims) || sliceSizes[0] != 1 || !slices.Equal(sliceSizes[1:], dims[1:]) || len(offsetAxes) != len(dims)-1 {
 		return false
 	}
@@ -79,19 +62,8 @@ func execGather(backend *simplego.Backend, node *simplego.Node, inputs []*simple
 	if err != nil {
 		return nil, err
 	}
-	var idx []int
-	switch ix := idxFlat.(type) {
-	case []int32:
-		idx = make([]int, len(ix))
-		for i, v := range ix {
-			idx[i] = int(v)
-		}
-	case []int64:
-		idx = make([]int, len(ix))
-		for i, v := range ix {
-			idx[i] = int(v)
-		}
-	default:
+	idx, ok := indexInts(idxFlat)
+	if !ok {
 		return fallback(opGather, gomlxGather, backend, node, inputs, inputsOwned)
 	}
 	if !movable(flat) || !rowGather(node, shape.Dimensions, idxShape.Dimensions) {
@@ -130,4 +102,23 @@ func gatherRows[T any](x, out []T, idx []int, row, workers int) {
 			copy(out[i*row:(i+1)*row], x[idx[i]*row:(idx[i]+1)*row])
 		}
 	})
+}
+
+// indexInts is an index operand's int32 or int64 data as ints (false: another dtype).
+func indexInts(flat any) ([]int, bool) {
+	switch ix := flat.(type) {
+	case []int32:
+		idx := make([]int, len(ix))
+		for i, v := range ix {
+			idx[i] = int(v)
+		}
+		return idx, true
+	case []int64:
+		idx := make([]int, len(ix))
+		for i, v := range ix {
+			idx[i] = int(v)
+		}
+		return idx, true
+	}
+	return nil, false
 }

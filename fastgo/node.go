@@ -51,3 +51,42 @@ func nodeInts(n *simplego.Node) ([]int, bool) {
 func nodeData(n *simplego.Node) any {
 	return *(*any)(unsafe.Add(unsafe.Pointer(n), nodeDataOffset))
 }
+
+// nodeStruct is a node's parameter that is a pointer to one of simplego's unexported structs
+// (Gather's *gatherNode, Scatter's *scatterNode), read field by field with reflection.
+type nodeStruct struct{ v reflect.Value }
+
+// nodeStructOf returns the node's parameter if it is a non-nil pointer to the struct typeName.
+func nodeStructOf(n *simplego.Node, typeName string) (nodeStruct, bool) {
+	data := nodeData(n)
+	if data == nil {
+		return nodeStruct{}, false
+	}
+	v := reflect.ValueOf(data)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct || v.Elem().Type().Name() != typeName {
+		return nodeStruct{}, false
+	}
+	return nodeStruct{v.Elem()}, true
+}
+
+// ints is the []int field name (false: missing or of another type).
+func (s nodeStruct) ints(name string) ([]int, bool) {
+	f := s.v.FieldByName(name)
+	if !f.IsValid() || f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.Int {
+		return nil, false
+	}
+	out := make([]int, f.Len())
+	for i := range out {
+		out[i] = int(f.Index(i).Int())
+	}
+	return out, true
+}
+
+// int is the int field name (false: missing or of another type).
+func (s nodeStruct) int(name string) (int, bool) {
+	f := s.v.FieldByName(name)
+	if !f.IsValid() || f.Kind() != reflect.Int {
+		return 0, false
+	}
+	return int(f.Int()), true
+}

@@ -26,7 +26,12 @@ func parallelFor(n, grain, workers int, fn func(lo, hi int)) {
 	}
 	step := ceilDiv(n, chunks)
 	chunks = ceilDiv(n, step)
+	// The caller waits for the ranges, not for the goroutines: one that starts after the
+	// others took every range (waking a parked thread can take longer than a small product)
+	// finds none left and ends unwaited-for.
 	var next atomic.Int64
+	var pending sync.WaitGroup
+	pending.Add(chunks)
 	work := func() {
 		for {
 			c := int(next.Add(1)) - 1
@@ -34,18 +39,14 @@ func parallelFor(n, grain, workers int, fn func(lo, hi int)) {
 				return
 			}
 			fn(c*step, min((c+1)*step, n))
+			pending.Done()
 		}
 	}
-	var wg sync.WaitGroup
 	for range min(workers, chunks) - 1 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work()
-		}()
+		go work()
 	}
 	work()
-	wg.Wait()
+	pending.Wait()
 }
 
 // walker visits a row-major index space (dims) in order, keeping the flat offsets of up to three
