@@ -44,14 +44,14 @@ func evaluateGoals(rep *benchReport) []goalResult {
 				ratio := r.MedianMS / t
 				goals = append(goals, goalResult{
 					Goal:     fmt.Sprintf("%s %s ≤ %.1f× PyTorch (the faster of plain and flash; the fastest PyTorch measured)", g.backend, key, g.limit),
-					Measured: fmt.Sprintf("%.2f× (%s %s vs %s %s)", ratio, r.Impl, FormatMS(r.MedianMS), strings.TrimSuffix(impl, " nn.MHA"), FormatMS(t)),
+					Measured: fmt.Sprintf("%s× (%s %s vs %s %s)", beside(ratio, g.limit, 2), r.Impl, FormatMS(r.MedianMS), strings.TrimSuffix(impl, " nn.MHA"), FormatMS(t)),
 					Met:      ratio <= g.limit})
 			}
 		}
 	}
 	if r := best("seed003", "xla:cpu"); r != nil && r.B == 32 && r.L == 128 && r.E == 512 {
 		goals = append(goals, goalResult{Goal: "xla:cpu seed003 ≥ 250 GFLOP/s",
-			Measured: fmt.Sprintf("%.0f GFLOP/s (%s %s)", r.GFLOPS, r.Impl, FormatMS(r.MedianMS)), Met: r.GFLOPS >= 250})
+			Measured: fmt.Sprintf("%s GFLOP/s (%s %s)", beside(r.GFLOPS, 250, 0), r.Impl, FormatMS(r.MedianMS)), Met: r.GFLOPS >= 250})
 	}
 	for _, spec := range []string{"xla:cpu"} {
 		for _, key := range []string{"long", "long/causal"} {
@@ -59,7 +59,7 @@ func evaluateGoals(rep *benchReport) []goalResult {
 			if plain != nil && flash != nil {
 				ratio := flash.MedianMS / plain.MedianMS
 				goals = append(goals, goalResult{Goal: fmt.Sprintf("%s %s: flash ≤ 1.5× plain", spec, key),
-					Measured: fmt.Sprintf("%.2f× (%s vs %s)", ratio, FormatMS(flash.MedianMS), FormatMS(plain.MedianMS)), Met: ratio <= 1.5})
+					Measured: fmt.Sprintf("%s× (%s vs %s)", beside(ratio, 1.5, 2), FormatMS(flash.MedianMS), FormatMS(plain.MedianMS)), Met: ratio <= 1.5})
 			}
 		}
 	}
@@ -100,7 +100,7 @@ func evaluateGoals(rep *benchReport) []goalResult {
 	for _, r := range rep.SmolLM2.Gen {
 		if r.Backend == "xla:cpu" && r.Error == "" && torchGen != nil {
 			goals = append(goals, goalResult{Goal: "xla:cpu decodes SmolLM2-135M-Instruct at least as fast as transformers on PyTorch",
-				Measured: fmt.Sprintf("%.2f vs %.2f tokens/s (%.2f×)", r.DecodeTokPerS, torchGen.DecodeTokPerS, r.DecodeVsTorch), Met: r.DecodeVsTorch >= 1})
+				Measured: fmt.Sprintf("%.2f vs %.2f tokens/s (%s×)", r.DecodeTokPerS, torchGen.DecodeTokPerS, beside(r.DecodeVsTorch, 1, 2)), Met: r.DecodeVsTorch >= 1})
 		}
 	}
 	goals = append(goals, llamaGoal(rep.SmolLM2.Gen)...)
@@ -132,6 +132,6 @@ func llamaGoal(gen []smollm2Result) []goalResult {
 		return nil
 	}
 	return []goalResult{{Goal: "SmolLM2-135M-Instruct decoding ≥ llama.cpp's tokens/s on the same GGUF, on at least one backend",
-		Measured: fmt.Sprintf("%s %.2f vs %.2f tokens/s (%.2f×)", best.Backend, best.DecodeTokPerS, llama.DecodeTokPerS, best.DecodeVsLlama),
+		Measured: fmt.Sprintf("%s %.2f vs %.2f tokens/s (%s×)", best.Backend, best.DecodeTokPerS, llama.DecodeTokPerS, beside(best.DecodeVsLlama, 1, 2)),
 		Met:      best.DecodeVsLlama >= 1}}
 }

@@ -20,7 +20,7 @@ func modernDecodeGoals(rep *benchReport) []goalResult {
 		}
 		goals = append(goals, goalResult{
 			Goal:     fmt.Sprintf("%s KV-cache decode step ≥ PyTorch's tokens/s (%s, %d KV heads)", r.Backend, r.Model, r.KVHeads),
-			Measured: fmt.Sprintf("%.2f× (%.1f vs %.1f tokens/s)", v, r.TokensPerS, r.TokensPerS/v),
+			Measured: fmt.Sprintf("%s× (%.1f vs %.1f tokens/s)", beside(v, 1, 2), r.TokensPerS, r.TokensPerS/v),
 			Met:      v >= 1,
 		})
 	}
@@ -53,7 +53,7 @@ func modernWindowGoals(rep *benchReport) []goalResult {
 		ratio := r.MedianMS / best.MedianMS
 		goals = append(goals, goalResult{
 			Goal:     fmt.Sprintf("%s FlashAttention %s at L %d ≤ PyTorch's fastest (%s)", r.Backend, r.Mask, r.L, r.Shape),
-			Measured: fmt.Sprintf("%.2f× (%s vs %s %s)", ratio, FormatMS(r.MedianMS), best.Impl, FormatMS(best.MedianMS)),
+			Measured: fmt.Sprintf("%s× (%s vs %s %s)", beside(ratio, 1, 2), FormatMS(r.MedianMS), best.Impl, FormatMS(best.MedianMS)),
 			Met:      ratio <= 1,
 		})
 	}
