@@ -7,9 +7,9 @@ package xla
 */
 import "C"
 
-// setMallocMmapThreshold calls mallopt(M_MMAP_THRESHOLD, bytes) and reports whether the C
-// library accepted it (glibc does; musl's mallopt does nothing and returns 0).
-func setMallocMmapThreshold(bytes int) bool { return C.mallopt(C.M_MMAP_THRESHOLD, C.int(bytes)) == 1 }
+// setMallocMmapThreshold calls mallopt(M_MMAP_THRESHOLD, bytes) (glibc applies it; musl's
+// mallopt does nothing — a hint either way, so its result is not needed).
+func setMallocMmapThreshold(bytes int) { C.mallopt(C.M_MMAP_THRESHOLD, C.int(bytes)) }
 
 // setMallocTrimThreshold calls mallopt(M_TRIM_THRESHOLD, bytes).
-func setMallocTrimThreshold(bytes int) bool { return C.mallopt(C.M_TRIM_THRESHOLD, C.int(bytes)) == 1 }
+func setMallocTrimThreshold(bytes int) { C.mallopt(C.M_TRIM_THRESHOLD, C.int(bytes)) }

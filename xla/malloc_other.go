@@ -3,5 +3,5 @@
 package xla
 
 // Without glibc (not Linux, or built without cgo) the thresholds are left alone.
-func setMallocMmapThreshold(int) bool { return false }
-func setMallocTrimThreshold(int) bool { return false }
+func setMallocMmapThreshold(int) {}
+func setMallocTrimThreshold(int) {}
