@@ -157,6 +157,9 @@ func (c *KVCache) Step(ctx *context.Context, q, k, v, pos *Node, scale float64) 
 		panicArg("pos", "must be a scalar int32 node")
 	}
 	s := c.chunkVars(ctx, k, v)
+	if k.Shape().Dim(2) == 1 && differentiableSlices(q.Graph()) {
+		return c.stepOneApart(s, q, k, v, pos, scale) // XLA (kvchunksapart.go)
+	}
 	if k.Shape().Dim(2) == 1 {
 		return c.stepOne(s, q, k, v, pos, scale)
 	}

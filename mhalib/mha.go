@@ -374,7 +374,7 @@ func (b *MHABuilder) build(withWeights bool) (output, weights *Node) {
 		merged = b.flashHeads(q, k, v, d, ms, withWeights) // [B, Lq, E]
 	} else if formulation != PerHeadLoop && d.even && !b.strategySet {
 		qh, kh, vh := SplitHeads(q, h), SplitHeads(k, d.kvHeads), SplitHeads(v, d.kvHeads) // [B, h, Lq, dk], [B, Hkv, Lk', dk] ×2
-		out, w := attend(qh, kh, vh, []float64{b.headScale(d.sizes[0])}, ms, drop)
+		out, w := attendWith(qh, kh, vh, []float64{b.headScale(d.sizes[0])}, ms, drop, withWeights)
 		merged, weights = MergeHeads(out), w // [B, Lq, E], [B, h, Lq, Lk']
 	} else {
 		strategy := HeadsLoop
@@ -419,7 +419,7 @@ func (b *MHABuilder) unevenAttention(q, k, v *Node, sizes []int, s HeadStrategy,
 			scales = scales[:1]
 		}
 		// qs[i]: [B, count, Lq, size], ks[i], vs[i]: [B, count, Lk', size]
-		outs[i], ws[i] = attend(qs[i], ks[i], vs[i], scales, ms.forHeads(grp.first, grp.count), drop)
+		outs[i], ws[i] = attendWith(qs[i], ks[i], vs[i], scales, ms.forHeads(grp.first, grp.count), drop, withWeights)
 	}
 	merged = MergeUnevenHeads(outs, sizes, s) // [B, Lq, E]
 	if withWeights {

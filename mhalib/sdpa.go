@@ -44,7 +44,7 @@ func (b *SDPABuilder) Graph() *Graph { return b.q.Graph() }
 // Done builds the attention and returns the output [B, h, Lq, dv].
 // It panics with an *ArgumentError for inconsistent shapes or dtypes (Exec returns it as an error).
 func (b *SDPABuilder) Done() *Node {
-	out, _ := b.DoneWithWeights()
+	out, _ := b.build(false)
 	return out
 }
 
@@ -55,8 +55,14 @@ func (b *SDPABuilder) Done() *Node {
 //
 // It panics with an *ArgumentError for inconsistent shapes or dtypes (Exec returns it as an error).
 func (b *SDPABuilder) DoneWithWeights() (output, weights *Node) {
+	return b.build(true)
+}
+
+// build is Done (withWeights false: the weights are not formed where the backend fuses the
+// normalisation into the output, softmax.go) and DoneWithWeights.
+func (b *SDPABuilder) build(withWeights bool) (output, weights *Node) {
 	ms, scale := b.cfg.prepare(b.q, b.k, b.v)
-	return attend(b.q, b.k, b.v, []float64{scale}, ms, b.cfg.dropout)
+	return attendWith(b.q, b.k, b.v, []float64{scale}, ms, b.cfg.dropout, withWeights)
 }
 
 // checkSDPAInputs validates q [B, Hq, Lq, dk], k [B, Hkv, Lk, dk], v [B, Hkv, Lk, dv], with
@@ -108,9 +114,14 @@ type dropoutSpec struct {
 	rate float64
 }
 
+// active reports whether apply changes the weights in graph g (a rate > 0 while training).
+func (d dropoutSpec) active(g *Graph) bool {
+	return d.ctx != nil && d.rate > 0 && d.ctx.IsTraining(g)
+}
+
 // apply drops entries of w with probability rate and scales the rest by 1/(1−rate).
 func (d dropoutSpec) apply(w *Node) *Node {
-	if d.ctx == nil || d.rate <= 0 || !d.ctx.IsTraining(w.Graph()) {
+	if !d.active(w.Graph()) {
 		return w
 	}
 	if d.rate >= 1 {
@@ -131,6 +142,12 @@ func (d dropoutSpec) apply(w *Node) *Node {
 //
 // scales holds one factor for all heads, or one per head (uneven heads padded to a common size).
 func attend(q, k, v *Node, scales []float64, ms *maskSet, drop dropoutSpec) (output, weights *Node) {
+	return attendWith(q, k, v, scales, ms, drop, true)
+}
+
+// attendWith is attend; withWeights false lets it skip forming the weights (then nil) where
+// that is faster (softmaxAndSum).
+func attendWith(q, k, v *Node, scales []float64, ms *maskSet, drop dropoutSpec, withWeights bool) (output, weights *Node) {
 	// Refuse up front a graph whose scores cannot fit in memory (memory.go).
 	checkPlainAttentionMemory(q.Shape().Dim(0), q.Shape().Dim(1), q.Shape().Dim(2), k.Shape().Dim(2), q.DType())
 	// 1) Scores: every query against every key, in every (batch, head), scaled; with GQA each
@@ -140,7 +157,7 @@ func attend(q, k, v *Node, scales []float64, ms *maskSet, drop dropoutSpec) (out
 		// multiplies exactly) and scales dk numbers per query instead of Lk: XLA no longer
 		// writes the scaled scores to memory as a pass of its own.
 		logits := groupedScores(MulScalar(q, scales[0]), k) // [B, h, Lq, Lk]
-		return softmaxAndSum(logits, v, ms, drop)
+		return softmaxAndSum(logits, v, ms, drop, withWeights)
 	}
 	logits := groupedScores(q, k) // [B, h, Lq, Lk]
 	if len(scales) == 1 {
@@ -149,7 +166,7 @@ func attend(q, k, v *Node, scales []float64, ms *maskSet, drop dropoutSpec) (out
 		perHead := Reshape(Const(logits.Graph(), scales), 1, len(scales), 1, 1) // [1, h, 1, 1]
 		logits = Mul(logits, ConvertDType(perHead, logits.DType()))             // [B, h, Lq, Lk]
 	}
-	return softmaxAndSum(logits, v, ms, drop)
+	return softmaxAndSum(logits, v, ms, drop, withWeights)
 }
 
 // exactScale reports whether multiplying by s is exact in dtype: s is a power of two and the
@@ -160,11 +177,15 @@ func exactScale(s float64, dtype dtypes.DType) bool {
 }
 
 // softmaxAndSum is the rest of attend from the scaled logits [B, h, Lq, Lk]: masks, softmax,
-// dropout, weighted sum of v.
-func softmaxAndSum(logits, v *Node, ms *maskSet, drop dropoutSpec) (output, weights *Node) {
+// dropout, weighted sum of v. Without withWeights, on XLA, with no sinks and no dropout in
+// effect, it normalises after the weighted sum (softmaxSum) and returns no weights.
+func softmaxAndSum(logits, v *Node, ms *maskSet, drop dropoutSpec, withWeights bool) (output, weights *Node) {
 	// 2) Masks: additive masks added, blocked pairs set to the fill value.
 	raw := logits
 	logits = ms.apply(logits, 0, 0) // [B, h, Lq, Lk]
+	if !withWeights && ms.sinks == nil && !drop.active(logits.Graph()) && differentiableSlices(logits.Graph()) {
+		return softmaxSum(logits, v), nil // [B, h, Lq, dv]
+	}
 	// 3) Softmax over the keys; 4) dropout (training only).
 	switch {
 	case ms.sinks != nil:

@@ -61,3 +61,29 @@ func safeSoftmaxFinite(logits, raw *Node) *Node {
 	})
 	return Add(w, Sub(t, StopGradient(t))) // [..., L], = w
 }
+
+// softmaxSum is safeSoftmax(logits)·v for logits [B, Hq, Lq, Lk] and v [B, Hkv, Lk, dv] with
+// the normalisation after the product, where it divides Lq·dv values instead of Lq·Lk:
+//
+//	m = max_j logits_j (a constant; 0 if it is −inf)   e = exp(logits − m)   s = Σ_j e_j (0 → 1)
+//	output = (e·v) / s   [B, Hq, Lq, dv]
+//
+// On XLA the weights e/s are then never written to memory: a pass over the scores less to
+// write and one less to read (seed003: [32, 8, 128, 128], 16 MiB each). Its gradient is
+// safeSoftmax's fused form: with s a constant, autodiff gives e the gradient G = (g·vᵀ)/s,
+// which the identity on e replaces by G − Σ_j G_j·w_j (w = e/s), and exp's own gradient then
+// multiplies by e: ∂logits = w ⊙ (g·vᵀ − Σ_j (g·vᵀ)_j w_j), the one subtraction of nearly
+// equal numbers, exact by Sterbenz's lemma (see safeSoftmax). A fully blocked row (every logit
+// −inf) has e = 0: output 0, gradient 0.
+func softmaxSum(logits, v *Node) *Node {
+	m := StopGradient(ReduceAndKeep(logits, ReduceMax, -1)) // [B, Hq, Lq, 1]
+	m = Where(IsFinite(m), m, ZerosLike(m))                 // [B, Hq, Lq, 1]
+	e := Exp(Sub(logits, m))                                // [B, Hq, Lq, Lk]
+	s := StopGradient(ReduceAndKeep(e, ReduceSum, -1))      // [B, Hq, Lq, 1]
+	s = Where(Equal(s, ZerosLike(s)), OnesLike(s), s)       // [B, Hq, Lq, 1]
+	t := IdentityWithCustomGradient(e, func(e, g *Node) *Node {
+		w := Div(e, s)                                         // [B, Hq, Lq, Lk]
+		return Sub(g, ReduceAndKeep(Mul(g, w), ReduceSum, -1)) // [B, Hq, Lq, Lk]
+	})
+	return Div(groupedWeightedSum(t, v), s) // [B, Hq, Lq, dv]
+}
