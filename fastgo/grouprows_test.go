@@ -68,7 +68,7 @@ func TestGroupRowsAgainstFloat64(t *testing.T) {
 }
 
 // TestGroupRowsDeclines checks what groupRows leaves to gemv and the GEMM: one row, more than
-// groupMaxRows rows, float64, transposed weights, the scores' layout, other widths.
+// groupMaxRows rows, float64, transposed weights, other widths.
 func TestGroupRowsDeclines(t *testing.T) {
 	l, r, out := groupOperands(groupCase{batch: 2, m: 4, k: 64, ldb: 64}, 1)
 	for _, c := range []struct {
@@ -79,7 +79,8 @@ func TestGroupRowsDeclines(t *testing.T) {
 		{"one row", l, r, 2, 1, 64, 64},
 		{"too many rows", newOperand(make([]float32, 65*64), []int{1, 65, 64}, []int{2}, []int{0}), r, 1, 65, 64, 64},
 		{"lhs transposed", newOperand(make([]float32, 2*4*64), []int{2, 64, 4}, []int{1}, []int{0}), r, 2, 4, 64, 64},
-		{"scores (rhs contiguous along k)", l, newOperand(make([]float32, 2*64*64), []int{2, 64, 64}, []int{2}, []int{0}), 2, 4, 64, 64},
+		{"scores, k 32", newOperand(make([]float32, 2*4*32), []int{2, 4, 32}, []int{2}, []int{0}),
+			newOperand(make([]float32, 2*64*32), []int{2, 64, 32}, []int{2}, []int{0}), 2, 4, 64, 32},
 		{"n 32", newOperand(make([]float32, 2*4*32), []int{2, 4, 32}, []int{2}, []int{0}),
 			newOperand(make([]float32, 2*32*32), []int{2, 32, 32}, []int{1}, []int{0}), 2, 4, 32, 32},
 	} {
@@ -136,6 +137,47 @@ func TestGroupRowsNonFinite(t *testing.T) {
 						t.Fatalf("%v: out[%d,%d,%d] = %g, want %g (bound %.3g)", c, b, i, j, got, exact, bound*mag)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestGroupScoresAgainstFloat64 checks groupRows on the scores q [b, m, 64] · K [b, n, 64]ᵀ —
+// 2 … 64 query rows, key counts not multiples of 4 or of a task's 64 keys, up to a whole cache
+// of 4096 (more than gemv takes), key rows a stride apart, 1 and 3 workers — against a float64
+// reference with gemm's bound.
+func TestGroupScoresAgainstFloat64(t *testing.T) {
+	if !hasGroupRows() {
+		t.Skip("no AVX-512 kernels: groupRows declines every product")
+	}
+	ci := 0
+	for _, m := range []int{2, 3, 5, 32, 64} {
+		for _, n := range []int{2, 3, 5, 63, 64, 65, 300, 4096} {
+			ci++
+			c := gemmCase{batch: 1 + (m+n)%3, m: m, n: n, k: 64}
+			ldb := 64 + 16*(n%2)
+			for _, workers := range []int{1, 3} {
+				t.Run(fmt.Sprintf("b%d_m%d_n%d_ldb%d/w%d", c.batch, m, n, ldb, workers), func(t *testing.T) {
+					rng := rand.New(rand.NewPCG(uint64(ci), 31))
+					q := make([]float32, c.batch*m*64)
+					keys := make([]float32, c.batch*n*ldb)
+					for _, x := range [][]float32{q, keys} {
+						for i := range x {
+							x[i] = float32(rng.NormFloat64())
+						}
+					}
+					l := newOperand(q, []int{c.batch, m, 64}, []int{2}, []int{0})
+					r := newOperand(keys, []int{c.batch, n, ldb}, []int{2}, []int{0})
+					r.contractOff = r.contractOff[:64]
+					out := make([]float32, c.batch*m*n)
+					for i := range out {
+						out[i] = float32(math.NaN())
+					}
+					if !groupRows(l, r, out, c.batch, m, n, 64, workers) {
+						t.Fatal("groupRows declined")
+					}
+					checkProduct(t, c, l, r, out, 0x1p-24, "groupRows scores")
+				})
 			}
 		}
 	}
