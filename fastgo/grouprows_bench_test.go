@@ -13,49 +13,53 @@ import (
 //
 //	GOEXPERIMENT=simd go test ./fastgo -run NONE -bench GroupRowsDecode
 func BenchmarkGroupRowsDecode(b *testing.B) {
-	const d, chunks = 64, 16
+	const d = 64
 	for _, c := range []struct{ hkv, T int }{{8, 256}, {1, 256}, {1, 4096}} {
 		hkv, T := c.hkv, c.T
 		G := 32 / hkv
-		size := hkv * T * d
-		cache := make([]float32, chunks*size)
-		for i := range cache {
-			cache[i] = float32(i%13) * 0.01
+		chunk, size := decodeChunks(hkv, T, d)
+		// The two products as DotGenerals [hkv, G, k] · [hkv, n, k]: lhs, its dims, the chunk's
+		// contracting axis, out, n and k.
+		forms := []struct {
+			name     string
+			lhs      []float32
+			lhsDims  []int
+			contract int
+			out      []float32
+			n, k     int
+		}{
+			{"scores", make([]float32, hkv*G*d), []int{hkv, G, d}, 2, make([]float32, hkv*G*T), T, d},
+			{"weighted", make([]float32, hkv*G*T), []int{hkv, G, T}, 1, make([]float32, hkv*G*d), d, T},
 		}
-		q := make([]float32, hkv*G*d)
-		scores := make([]float32, hkv*G*T)
-		w := make([]float32, hkv*G*T)
-		out := make([]float32, hkv*G*d)
-		chunk := func(i int) []float32 { return cache[(i%chunks)*size:][:size] }
-		for _, path := range []string{"group", "before"} {
-			b.Run(fmt.Sprintf("Hkv=%d/T=%d/scores/%s", hkv, T, path), func(b *testing.B) {
-				i := 0
-				for b.Loop() {
-					l := newOperand(q, []int{hkv, G, d}, []int{2}, []int{0})
-					r := newOperand(chunk(i), []int{hkv, T, d}, []int{2}, []int{0})
-					if path == "group" && !groupRows(l, r, scores, hkv, G, T, d, 2) {
-						b.Fatal("groupRows declined")
-					} else if path == "before" && !gemv(l, r, scores, hkv, G, T, d, 2) {
-						gemm(kernelF32, l, r, scores, hkv, G, T, d, 2)
+		for _, f := range forms {
+			for _, path := range []string{"group", "before"} {
+				b.Run(fmt.Sprintf("Hkv=%d/T=%d/%s/%s", hkv, T, f.name, path), func(b *testing.B) {
+					i := 0
+					for b.Loop() {
+						l := newOperand(f.lhs, f.lhsDims, []int{2}, []int{0})
+						r := newOperand(chunk(i), []int{hkv, T, d}, []int{f.contract}, []int{0})
+						if path == "group" && !groupRows(l, r, f.out, hkv, G, f.n, f.k, 2) {
+							b.Fatal("groupRows declined")
+						} else if path == "before" && !gemv(l, r, f.out, hkv, G, f.n, f.k, 2) {
+							gemm(kernelF32, l, r, f.out, hkv, G, f.n, f.k, 2)
+						}
+						i++
 					}
-					i++
-				}
-				b.ReportMetric(float64(size*4)/1e9/(b.Elapsed().Seconds()/float64(b.N)), "GB/s")
-			})
-			b.Run(fmt.Sprintf("Hkv=%d/T=%d/weighted/%s", hkv, T, path), func(b *testing.B) {
-				i := 0
-				for b.Loop() {
-					l := newOperand(w, []int{hkv, G, T}, []int{2}, []int{0})
-					r := newOperand(chunk(i), []int{hkv, T, d}, []int{1}, []int{0})
-					if path == "group" && !groupRows(l, r, out, hkv, G, d, T, 2) {
-						b.Fatal("groupRows declined")
-					} else if path == "before" && !gemv(l, r, out, hkv, G, d, T, 2) {
-						gemm(kernelF32, l, r, out, hkv, G, d, T, 2)
-					}
-					i++
-				}
-				b.ReportMetric(float64(size*4)/1e9/(b.Elapsed().Seconds()/float64(b.N)), "GB/s")
-			})
+					b.ReportMetric(float64(size*4)/1e9/(b.Elapsed().Seconds()/float64(b.N)), "GB/s")
+				})
+			}
 		}
 	}
+}
+
+// decodeChunks returns 16 cache chunks [hkv, T, d] (filled with a pattern; a benchmark cycles
+// through them as a step does, so that a chunk is not in the cache) and the values per chunk.
+func decodeChunks(hkv, T, d int) (chunk func(i int) []float32, size int) {
+	const chunks = 16
+	size = hkv * T * d
+	cache := make([]float32, chunks*size)
+	for i := range cache {
+		cache[i] = float32(i%13) * 0.01
+	}
+	return func(i int) []float32 { return cache[(i%chunks)*size:][:size] }, size
 }

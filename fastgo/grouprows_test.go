@@ -116,29 +116,7 @@ func TestGroupRowsNonFinite(t *testing.T) {
 		if !groupRows(l, r, out, c.batch, c.m, 64, c.k, 2) {
 			t.Fatalf("%v: groupRows declined", c)
 		}
-		bound := 2 * float64(c.k+1) * 0x1p-24
-		for b := range c.batch {
-			for i := range c.m {
-				for j := range 64 {
-					var exact, mag float64
-					for k := range c.k {
-						x := float64(l.flat[l.batchOff[b]+l.crossOff[i]+l.contractOff[k]])
-						y := float64(r.flat[r.batchOff[b]+r.crossOff[j]+r.contractOff[k]])
-						exact += x * y
-						mag += math.Abs(x * y)
-					}
-					got := float64(out[(b*c.m+i)*64+j])
-					switch {
-					case math.IsNaN(exact) || math.IsInf(exact, 0):
-						if !(math.IsNaN(exact) && math.IsNaN(got) || got == exact) {
-							t.Fatalf("%v: out[%d,%d,%d] = %g, want %g", c, b, i, j, got, exact)
-						}
-					case !(math.Abs(got-exact) <= bound*mag):
-						t.Fatalf("%v: out[%d,%d,%d] = %g, want %g (bound %.3g)", c, b, i, j, got, exact, bound*mag)
-					}
-				}
-			}
-		}
+		checkProduct(t, c.product(), l, r, out, 0x1p-24, "groupRows, non-finite operands")
 	}
 }
 
