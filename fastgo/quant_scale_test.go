@@ -16,10 +16,7 @@ import (
 // 2^(112−e) after (scaleForKernels); a wrong e or a forgotten post factor moves y by a power of
 // two. Odd block counts (3, 49) and a row count that is not a multiple of 4 included.
 func TestQuantScaledActivations(t *testing.T) {
-	kernels := []quantKernels{goQuantKernels}
-	if k, ok := simdQuantKernels(); ok {
-		kernels = append(kernels, k)
-	}
+	kernels := quantKernelSets()
 	for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
 		for _, cols := range []int{64, 96, 576, 1568} {
 			const rows = 7
