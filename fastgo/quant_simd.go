@@ -223,17 +223,21 @@ func rows4(base unsafe.Pointer, r, n, rb int) (p0, p1, p2, p3 unsafe.Pointer) {
 	return unsafe.Add(base, r*rb), unsafe.Add(base, min(r+1, n-1)*rb), unsafe.Add(base, min(r+2, n-1)*rb), unsafe.Add(base, min(r+3, n-1)*rb)
 }
 
-// store4 writes the lane sums of acc0…acc3 times post to y[r…r+3], those before len(y).
+// store4 writes the lane sums of acc0…acc3 times post to y[r…r+3], those before len(y): the
+// four sums together, halves added, then three pairwise additions of the four vectors' lanes
+// (VHADDPS) and the two halves of the last — about a third of the operations of four separate
+// sums (sum16).
 func store4(y []float32, r int, post float32, acc0, acc1, acc2, acc3 archsimd.Float32x16) {
-	y[r] = sum16(acc0) * post
-	if r+1 < len(y) {
-		y[r+1] = sum16(acc1) * post
+	v0, v1 := acc0.GetLo().Add(acc0.GetHi()), acc1.GetLo().Add(acc1.GetHi())
+	v2, v3 := acc2.GetLo().Add(acc2.GetHi()), acc3.GetLo().Add(acc3.GetHi())
+	c := v0.AddPairsGrouped(v1).AddPairsGrouped(v2.AddPairsGrouped(v3)) // per 128 bits: the 4 rows' partial sums
+	s := c.GetLo().Add(c.GetHi()).Mul(archsimd.BroadcastFloat32x4(post))
+	if r+4 <= len(y) {
+		s.Store((*[4]float32)(y[r : r+4]))
+		return
 	}
-	if r+2 < len(y) {
-		y[r+2] = sum16(acc2) * post
-	}
-	if r+3 < len(y) {
-		y[r+3] = sum16(acc3) * post
+	for i := range len(y) - r {
+		y[r+i] = s.GetElem(uint8(i))
 	}
 }
 
