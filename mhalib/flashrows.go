@@ -116,7 +116,6 @@ func flashByRowsChunk(n int) int {
 // masks that flashByRowsFits accepted: output [B, h, Lq, dv] and, if withLSE, lse [B, h, Lq].
 func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLSE bool) (output, lse *Node) {
 	batch, heads, lq, lk := ms.batch, ms.heads, ms.lq, ms.lk
-	g := qIn.Graph()
 	causal := ms.causal != NoCausal
 	n := flashByRowsBlock(batch, heads, lk, blockQ)
 	left := flashByRowsLeft(ms) // keys a row sees to its left, -1: all
@@ -136,9 +135,10 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 
 	var outs, lses []*Node
 	var token *Node // one entry of the previous block's output: the blocks run one after another
+	biases := bandBiases{}
 	for r0 := 0; r0 < lq; r0 += n {
 		rows := min(n, lq-r0)
-		take := func(x *Node, from, n int) *Node { return takeRowsAfter(x, from, n, token) }
+		take := newRowTaker(token).take
 		qi := take(qf, r0, rows) // [rows, B, h, dk]
 		var parts []flashByRowsPart
 		if !causal {
@@ -158,14 +158,14 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 					ko, vo := take(kf, c0, cols), take(vf, c0, cols)                      // [cols, B, h, dk], [cols, B, h, dv]
 					s := DotGeneral(qi, []int{3}, []int{1, 2}, ko, []int{3}, []int{1, 2}) // [B, h, rows, cols]
 					if c0 < all {
-						s = maskTile(s, bandTile(g, r0, rows, c0, cols, left), ms.fill) // [B, h, rows, cols]
+						s = biases.mask(s, r0, c0, left, ms.fill) // [B, h, rows, cols]
 					}
 					parts = append(parts, flashByRowsPart{s: s, v: vo, vLayout: 0})
 				}
 			}
 			kd, vd := take(kf, r0, rows), take(vf, r0, rows)                      // [rows, B, h, dk], [rows, B, h, dv]
 			s := DotGeneral(qi, []int{3}, []int{1, 2}, kd, []int{3}, []int{1, 2}) // [B, h, rows, rows]
-			s = maskTile(s, bandTile(g, r0, rows, r0, rows, left), ms.fill)       // [B, h, rows, rows]
+			s = biases.mask(s, r0, r0, left, ms.fill)                             // [B, h, rows, rows]
 			parts = append(parts, flashByRowsPart{s: s, v: vd, vLayout: 0})
 		}
 		var m *Node // [B, h, rows, 1]

@@ -173,3 +173,48 @@ func maxAbsDiff32(a, b *tensors.Tensor) float64 {
 	}
 	return worst
 }
+
+// TestFlashByRowsNodesPerBlock: causal flashByRows over 8 query blocks builds one index offset
+// per block after the first (one ConvertDType of the token, not one per key or value Gather),
+// no Where (the diagonal tiles add a constant 0/−inf tile), and one such constant for all eight
+// diagonal tiles, which are the same; and its output equals ScaledDotProductAttention's.
+// (Before: 41 ConvertDType, 16 Where, and a bool tile with a Where for each diagonal tile.)
+func TestFlashByRowsNodesPerBlock(t *testing.T) {
+	backend, err := backendtest.Get("go")
+	if err != nil {
+		t.Skipf("go backend: %v", err)
+	}
+	const B, h, L, d, blockQ = 1, 2, 1024, 8, 128 // 8 blocks of 128 rows, key chunks of 512
+	x := normalTensor(1024, 3, B, h, L, d)
+	var counts map[NodeType]int
+	var tiles int
+	res := MustExecOnceN(backend, func(x *Node) []*Node {
+		part := func(i int) *Node { return Squeeze(Slice(x, AxisElem(i)), 0) } // [B, h, L, d]
+		q, k, v := part(0), part(1), part(2)
+		g := x.Graph()
+		first := len(g.Nodes())
+		ms := newMaskSet(B, h, L, L, dtypes.Float32, Mask{}, "mask", Mask{}, "key padding mask", CausalTopLeft, math.Inf(-1))
+		flash, _ := flashByRows(q, k, v, 1/math.Sqrt(d), ms, blockQ, false)
+		counts = map[NodeType]int{}
+		for _, n := range g.Nodes()[first:] {
+			counts[n.Type()]++
+			if n.Type() == NodeTypeConstant && n.Shape().Equal(shapes.Make(dtypes.Float32, 1, 1, blockQ, blockQ)) {
+				tiles++
+			}
+		}
+		plain := ScaledDotProductAttention(q, k, v).Causal(CausalTopLeft).Done()
+		return []*Node{flash, plain}
+	}, x)
+	if got := counts[NodeTypeConvertDType]; got != 7 {
+		t.Errorf("%d ConvertDType nodes, want 7 (one per block after the first)", got)
+	}
+	if got := counts[NodeTypeWhere]; got != 8 {
+		t.Errorf("%d Where nodes, want 8 (the blocks' tokens' finiteness only)", got)
+	}
+	if tiles != 1 {
+		t.Errorf("%d constant [1, 1, 128, 128] tiles, want 1 shared by the 8 diagonal tiles", tiles)
+	}
+	if worst := maxAbsDiff32(res[0], res[1]); worst > 1e-5 || math.IsNaN(worst) {
+		t.Errorf("max |flash − sdpa| = %.2e, want ≤ 1e-5", worst)
+	}
+}
