@@ -141,6 +141,7 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 		take := newRowTaker(token).take
 		qi := take(qf, r0, rows) // [rows, B, h, dk]
 		var parts []flashByRowsPart
+		var halves []flashByRowsPart // the diagonal tile's rows in two halves, or nil (see flashByRowsDiagonalHalves)
 		if !causal {
 			s := DotGeneral(qi, []int{3}, []int{1, 2}, k, []int{3}, []int{0, 1}) // [B, h, rows, Lk]
 			parts = append(parts, flashByRowsPart{s: s, v: v, vLayout: 2})
@@ -163,10 +164,14 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 					parts = append(parts, flashByRowsPart{s: s, v: vo, vLayout: 0})
 				}
 			}
-			kd, vd := take(kf, r0, rows), take(vf, r0, rows)                      // [rows, B, h, dk], [rows, B, h, dv]
-			s := DotGeneral(qi, []int{3}, []int{1, 2}, kd, []int{3}, []int{1, 2}) // [B, h, rows, rows]
-			s = biases.mask(s, r0, r0, left, ms.fill)                             // [B, h, rows, rows]
-			parts = append(parts, flashByRowsPart{s: s, v: vd, vLayout: 0})
+			if left < 0 && rows >= flashByRowsSplitRows {
+				halves = flashByRowsDiagonalHalves(take, qf, kf, vf, biases, r0, rows, ms.fill)
+			} else {
+				kd, vd := take(kf, r0, rows), take(vf, r0, rows)                      // [rows, B, h, dk], [rows, B, h, dv]
+				s := DotGeneral(qi, []int{3}, []int{1, 2}, kd, []int{3}, []int{1, 2}) // [B, h, rows, rows]
+				s = biases.mask(s, r0, r0, left, ms.fill)                             // [B, h, rows, rows]
+				parts = append(parts, flashByRowsPart{s: s, v: vd, vLayout: 0})
+			}
 		}
 		var m *Node // [B, h, rows, 1]
 		for _, p := range parts {
@@ -177,22 +182,31 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 				m = Max(m, pm)
 			}
 		}
+		if halves != nil {
+			hm := Concatenate([]*Node{ReduceAndKeep(halves[0].s, ReduceMax, -1), ReduceAndKeep(halves[1].s, ReduceMax, -1)}, 2) // [B, h, rows, 1]
+			if m == nil {
+				m = hm
+			} else {
+				m = Max(m, hm)
+			}
+		}
 		m = StopGradient(m)
 		var l, acc *Node // [B, h, rows, 1], [B, h, rows, dv]
-		for _, p := range parts {
-			e := Exp(Sub(p.s, m)) // [B, h, rows, cols]: m [B, h, rows, 1] broadcast by Sub, not materialised
-			pl := ReduceAndKeep(e, ReduceSum, -1)
-			var pv *Node
-			if p.vLayout == 2 {
-				pv = DotGeneral(e, []int{3}, []int{0, 1}, p.v, []int{2}, []int{0, 1}) // [B, h, rows, dv]
-			} else {
-				pv = DotGeneral(e, []int{3}, []int{0, 1}, p.v, []int{0}, []int{1, 2}) // [B, h, rows, dv]
-			}
+		add := func(pl, pv *Node) {
 			if l == nil {
 				l, acc = pl, pv
 			} else {
 				l, acc = Add(l, pl), Add(acc, pv)
 			}
+		}
+		for _, p := range parts {
+			add(p.weigh(m))
+		}
+		if halves != nil {
+			h0 := halves[0].s.Shape().Dim(2)
+			la, va := halves[0].weigh(sliceAxis(m, 2, 0, h0))       // [B, h, h0, 1], [B, h, h0, dv]
+			lb, vb := halves[1].weigh(sliceAxis(m, 2, h0, rows-h0)) // [B, h, rows−h0, 1], [B, h, rows−h0, dv]
+			add(Concatenate([]*Node{la, lb}, 2), Concatenate([]*Node{va, vb}, 2))
 		}
 		out := Div(acc, l) // [B, h, rows, dv]
 		outs = append(outs, out)

@@ -1,6 +1,7 @@
 package mhalib
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -174,11 +175,13 @@ func maxAbsDiff32(a, b *tensors.Tensor) float64 {
 	return worst
 }
 
-// TestFlashByRowsNodesPerBlock: causal flashByRows over 8 query blocks builds one index offset
-// per block after the first (one ConvertDType of the token, not one per key or value Gather),
-// no Where (the diagonal tiles add a constant 0/−inf tile), and one such constant for all eight
-// diagonal tiles, which are the same; and its output equals ScaledDotProductAttention's.
-// (Before: 41 ConvertDType, 16 Where, and a bool tile with a Where for each diagonal tile.)
+// TestFlashByRowsNodesPerBlock: causal flashByRows over 8 query blocks of 128 rows builds one
+// index offset per block after the first (one ConvertDType of the token, not one per key or value
+// Gather), no Where but the tokens' (the masked tiles add a constant 0/−inf tile), one such
+// constant for each distinct tile, and cuts every diagonal tile in halves of rows (scores
+// [64, 64] and [64, 128]: 3/4 of [128, 128]); its output equals ScaledDotProductAttention's.
+// (Before: 41 ConvertDType, 16 Where, a bool tile and a Where for each diagonal tile, eight
+// [128, 128] diagonal score tiles.)
 func TestFlashByRowsNodesPerBlock(t *testing.T) {
 	backend, err := backendtest.Get("go")
 	if err != nil {
@@ -186,8 +189,10 @@ func TestFlashByRowsNodesPerBlock(t *testing.T) {
 	}
 	const B, h, L, d, blockQ = 1, 2, 1024, 8, 128 // 8 blocks of 128 rows, key chunks of 512
 	x := normalTensor(1024, 3, B, h, L, d)
-	var counts map[NodeType]int
-	var tiles int
+	counts := map[NodeType]int{}
+	tiles := map[string]int{}  // constant float32 tiles by shape
+	scores := map[string]int{} // q·kᵀ products by shape
+	scoreElems := 0            // their scores per (batch, head)
 	res := MustExecOnceN(backend, func(x *Node) []*Node {
 		part := func(i int) *Node { return Squeeze(Slice(x, AxisElem(i)), 0) } // [B, h, L, d]
 		q, k, v := part(0), part(1), part(2)
@@ -195,11 +200,15 @@ func TestFlashByRowsNodesPerBlock(t *testing.T) {
 		first := len(g.Nodes())
 		ms := newMaskSet(B, h, L, L, dtypes.Float32, Mask{}, "mask", Mask{}, "key padding mask", CausalTopLeft, math.Inf(-1))
 		flash, _ := flashByRows(q, k, v, 1/math.Sqrt(d), ms, blockQ, false)
-		counts = map[NodeType]int{}
 		for _, n := range g.Nodes()[first:] {
 			counts[n.Type()]++
-			if n.Type() == NodeTypeConstant && n.Shape().Equal(shapes.Make(dtypes.Float32, 1, 1, blockQ, blockQ)) {
-				tiles++
+			dims := n.Shape().Dimensions
+			switch {
+			case n.Type() == NodeTypeConstant && n.DType() == dtypes.Float32 && len(dims) == 4:
+				tiles[n.Shape().String()]++
+			case n.Type() == NodeTypeDotGeneral && len(dims) == 4 && dims[3] != d:
+				scores[fmt.Sprint(dims[2:])]++
+				scoreElems += dims[2] * dims[3]
 			}
 		}
 		plain := ScaledDotProductAttention(q, k, v).Causal(CausalTopLeft).Done()
@@ -211,8 +220,12 @@ func TestFlashByRowsNodesPerBlock(t *testing.T) {
 	if got := counts[NodeTypeWhere]; got != 8 {
 		t.Errorf("%d Where nodes, want 8 (the blocks' tokens' finiteness only)", got)
 	}
-	if tiles != 1 {
-		t.Errorf("%d constant [1, 1, 128, 128] tiles, want 1 shared by the 8 diagonal tiles", tiles)
+	if len(tiles) != 2 || tiles["(Float32)[1 1 64 64]"] != 1 || tiles["(Float32)[1 1 64 128]"] != 1 {
+		t.Errorf("constant tiles %v, want one [1 1 64 64] and one [1 1 64 128] shared by the 8 diagonal tiles", tiles)
+	}
+	if scores["[64 64]"] != 8 || scores["[64 128]"] != 8 || scoreElems != 128*128*28+8*(64*64+64*128) {
+		t.Errorf("score tiles (rows, keys) %v, %d scores per head, want the 8 diagonal tiles as [64 64] and [64 128] halves beside the key prefixes (%d scores per head)",
+			scores, scoreElems, 128*128*28+8*(64*64+64*128))
 	}
 	if worst := maxAbsDiff32(res[0], res[1]); worst > 1e-5 || math.IsNaN(worst) {
 		t.Errorf("max |flash − sdpa| = %.2e, want ≤ 1e-5", worst)
