@@ -141,7 +141,7 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 		take := newRowTaker(token).take
 		qi := take(qf, r0, rows) // [rows, B, h, dk]
 		var parts []flashByRowsPart
-		var halves []flashByRowsPart // the diagonal tile's rows in two halves, or nil (see flashByRowsDiagonalHalves)
+		var groups []flashByRowsPart // the diagonal tile by groups of rows, or nil (see flashByRowsDiagonalGroups)
 		if !causal {
 			s := DotGeneral(qi, []int{3}, []int{1, 2}, k, []int{3}, []int{0, 1}) // [B, h, rows, Lk]
 			parts = append(parts, flashByRowsPart{s: s, v: v, vLayout: 2})
@@ -164,8 +164,8 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 					parts = append(parts, flashByRowsPart{s: s, v: vo, vLayout: 0})
 				}
 			}
-			if left < 0 && rows >= flashByRowsSplitRows {
-				halves = flashByRowsDiagonalHalves(take, qf, kf, vf, biases, r0, rows, ms.fill)
+			if left < 0 && flashByRowsSplits(rows) {
+				groups = flashByRowsDiagonalGroups(take, qf, kf, vf, biases, r0, rows, ms.fill)
 			} else {
 				kd, vd := take(kf, r0, rows), take(vf, r0, rows)                      // [rows, B, h, dk], [rows, B, h, dv]
 				s := DotGeneral(qi, []int{3}, []int{1, 2}, kd, []int{3}, []int{1, 2}) // [B, h, rows, rows]
@@ -182,9 +182,12 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 				m = Max(m, pm)
 			}
 		}
-		if halves != nil {
-			hm := Concatenate([]*Node{ReduceAndKeep(halves[0].s, ReduceMax, -1), ReduceAndKeep(halves[1].s, ReduceMax, -1)}, 2) // [B, h, rows, 1]
-			if m == nil {
+		if groups != nil {
+			gm := make([]*Node, len(groups))
+			for i, p := range groups {
+				gm[i] = ReduceAndKeep(p.s, ReduceMax, -1) // [B, h, rows of group i, 1]
+			}
+			if hm := Concatenate(gm, 2); m == nil { // [B, h, rows, 1]
 				m = hm
 			} else {
 				m = Max(m, hm)
@@ -202,11 +205,15 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 		for _, p := range parts {
 			add(p.weigh(m))
 		}
-		if halves != nil {
-			h0 := halves[0].s.Shape().Dim(2)
-			la, va := halves[0].weigh(sliceAxis(m, 2, 0, h0))       // [B, h, h0, 1], [B, h, h0, dv]
-			lb, vb := halves[1].weigh(sliceAxis(m, 2, h0, rows-h0)) // [B, h, rows−h0, 1], [B, h, rows−h0, dv]
-			add(Concatenate([]*Node{la, lb}, 2), Concatenate([]*Node{va, vb}, 2))
+		if groups != nil {
+			gl, gv := make([]*Node, len(groups)), make([]*Node, len(groups))
+			first := 0
+			for i, p := range groups {
+				n := p.s.Shape().Dim(2)
+				gl[i], gv[i] = p.weigh(sliceAxis(m, 2, first, n)) // [B, h, n, 1], [B, h, n, dv]
+				first += n
+			}
+			add(Concatenate(gl, 2), Concatenate(gv, 2))
 		}
 		out := Div(acc, l) // [B, h, rows, dv]
 		outs = append(outs, out)
