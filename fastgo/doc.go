@@ -40,6 +40,11 @@
 //     float64's exp) and float32 ReduceSum along rows (added in vector lanes: within
 //     (n+1)·u·Σ|x| of the exact sum) — tests compare every op with GoMLX's kernel. Ops lists
 //     them, OpCalls counts.
+//   - Grouped decoding products (grouprows.go, grouprows_simd.go): with grouped-query
+//     attention, a decoding step's g query rows per key/value head against a cache of
+//     64-feature rows — scores q·Kᵀ and the weighted sum w·V — are read where the cache lies
+//     (no gather of the rows, no packing of V or K), with AVX-512; gemv and the GEMM take the
+//     rest.
 //   - Packed matrices (quant.go, quant_go.go, quant_simd.go): a DotGeneral whose right operand
 //     is a models/quant carrier (a float32 tensor holding a Q8_0/Q4_1 matrix's blocks behind a
 //     checked header) is computed by a matrix–vector kernel that multiplies each 32-weight

@@ -13,19 +13,14 @@ import (
 //
 //	GOEXPERIMENT=simd go test ./fastgo -run NONE -bench GEMVDecode
 func BenchmarkGEMVDecode(b *testing.B) {
-	const T, d, chunks = 256, 64, 16
+	const T, d = 256, 64
 	for _, hkv := range []int{32, 8, 1} {
 		G := 32 / hkv
-		size := hkv * T * d
-		cache := make([]float32, chunks*size)
-		for i := range cache {
-			cache[i] = float32(i%13) * 0.01
-		}
+		chunk, size := decodeChunks(hkv, T, d)
 		q := make([]float32, hkv*G*d)
 		w := make([]float32, hkv*G*T)
 		scores := make([]float32, hkv*G*T)
 		out := make([]float32, hkv*G*d)
-		chunk := func(i int) []float32 { return cache[(i%chunks)*size:][:size] }
 		report := func(b *testing.B) {
 			b.ReportMetric(float64(size*4)/1e9/(b.Elapsed().Seconds()/float64(b.N)), "GB/s")
 		}

@@ -190,11 +190,12 @@ func execDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*si
 	return out, nil
 }
 
-// run builds the operands' offset tables and calls gemv (few rows: gemv.go) or gemm.
+// run builds the operands' offset tables and calls groupRows (grouped decoding products:
+// grouprows.go), gemv (few rows: gemv.go) or gemm.
 func run[T Float](kern microKernel[T], p dotParams, lhsShape, rhsShape shapes.Shape, lhs, rhs, out []T, workers int) {
 	l := newOperand(lhs, lhsShape.Dimensions, p.lhsContractingAxes, p.lhsBatchAxes)
 	r := newOperand(rhs, rhsShape.Dimensions, p.rhsContractingAxes, p.rhsBatchAxes)
-	if gemv(l, r, out, p.batch, p.lhsCross, p.rhsCross, p.contract, workers) ||
+	if groupRows(l, r, out, p.batch, p.lhsCross, p.rhsCross, p.contract, workers) || gemv(l, r, out, p.batch, p.lhsCross, p.rhsCross, p.contract, workers) ||
 		p.rhsCross == 1 && gemv(r, l, out, p.batch, 1, p.lhsCross, p.contract, workers) { // [b, m, 1] = [b, 1, m]
 		return
 	}

@@ -175,6 +175,9 @@ func placeRows(cache, x, at *Node) *Node {
 		zero := ScalarZero(g, dtypes.Int32)
 		return DynamicUpdateSlice(cache, x, []*Node{zero, zero, at, zero})
 	}
+	if n == 1 && x.DType().IsFloat() {
+		return placeRow(cache, x, at)
+	}
 	if n == 1 {
 		// Row at takes x. The condition is made at the cache's row width, [1, 1, S, dim] (small),
 		// so that its broadcast over B and h copies runs of S·dim values: broadcasting [S] along
@@ -197,6 +200,31 @@ func placeRows(cache, x, at *Node) *Node {
 	spread = TransposeAllDims(spread, 0, 1, 3, 2)                                          // [B, h, S, dim]
 	cond := BroadcastToDims(Reshape(inBlock, 1, 1, S, 1), dims...)                         // [B, h, S, dim]
 	return Where(cond, spread, cache)
+}
+
+// placeRow is placeRows for one float row x [B, h, 1, dim] on a backend without
+// DynamicUpdateSlice (the pure-Go one): row at of every (batch, head) is set by two scatters
+// that touch only that row — min(row, −Inf), then max(−Inf, x) — which is x exactly (a NaN in
+// x too: the backend's max and min are Go's, which return NaN for a NaN operand; but a NaN left
+// in the row by an earlier sequence stays NaN — as before, when such a stale row already made
+// every later step NaN through its masked logit and its zero weight). The Where over the
+// whole cache that it replaces read the cache, x and a condition broadcast to [B, h, S, dim]
+// and wrote all of it: in the modern suite's decoding step (32 key/value heads, tails of 256
+// positions) ~9 MB and 3 nodes for each of the 8 updates of a token, where the scatters, in
+// the cache variable's own buffer when the step hands it over (context.Exec donates the
+// variables it updates; fastgo's whole-row scatters then write in place), touch 2·B·h rows.
+func placeRow(cache, x, at *Node) *Node {
+	g := x.Graph()
+	dims := cache.Shape().Dimensions
+	B, h, dim := dims[0], dims[1], dims[3]
+	base := make([][]int32, B*h) // [B·h, 3]: (b, head, 0)
+	for i := range base {
+		base[i] = []int32{int32(i / h), int32(i % h), 0}
+	}
+	index := Add(Const(g, base), Mul(Const(g, [][]int32{{0, 0, 1}}), at)) // [B·h, 3]: (b, head, at)
+	negInf := BroadcastToDims(Infinity(g, x.DType(), -1), B*h, dim)       // [B·h, dim]
+	cleared := ScatterMin(cache, index, negInf, true, true)               // [B, h, S, dim]: row at −Inf
+	return ScatterMax(cleared, index, Reshape(x, B*h, dim), true, true)   // [B, h, S, dim]
 }
 
 // Attend computes attention of the new queries q [B, Hq, n, dk] over the whole cache (Hq a

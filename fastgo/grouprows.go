@@ -1,0 +1,118 @@
+package fastgo
+
+import "sync/atomic"
+
+// The weighted sum of a grouped decoding step: in grouped-query attention, g = Hq/Hkv query
+// heads share one key/value head, so one new token's attention weights are g rows against the
+// same cache of 64-feature value rows:
+//
+//	w [batch, g, n] · V [batch, n, 64] → [batch, g, 64]   (V rows a stride apart)
+//
+// gemv (gemv.go) takes it up to gemvMaxRows rows, one or four rows per pass over V; with more
+// (g = 32 with one key/value head) it declines and the GEMM packs (copies) V first — in a
+// profile of the modern suite's decoding step with one key/value head, a ninth of the step.
+// groupRows reads V where it lies, in blocks of groupBlockRows rows, each block against every
+// pair of weight rows of the task while it is in L1 (weightRows64); a pair's 8 output vectors
+// stay in registers within a block and in the output between blocks. Sums run in another order
+// than gemv's and the GEMM's, within the same bound (2(k+1)·u·Σ|a·b|).
+//
+// The scores q [batch, g, 64] · K [batch, n, 64]ᵀ of the same step (groupScores) stream tiles of
+// 64 key rows from L1 once per query row, as gemv's dotRows does, but for caches of any length
+// (gemv leaves large ones to the GEMM, which packs K). Reading each key row once for all g
+// query rows (four key rows in registers against every query row) was tried: Go's register
+// allocator keeps 16 vector registers, the 16 key vectors spilled, and it ran at half the speed.
+
+// groupMaxRows is the most weight rows per batch example groupRows takes (a step of one token
+// with Hq/Hkv query heads per key/value head: 32 for multi-query attention at Hq 32; more rows
+// are a prompt, whose products the GEMM does well).
+const groupMaxRows = 64
+
+// groupCalls counts the products groupRows computed; useGroupRows switches it on (off: gemv
+// and the GEMM take these products, as before it existed — for tests and benchmarks).
+var (
+	groupCalls   atomic.Int64
+	useGroupRows = true
+)
+
+// groupBlockRows is the V rows weightRows64 reads per block (16 KB, in L1 for every pair of
+// weight rows), groupTileKeys the K rows per task of groupScores (the same 16 KB), groupPairs
+// the pairs of weight rows per task, groupMinWork the fewest multiply-adds per task.
+const (
+	groupBlockRows = 64
+	groupTileKeys  = 64
+	groupPairs     = 4
+	groupMinWork   = 1 << 20
+)
+
+// groupRows computes out[b, i, j] = Σ_k lhs(b, i, k)·rhs(b, j, k) for the two products above
+// (float32 with AVX-512; 2 ≤ m ≤ groupMaxRows lhs rows contiguous along k, a constant stride
+// apart; the scores: k = 64, rhs rows contiguous along k, a constant stride apart; the weighted
+// sum: n = 64, rhs contiguous along its 64 columns, its rows a constant stride apart) and
+// reports whether it did (false: nothing written, gemv or gemm takes the product).
+//
+//	out: [batch, m, n], row-major, fully overwritten.
+func groupRows[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers int) bool {
+	l, ok := any(lhs).(operand[float32])
+	if !ok || !useGroupRows || !hasGroupRows() || m < 2 || m > groupMaxRows || n < 1 || k < 1 {
+		return false
+	}
+	r := any(rhs).(operand[float32])
+	o := any(out).([]float32)
+	// Query or weight rows: contiguous along k, a constant stride apart.
+	if !l.contiguous || l.crossStride < k {
+		return false
+	}
+	ldl := l.crossStride
+	if k == 64 && r.contiguous && n >= 2 && r.crossStride >= 64 {
+		groupScores(l, r, o, batch, m, n, workers)
+		return true
+	}
+	if n != 64 || !r.crossContiguous {
+		return false
+	}
+	ldr := 64 // V rows a stride apart (one row: any)
+	if k > 1 {
+		if ldr = uniformStride(r.contractOff); ldr < 64 {
+			return false
+		}
+	}
+	groupCalls.Add(1)
+	// Tasks of groupPairs pairs of weight rows: each reads its example's V from memory once,
+	// then from L1 for every pair. A task holds at least groupMinWork multiply-adds: a
+	// decoding step's products over one cache chunk (16 per layer, independent nodes that the
+	// backend already runs side by side) then run on the calling goroutine.
+	groups := ceilDiv(m, 2*groupPairs)
+	grain := ceilDiv(groupMinWork, min(m, 2*groupPairs)*k*64)
+	parallelFor(batch*groups, grain, workers, func(lo, hi int) {
+		for task := lo; task < hi; task++ {
+			b, i := task/groups, (task%groups)*2*groupPairs
+			rows := min(2*groupPairs, m-i)
+			w := l.flat[l.batchOff[b]+l.crossOff[i]+l.contractOff[0]:]
+			vals := r.flat[r.batchOff[b]+r.crossOff[0]+r.contractOff[0]:]
+			weightRows64(w, ldl, rows, vals, ldr, k, o[(b*m+i)*64:], 64)
+		}
+	})
+	return true
+}
+
+// groupScores is groupRows for the scores q [batch, m, 64] · K [batch, n, 64]ᵀ → [batch, m, n],
+// K's rows a constant stride apart: tiles of groupTileKeys key rows (16 KB, in L1), each
+// streamed once per query row by dotRowsF32Vec — gemv's streamed rows, without gathering the
+// queries first and for caches of any length (gemv leaves more than gemvDotMaxB values of K to
+// the GEMM, which packs them).
+func groupScores(l, r operand[float32], o []float32, batch, m, n, workers int) {
+	groupCalls.Add(1)
+	tiles := ceilDiv(n, groupTileKeys)
+	grain := ceilDiv(groupMinWork, m*groupTileKeys*64)
+	parallelFor(batch*tiles, grain, workers, func(lo, hi int) {
+		for task := lo; task < hi; task++ {
+			b, j0 := task/tiles, (task%tiles)*groupTileKeys
+			j1 := min(j0+groupTileKeys, n)
+			keys := r.flat[r.batchOff[b]+r.crossOff[j0]+r.contractOff[0]:]
+			for i := range m {
+				q := l.flat[l.batchOff[b]+l.crossOff[i]+l.contractOff[0]:][:64]
+				dotRowsF32Vec(q, keys, r.crossStride, o[(b*m+i)*n+j0:(b*m+i)*n+j1])
+			}
+		}
+	})
+}
