@@ -31,12 +31,17 @@ import (
 // where the keys before the block are cut into chunks of equal size (flashByRowsChunk), each a
 // tile s_o of its own, so that the pure-Go backend reuses the buffers of one block's tiles for
 // the next. Without a causal mask there is one part, s = q_i·kᵀ over all keys. Tiles above the
-// diagonal are never computed, the mask is one constant [n, n] triangle applied to the diagonal
-// tile only, no state is carried from block to block (each block's softmax is exact, not online),
+// diagonal are never computed, the mask is a constant 0/−inf tile added to the diagonal tile
+// only (flashrowsnodes.go), which blocks of 128 rows or more compute in two groups of rows, each
+// against the keys up to its last row (flashrowsdiag.go: 3/4 of the [n, n] tile instead of all
+// of it), no state is carried from block to block (each block's softmax is exact, not online),
 // and memory is one row tile, O(n·Lk) per (batch, head), with n chosen so that the tile stays
-// within flashByRowsTileElems. Queries, keys and values are transposed once to [L, B, h, d],
+// within flashByRowsTileElems. (A variant that ran a block's tiles one after another with the
+// online rescaling, one tile alive at a time, kept the two cores busy less: 1.5–1.7 goroutines
+// running on average in a runtime trace of fastgo's BenchmarkMHA/long_causal, against 1.6–1.9
+// for this form, interleaved at load ~9.) Queries, keys and values are transposed once to [L, B, h, d],
 // so that a block of rows or a prefix of keys is one contiguous Gather, which DotGeneral reads
-// in that layout; each block's Gathers wait for the previous block (takeRowsAfter), so that
+// in that layout; each block's Gathers wait for the previous block (rowTaker), so that
 // memory stays O(Lk) for the pure-Go backend, which runs every node whose inputs are ready. The blocks' outputs are joined with Concatenate, which the pure-Go backend
 // differentiates (its gradient is Slice; only Slice's own gradient needs the missing Pad).
 //
