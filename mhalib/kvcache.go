@@ -66,8 +66,9 @@ type StepCache interface {
 type KVCache struct {
 	batch, heads, maxLen, keyDim, valueDim int
 	length                                 int
-	chunkLen                               int         // T, positions per chunk of Step's layout (kvchunks.go)
-	sets                                   []*chunkSet // Step's variables, per scope, for rotate
+	chunkLen                               int                 // T, positions per chunk of Step's layout (kvchunks.go)
+	sets                                   []*chunkSet         // Step's variables, per scope, for rotate and Reset
+	vars                                   []*context.Variable // Append's variables, for Reset
 }
 
 // NewKVCache returns an empty cache for keys [batch, heads, maxLen, keyDim] and values
@@ -86,9 +87,28 @@ func (c *KVCache) Len() int { return c.length }
 // Cap is the capacity maxLen.
 func (c *KVCache) Cap() int { return c.maxLen }
 
-// Reset empties the cache for a new sequence. The tensors are not cleared: entries beyond the
-// filled positions are never attended to.
-func (c *KVCache) Reset() { c.length = 0 }
+// Reset empties the cache for a new sequence. The positions the last sequence filled are set
+// back to zero in the tensors of every scope the cache was used in (kvreset.go): entries beyond
+// the filled positions are masked out, but a masked NaN or ±Inf left by a broken sequence would
+// still reach the output (0·NaN is NaN).
+func (c *KVCache) Reset() {
+	filled := c.length
+	c.length = 0
+	if filled == 0 {
+		return
+	}
+	zeroVariables(c.vars)
+	for _, s := range c.sets {
+		for kv := range 2 {
+			zeroVariables(s.tail[kv : kv+1])
+			for i, chunk := range s.chunks[kv] {
+				if i*c.chunkLen < filled { // later chunks were never written: still zero
+					zeroVariables([]*context.Variable{chunk})
+				}
+			}
+		}
+	}
+}
 
 // ErrCacheFull is wrapped by the error Advance returns when the cache has no room left.
 var ErrCacheFull = fmt.Errorf("mhalib: KV cache full")
@@ -159,6 +179,7 @@ func (c *KVCache) appendTo(ctx *context.Context, name string, x, pos *Node) *Nod
 	} else if !variable.Shape().Equal(cacheShape) {
 		panicArg("cache variable "+ctx.Scope()+"/"+name, "holds shape %s, this cache needs %s", variable.Shape(), cacheShape)
 	}
+	c.vars = recordVariable(c.vars, variable)
 	updated := placeRows(variable.ValueGraph(g), x, pos) // [B, h, maxLen, dim]
 	variable.SetValueGraph(updated)
 	return updated
@@ -205,9 +226,9 @@ func placeRows(cache, x, at *Node) *Node {
 // placeRow is placeRows for one float row x [B, h, 1, dim] on a backend without
 // DynamicUpdateSlice (the pure-Go one): row at of every (batch, head) is set by two scatters
 // that touch only that row — min(row, −Inf), then max(−Inf, x) — which is x exactly (a NaN in
-// x too: the backend's max and min are Go's, which return NaN for a NaN operand; but a NaN left
-// in the row by an earlier sequence stays NaN — as before, when such a stale row already made
-// every later step NaN through its masked logit and its zero weight). The Where over the
+// x too: the backend's max and min are Go's, which return NaN for a NaN operand; a NaN already
+// in the row would stay NaN, but rows are written once per sequence and Reset zeroes the rows
+// of the last one). The Where over the
 // whole cache that it replaces read the cache, x and a condition broadcast to [B, h, S, dim]
 // and wrote all of it: in the modern suite's decoding step (32 key/value heads, tails of 256
 // positions) ~9 MB and 3 nodes for each of the 8 updates of a token, where the scatters, in

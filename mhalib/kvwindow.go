@@ -34,6 +34,7 @@ import (
 type WindowedKVCache struct {
 	batch, heads, left, keyDim, valueDim int
 	length                               int
+	vars                                 []*context.Variable // the rings of every scope, for Reset
 }
 
 // NewWindowedKVCache returns an empty ring of W = left+1 slots for keys [batch, heads, W, keyDim]
@@ -53,8 +54,15 @@ func (c *WindowedKVCache) Slots() int { return c.left + 1 }
 // Len is the number of positions seen so far (they are not all kept).
 func (c *WindowedKVCache) Len() int { return c.length }
 
-// Reset starts a new sequence.
-func (c *WindowedKVCache) Reset() { c.length = 0 }
+// Reset starts a new sequence and sets the rings of every scope the cache was used in back to
+// zero (kvreset.go), so that a NaN or ±Inf of the last sequence cannot reach a masked slot's
+// zero weight.
+func (c *WindowedKVCache) Reset() {
+	if c.length > 0 {
+		zeroVariables(c.vars)
+	}
+	c.length = 0
+}
 
 // Advance reserves the next n positions and returns the first, pos (feed it as a scalar int32
 // to Step). There is no capacity limit: the ring forgets what the window no longer needs.
@@ -162,5 +170,6 @@ func (c *WindowedKVCache) ring(ctx *context.Context, name string, dim int, dt dt
 	} else if !v.Shape().Equal(shape) {
 		panicArg("cache variable "+ctx.Scope()+"/"+name, "holds shape %s, this cache needs %s", v.Shape(), shape)
 	}
+	c.vars = recordVariable(c.vars, v)
 	return v
 }
