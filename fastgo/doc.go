@@ -41,7 +41,7 @@
 //     (n+1)·u·Σ|x| of the exact sum) — tests compare every op with GoMLX's kernel. Ops lists
 //     them, OpCalls counts.
 //   - Grouped decoding products (grouprows.go, grouprows_simd.go): with grouped-query
-//     attention, a decoding step's g query rows per key/value head against a cache of
+//     attention, a decoding step's g ≤ 32 query rows per key/value head against a cache of
 //     64-feature rows — scores q·Kᵀ and the weighted sum w·V — are read where the cache lies
 //     (no gather of the rows, no packing of V or K), with AVX-512; gemv and the GEMM take the
 //     rest.

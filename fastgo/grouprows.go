@@ -23,9 +23,12 @@ import "sync/atomic"
 // allocator keeps 16 vector registers, the 16 key vectors spilled, and it ran at half the speed.
 
 // groupMaxRows is the most weight rows per batch example groupRows takes (a step of one token
-// with Hq/Hkv query heads per key/value head: 32 for multi-query attention at Hq 32; more rows
-// are a prompt, whose products the GEMM does well).
-const groupMaxRows = 64
+// with Hq/Hkv query heads per key/value head: 32 for multi-query attention at Hq 32). More rows
+// are a prompt or a flash tile, whose products the GEMM does better: with 64 (flashrows'
+// diagonal row groups of the llm causal case, 64 × up to 1024 keys, went through groupScores)
+// fastgo's BenchmarkMHA/llm_causal took 627, 623, 704 CPU-ms against 569, 587, 678 with the
+// GEMM, interleaved.
+const groupMaxRows = 32
 
 // groupCalls counts the products groupRows computed; useGroupRows switches it on (off: gemv
 // and the GEMM take these products, as before it existed — for tests and benchmarks).

@@ -40,7 +40,7 @@ func groupOperands(c groupCase, seed uint64) (l, r operand[float32], out []float
 	return l, r, out
 }
 
-// TestGroupRowsAgainstFloat64 checks groupRows — 2 … 64 weight rows (odd counts: a last single
+// TestGroupRowsAgainstFloat64 checks groupRows — 2 … groupMaxRows weight rows (odd counts: a last single
 // row; more than a task's 8), value rows not a multiple of a 64-row block, rows a stride apart,
 // 1 and 3 workers — against a float64 reference with gemm's bound
 // |got − exact| ≤ 2(k+1)·u·Σ|lhs·rhs|.
@@ -49,7 +49,7 @@ func TestGroupRowsAgainstFloat64(t *testing.T) {
 		t.Skip("no AVX-512 kernels: groupRows declines every product")
 	}
 	var cases []groupCase
-	for _, m := range []int{2, 3, 4, 5, 8, 9, 31, 32, 64} {
+	for _, m := range []int{2, 3, 4, 5, 8, 9, 31, groupMaxRows} {
 		for _, k := range []int{1, 5, 63, 64, 65, 200, 513} {
 			cases = append(cases, groupCase{batch: 1 + k%3, m: m, k: k, ldb: 64 + 32*(k%2)})
 		}
@@ -77,7 +77,7 @@ func TestGroupRowsDeclines(t *testing.T) {
 		batch, m, n, k int
 	}{
 		{"one row", l, r, 2, 1, 64, 64},
-		{"too many rows", newOperand(make([]float32, 65*64), []int{1, 65, 64}, []int{2}, []int{0}), r, 1, 65, 64, 64},
+		{"too many rows", newOperand(make([]float32, (groupMaxRows+1)*64), []int{1, groupMaxRows + 1, 64}, []int{2}, []int{0}), r, 1, groupMaxRows + 1, 64, 64},
 		{"lhs transposed", newOperand(make([]float32, 2*4*64), []int{2, 64, 4}, []int{1}, []int{0}), r, 2, 4, 64, 64},
 		{"scores, k 32", newOperand(make([]float32, 2*4*32), []int{2, 4, 32}, []int{2}, []int{0}),
 			newOperand(make([]float32, 2*64*32), []int{2, 64, 32}, []int{2}, []int{0}), 2, 4, 64, 32},
@@ -121,7 +121,7 @@ func TestGroupRowsNonFinite(t *testing.T) {
 }
 
 // TestGroupScoresAgainstFloat64 checks groupRows on the scores q [b, m, 64] · K [b, n, 64]ᵀ —
-// 2 … 64 query rows, key counts not multiples of 4 or of a task's 64 keys, up to a whole cache
+// 2 … groupMaxRows query rows, key counts not multiples of 4 or of a task's 64 keys, up to a whole cache
 // of 4096 (more than gemv takes), key rows a stride apart, 1 and 3 workers — against a float64
 // reference with gemm's bound.
 func TestGroupScoresAgainstFloat64(t *testing.T) {
@@ -129,7 +129,7 @@ func TestGroupScoresAgainstFloat64(t *testing.T) {
 		t.Skip("no AVX-512 kernels: groupRows declines every product")
 	}
 	ci := 0
-	for _, m := range []int{2, 3, 5, 32, 64} {
+	for _, m := range []int{2, 3, 5, 17, groupMaxRows} {
 		for _, n := range []int{2, 3, 5, 63, 64, 65, 300, 4096} {
 			ci++
 			c := gemmCase{batch: 1 + (m+n)%3, m: m, n: n, k: 64}

@@ -35,6 +35,10 @@ type qAct struct {
 	s    []float32 // [nb padded with zeros to a multiple of 16]
 	lay  []int16   // kernel-specific copy of q (SIMD Q4_1: 2 blocks' first then last halves)
 	perm []uint32  // kernel-specific lanes of the scales (SIMD Q4_1)
+	// dx, sx: d and s times 2^e, padded as d and s; y is the kernel's sum times post = 2^(112−e)
+	// (SIMD kernels: scaleForKernels).
+	dx, sx []float32
+	post   float32
 }
 
 var qActPool = sync.Pool{New: func() any { return new(qAct) }}

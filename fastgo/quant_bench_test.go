@@ -15,10 +15,7 @@ import (
 // BenchmarkQuantMatVec: one packed matrix–vector product (M = 1) of SmolLM2's MLP shape on one
 // goroutine; bytes/s counts the packed bytes read.
 func BenchmarkQuantMatVec(b *testing.B) {
-	kernels := []quantKernels{goQuantKernels}
-	if k, ok := simdQuantKernels(); ok {
-		kernels = append(kernels, k)
-	}
+	kernels := quantKernelSets()
 	for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
 		rows, cols := 1536, 576
 		m := randomPacked(b, f, rows, cols, 1)

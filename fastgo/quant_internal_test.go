@@ -12,6 +12,15 @@ import (
 	"github.com/mhalab/mhalab/models/quant"
 )
 
+// quantKernelSets: the plain-Go kernels and, in a build that has them, the SIMD ones.
+func quantKernelSets() []quantKernels {
+	kernels := []quantKernels{goQuantKernels}
+	if k, ok := simdQuantKernels(); ok {
+		kernels = append(kernels, k)
+	}
+	return kernels
+}
+
 // randomPacked returns a rows × cols matrix of format t with random blocks: scales drawn from
 // normal halves (exponents −10 … −3, either sign for Q4_1's m), one block of each row 0 ≤ r < 3
 // with a zero or subnormal scale (f16's slow path), random quants.
@@ -105,10 +114,7 @@ func checkQuant(t *testing.T, m *quant.Matrix, x []float32, M int, y []float32, 
 // with it) and quantMatMul with M = 1 (x quantised to 8-bit blocks) and M > 1 (float32), 1 and
 // 3 workers, within checkQuant's bound.
 func TestQuantKernelsAgainstFloat64(t *testing.T) {
-	kernels := []quantKernels{goQuantKernels}
-	if k, ok := simdQuantKernels(); ok {
-		kernels = append(kernels, k)
-	}
+	kernels := quantKernelSets()
 	for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
 		for _, sz := range [][2]int{{6, 64}, {4, 96}, {48, 576}, {96, 1536}, {3, 2080}} { // odd block counts; 65 blocks > stackBlocks
 			rows, cols := sz[0], sz[1]
@@ -159,10 +165,7 @@ func TestQuantKernelsAgainstFloat64(t *testing.T) {
 // TestDequantRow: every kernel set's dequant gives gguf.Dequantise's float32 weights bit for
 // bit (the M > 1 path then equals the float32 path).
 func TestDequantRow(t *testing.T) {
-	kernels := []quantKernels{goQuantKernels}
-	if k, ok := simdQuantKernels(); ok {
-		kernels = append(kernels, k)
-	}
+	kernels := quantKernelSets()
 	for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
 		for _, cols := range []int{96, 576, 2080} {
 			m := randomPacked(t, f, 3, cols, uint64(cols))
@@ -247,10 +250,7 @@ func TestQuantiseX(t *testing.T) {
 			x[3*32+j] = 0
 		}
 	}
-	kernels := []quantKernels{goQuantKernels}
-	if k, ok := simdQuantKernels(); ok {
-		kernels = append(kernels, k)
-	}
+	kernels := quantKernelSets()
 	ref := &qAct{}
 	quantiseX(x, ref)
 	for _, k := range kernels {
@@ -357,8 +357,11 @@ func TestQuantKernelsSameIntegerSums(t *testing.T) {
 	}
 }
 
-// TestHalves16 compares the kernels' vector half conversion with f16 on every finite half, 16
-// at a time, and checks that it zeros the lanes past n.
+// TestHalves16 compares the kernels' vector half conversion (times 2¹¹²) with f16 on every
+// 16-bit pattern, 16 at a time — finite halves exactly; Inf and NaN patterns (quant.NewMatrix
+// refuses them as scales) as f16 maps them — and checks that the raw conversion is finite for
+// every pattern: the kernels multiply the lanes past a row's last block, which hold any bytes,
+// by zero.
 func TestHalves16(t *testing.T) {
 	got := make([]float32, 16)
 	for h0 := 0; h0 < 1<<16; h0 += 16 {
@@ -366,20 +369,16 @@ func TestHalves16(t *testing.T) {
 		for i := range 16 {
 			enc.LittleEndian.PutUint16(src[2*i:], uint16(h0+i))
 		}
-		n := 16
-		if h0&0x7c00 == 0x7c00 { // Inf, NaN: quant.NewMatrix refuses them as scales; zeroed here
-			n = 0
-		}
-		if !halves16Into(src, n, got) {
+		if !halves16Into(src, got) {
 			t.Skip("no SIMD kernels in this build")
 		}
 		for i, v := range got {
-			want := float32(0)
-			if i < n {
-				want = f16(src[2*i:])
-			}
+			want := f16(src[2*i:])
 			if math.Float32bits(v) != math.Float32bits(want) {
-				t.Fatalf("half %#04x (n %d): %g, want %g", h0+i, n, v, want)
+				t.Fatalf("half %#04x: %g, want %g", h0+i, v, want)
+			}
+			if raw := float64(v) * 0x1p-112; math.IsInf(raw, 0) || math.IsNaN(raw) || raw*0 != 0 {
+				t.Fatalf("half %#04x: raw lane %g is not finite", h0+i, raw)
 			}
 		}
 	}
@@ -388,10 +387,7 @@ func TestHalves16(t *testing.T) {
 // TestQuantNaN: a NaN in x makes every y NaN, as the float32 product does, with every kernel
 // set and format.
 func TestQuantNaN(t *testing.T) {
-	kernels := []quantKernels{goQuantKernels}
-	if k, ok := simdQuantKernels(); ok {
-		kernels = append(kernels, k)
-	}
+	kernels := quantKernelSets()
 	for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
 		m := randomPacked(t, f, 8, 576, 11)
 		h := quant.Header{Format: f, Rows: 8, Cols: 576, Bt: 1}

@@ -31,12 +31,17 @@ import (
 // where the keys before the block are cut into chunks of equal size (flashByRowsChunk), each a
 // tile s_o of its own, so that the pure-Go backend reuses the buffers of one block's tiles for
 // the next. Without a causal mask there is one part, s = q_i·kᵀ over all keys. Tiles above the
-// diagonal are never computed, the mask is one constant [n, n] triangle applied to the diagonal
-// tile only, no state is carried from block to block (each block's softmax is exact, not online),
+// diagonal are never computed, the mask is a constant 0/−inf tile added to the diagonal tile
+// only (flashrowsnodes.go), which blocks of 128 rows or more compute in two groups of rows, each
+// against the keys up to its last row (flashrowsdiag.go: 3/4 of the [n, n] tile instead of all
+// of it), no state is carried from block to block (each block's softmax is exact, not online),
 // and memory is one row tile, O(n·Lk) per (batch, head), with n chosen so that the tile stays
-// within flashByRowsTileElems. Queries, keys and values are transposed once to [L, B, h, d],
+// within flashByRowsTileElems. (A variant that ran a block's tiles one after another with the
+// online rescaling, one tile alive at a time, kept the two cores busy less: 1.5–1.7 goroutines
+// running on average in a runtime trace of fastgo's BenchmarkMHA/long_causal, against 1.6–1.9
+// for this form, interleaved at load ~9.) Queries, keys and values are transposed once to [L, B, h, d],
 // so that a block of rows or a prefix of keys is one contiguous Gather, which DotGeneral reads
-// in that layout; each block's Gathers wait for the previous block (takeRowsAfter), so that
+// in that layout; each block's Gathers wait for the previous block (rowTaker), so that
 // memory stays O(Lk) for the pure-Go backend, which runs every node whose inputs are ready. The blocks' outputs are joined with Concatenate, which the pure-Go backend
 // differentiates (its gradient is Slice; only Slice's own gradient needs the missing Pad).
 //
@@ -116,7 +121,6 @@ func flashByRowsChunk(n int) int {
 // masks that flashByRowsFits accepted: output [B, h, Lq, dv] and, if withLSE, lse [B, h, Lq].
 func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLSE bool) (output, lse *Node) {
 	batch, heads, lq, lk := ms.batch, ms.heads, ms.lq, ms.lk
-	g := qIn.Graph()
 	causal := ms.causal != NoCausal
 	n := flashByRowsBlock(batch, heads, lk, blockQ)
 	left := flashByRowsLeft(ms) // keys a row sees to its left, -1: all
@@ -136,11 +140,13 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 
 	var outs, lses []*Node
 	var token *Node // one entry of the previous block's output: the blocks run one after another
+	biases := bandBiases{}
 	for r0 := 0; r0 < lq; r0 += n {
 		rows := min(n, lq-r0)
-		take := func(x *Node, from, n int) *Node { return takeRowsAfter(x, from, n, token) }
+		take := newRowTaker(token).take
 		qi := take(qf, r0, rows) // [rows, B, h, dk]
 		var parts []flashByRowsPart
+		var groups []flashByRowsPart // the diagonal tile by groups of rows, or nil (see flashByRowsDiagonalGroups)
 		if !causal {
 			s := DotGeneral(qi, []int{3}, []int{1, 2}, k, []int{3}, []int{0, 1}) // [B, h, rows, Lk]
 			parts = append(parts, flashByRowsPart{s: s, v: v, vLayout: 2})
@@ -158,15 +164,19 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 					ko, vo := take(kf, c0, cols), take(vf, c0, cols)                      // [cols, B, h, dk], [cols, B, h, dv]
 					s := DotGeneral(qi, []int{3}, []int{1, 2}, ko, []int{3}, []int{1, 2}) // [B, h, rows, cols]
 					if c0 < all {
-						s = maskTile(s, bandTile(g, r0, rows, c0, cols, left), ms.fill) // [B, h, rows, cols]
+						s = biases.mask(s, r0, c0, left, ms.fill) // [B, h, rows, cols]
 					}
 					parts = append(parts, flashByRowsPart{s: s, v: vo, vLayout: 0})
 				}
 			}
-			kd, vd := take(kf, r0, rows), take(vf, r0, rows)                      // [rows, B, h, dk], [rows, B, h, dv]
-			s := DotGeneral(qi, []int{3}, []int{1, 2}, kd, []int{3}, []int{1, 2}) // [B, h, rows, rows]
-			s = maskTile(s, bandTile(g, r0, rows, r0, rows, left), ms.fill)       // [B, h, rows, rows]
-			parts = append(parts, flashByRowsPart{s: s, v: vd, vLayout: 0})
+			if left < 0 && flashByRowsSplits(rows) {
+				groups = flashByRowsDiagonalGroups(take, qf, kf, vf, biases, r0, rows, ms.fill)
+			} else {
+				kd, vd := take(kf, r0, rows), take(vf, r0, rows)                      // [rows, B, h, dk], [rows, B, h, dv]
+				s := DotGeneral(qi, []int{3}, []int{1, 2}, kd, []int{3}, []int{1, 2}) // [B, h, rows, rows]
+				s = biases.mask(s, r0, r0, left, ms.fill)                             // [B, h, rows, rows]
+				parts = append(parts, flashByRowsPart{s: s, v: vd, vLayout: 0})
+			}
 		}
 		var m *Node // [B, h, rows, 1]
 		for _, p := range parts {
@@ -177,22 +187,38 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 				m = Max(m, pm)
 			}
 		}
+		if groups != nil {
+			gm := make([]*Node, len(groups))
+			for i, p := range groups {
+				gm[i] = ReduceAndKeep(p.s, ReduceMax, -1) // [B, h, rows of group i, 1]
+			}
+			if hm := Concatenate(gm, 2); m == nil { // [B, h, rows, 1]
+				m = hm
+			} else {
+				m = Max(m, hm)
+			}
+		}
 		m = StopGradient(m)
 		var l, acc *Node // [B, h, rows, 1], [B, h, rows, dv]
-		for _, p := range parts {
-			e := Exp(Sub(p.s, m)) // [B, h, rows, cols]: m [B, h, rows, 1] broadcast by Sub, not materialised
-			pl := ReduceAndKeep(e, ReduceSum, -1)
-			var pv *Node
-			if p.vLayout == 2 {
-				pv = DotGeneral(e, []int{3}, []int{0, 1}, p.v, []int{2}, []int{0, 1}) // [B, h, rows, dv]
-			} else {
-				pv = DotGeneral(e, []int{3}, []int{0, 1}, p.v, []int{0}, []int{1, 2}) // [B, h, rows, dv]
-			}
+		add := func(pl, pv *Node) {
 			if l == nil {
 				l, acc = pl, pv
 			} else {
 				l, acc = Add(l, pl), Add(acc, pv)
 			}
+		}
+		for _, p := range parts {
+			add(p.weigh(m))
+		}
+		if groups != nil {
+			gl, gv := make([]*Node, len(groups)), make([]*Node, len(groups))
+			first := 0
+			for i, p := range groups {
+				n := p.s.Shape().Dim(2)
+				gl[i], gv[i] = p.weigh(sliceAxis(m, 2, first, n)) // [B, h, n, 1], [B, h, n, dv]
+				first += n
+			}
+			add(Concatenate(gl, 2), Concatenate(gv, 2))
 		}
 		out := Div(acc, l) // [B, h, rows, dv]
 		outs = append(outs, out)

@@ -1,6 +1,7 @@
 package mhalib
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -172,4 +173,74 @@ func maxAbsDiff32(a, b *tensors.Tensor) float64 {
 		worst = max(worst, d)
 	}
 	return worst
+}
+
+// TestFlashByRowsNodesPerBlock: causal flashByRows over query blocks of 128 and 256 rows builds
+// one index offset per block after the first (one ConvertDType of the token, not one per key or
+// value Gather), no Where but the tokens' (the masked tiles add a constant 0/−inf tile), one such
+// constant for each distinct tile, and cuts every diagonal tile in two groups of rows, each
+// against the keys up to its last row (blocks of 128: [64, 64] and [64, 128], 3/4 of [128, 128];
+// of 256: [128, 128] and [128, 256]); its output equals ScaledDotProductAttention's.
+// (Before: 41 ConvertDType, 16 Where, a bool tile and a Where for each diagonal tile, whole
+// [128, 128] diagonal score tiles.)
+func TestFlashByRowsNodesPerBlock(t *testing.T) {
+	backend, err := backendtest.Get("go")
+	if err != nil {
+		t.Skipf("go backend: %v", err)
+	}
+	const B, h, L, d = 1, 2, 1024, 8 // key chunks of 512
+	x := normalTensor(1024, 3, B, h, L, d)
+	for _, c := range []struct {
+		blockQ int
+		tiles  []string // the constant tiles, one each
+		diag   int      // scores per head of a block's diagonal tile
+	}{
+		{128, []string{"(Float32)[1 1 64 64]", "(Float32)[1 1 64 128]"}, 64 * (64 + 128)},
+		{256, []string{"(Float32)[1 1 128 128]", "(Float32)[1 1 128 256]"}, 128 * (128 + 256)},
+	} {
+		blocks := L / c.blockQ
+		counts := map[NodeType]int{}
+		tiles := map[string]int{} // constant float32 tiles by shape
+		scoreElems := 0           // q·kᵀ scores per (batch, head)
+		res := MustExecOnceN(backend, func(x *Node) []*Node {
+			part := func(i int) *Node { return Squeeze(Slice(x, AxisElem(i)), 0) } // [B, h, L, d]
+			q, k, v := part(0), part(1), part(2)
+			g := x.Graph()
+			first := len(g.Nodes())
+			ms := newMaskSet(B, h, L, L, dtypes.Float32, Mask{}, "mask", Mask{}, "key padding mask", CausalTopLeft, math.Inf(-1))
+			flash, _ := flashByRows(q, k, v, 1/math.Sqrt(d), ms, c.blockQ, false)
+			for _, n := range g.Nodes()[first:] {
+				counts[n.Type()]++
+				dims := n.Shape().Dimensions
+				switch {
+				case n.Type() == NodeTypeConstant && n.DType() == dtypes.Float32 && len(dims) == 4:
+					tiles[n.Shape().String()]++
+				case n.Type() == NodeTypeDotGeneral && len(dims) == 4 && dims[3] != d:
+					scoreElems += dims[2] * dims[3]
+				}
+			}
+			plain := ScaledDotProductAttention(q, k, v).Causal(CausalTopLeft).Done()
+			return []*Node{flash, plain}
+		}, x)
+		if got := counts[NodeTypeConvertDType]; got != blocks-1 {
+			t.Errorf("blockQ %d: %d ConvertDType nodes, want %d (one per block after the first)", c.blockQ, got, blocks-1)
+		}
+		if got := counts[NodeTypeWhere]; got != blocks {
+			t.Errorf("blockQ %d: %d Where nodes, want %d (the blocks' tokens' finiteness only)", c.blockQ, got, blocks)
+		}
+		wantTiles := map[string]int{}
+		for _, s := range c.tiles {
+			wantTiles[s] = 1
+		}
+		if fmt.Sprint(tiles) != fmt.Sprint(wantTiles) {
+			t.Errorf("blockQ %d: constant tiles %v, want %v", c.blockQ, tiles, wantTiles)
+		}
+		prefix := c.blockQ * c.blockQ * blocks * (blocks - 1) / 2 // rows × keys before each block
+		if want := prefix + blocks*c.diag; scoreElems != want {
+			t.Errorf("blockQ %d: %d scores per head, want %d (diagonal tiles in two groups of rows: %d each)", c.blockQ, scoreElems, want, c.diag)
+		}
+		if worst := maxAbsDiff32(res[0], res[1]); worst > 1e-5 || math.IsNaN(worst) {
+			t.Errorf("blockQ %d: max |flash − sdpa| = %.2e, want ≤ 1e-5", c.blockQ, worst)
+		}
+	}
 }
