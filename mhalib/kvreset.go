@@ -38,3 +38,8 @@ func zeroVariables(vars []*context.Variable) {
 		_ = v.SetValue(tensors.FromShape(v.Shape())) // only fails for an invalid variable, checked above
 	}
 }
+
+// Holds records v as a variable holding this cache's entries that the caller's own graph code
+// writes (a model's specialised update of Append's tensors, say), so that Reset also sets it
+// back to zero. Variables created by Append and Step are recorded already.
+func (c *KVCache) Holds(v *context.Variable) { c.vars = recordVariable(c.vars, v) }

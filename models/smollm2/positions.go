@@ -117,6 +117,7 @@ func appendOne(ctx *context.Context, cache *mhalib.KVCache, p *positions, k, v *
 		} else if !variable.Shape().Equal(shape) {
 			panic(fmt.Errorf("smollm2: cache variable %s/%s holds shape %s, this cache needs %s", ctx.Scope(), name, variable.Shape(), shape))
 		}
+		cache.Holds(variable) // Reset zeroes it
 		index, negInf := p.scatter(dims)
 		cleared := ScatterMin(variable.ValueGraph(g), index, negInf, true, true)                // [B, Hkv, maxLen, hd]: the new rows −Inf
 		updated := ScatterMax(cleared, index, Reshape(x, dims[0]*dims[1], dims[3]), true, true) // [B, Hkv, maxLen, hd]
