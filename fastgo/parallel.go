@@ -26,6 +26,9 @@ func parallelFor(n, grain, workers int, fn func(lo, hi int)) {
 	}
 	step := ceilDiv(n, chunks)
 	chunks = ceilDiv(n, step)
+	if theTeam.run(&teamJob{fn: fn, n: n, step: step, chunks: chunks}, min(workers, chunks)) {
+		return // team.go: helpers that stay awake between ops
+	}
 	// The caller waits for the ranges, not for the goroutines: one that starts after the
 	// others took every range (waking a parked thread can take longer than a small product)
 	// finds none left and ends unwaited-for.

@@ -1,0 +1,134 @@
+package fastgo
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A team of helper goroutines that stay awake between parallel ops.
+//
+// Decoding a SmolLM2 token runs ~120 packed matrix–vector products of 15–70 µs each and ~60
+// small attention products, a few µs of element-wise ops apart. A goroutine started per op
+// (parallelFor before the team) found its thread parked since the last op, and waking it (a
+// futex wake; on a virtual machine an inter-processor interrupt) took about as long as the
+// product: the second core joined late or not at all. The team's helpers instead poll for the
+// next job for teamSpin after their last one, yielding their processor to other goroutines
+// between polls (runtime.Gosched), and only then sleep on a condition variable — as OpenMP's
+// threads do, but for a short, bounded time, so an idle program costs nothing after it.
+//
+// One job at a time: a parallelFor that finds the team busy (one nested in a job's function, or
+// another goroutine's) starts goroutines as before. Helpers are started on first use, one fewer
+// than the largest worker count asked for (the caller works too), and live as long as the
+// process; a job with fewer workers lets only that many helpers take ranges (seats).
+
+// teamSpin is how long a helper polls for a new job after its last one before it sleeps.
+const teamSpin = 60 * time.Microsecond
+
+// teamJob is one parallelFor's ranges [c·step, min((c+1)·step, n)), c < chunks.
+type teamJob struct {
+	fn              func(lo, hi int)
+	n, step, chunks int
+	next, done      atomic.Int64 // ranges handed out, ranges finished
+	seats           atomic.Int64 // helpers that may still join
+}
+
+// work runs ranges of j until none is left.
+func (j *teamJob) work() {
+	for {
+		c := int(j.next.Add(1)) - 1
+		if c >= j.chunks {
+			return
+		}
+		j.fn(c*j.step, min((c+1)*j.step, j.n))
+		j.done.Add(1)
+	}
+}
+
+// team is the process's helpers; theTeam is the one parallelFor uses.
+type team struct {
+	busy     sync.Mutex // held by the caller of the job in progress
+	grow     sync.Mutex // guards helpers
+	helpers  int
+	seq      atomic.Uint64           // jobs published
+	job      atomic.Pointer[teamJob] // the job in progress, nil between jobs
+	sleeping atomic.Int32            // helpers waiting on wake
+	mu       sync.Mutex              // wake's lock
+	wake     *sync.Cond
+}
+
+var theTeam = newTeam()
+
+func newTeam() *team {
+	t := &team{}
+	t.wake = sync.NewCond(&t.mu)
+	return t
+}
+
+// run computes job j on the calling goroutine and at most workers−1 helpers and reports
+// whether it did (false: the team is busy; nothing ran).
+func (t *team) run(j *teamJob, workers int) bool {
+	if !t.busy.TryLock() {
+		return false
+	}
+	defer t.busy.Unlock()
+	t.ensure(workers - 1)
+	j.seats.Store(int64(workers - 1))
+	t.job.Store(j)
+	t.seq.Add(1)
+	if t.sleeping.Load() > 0 {
+		t.mu.Lock()
+		t.wake.Broadcast()
+		t.mu.Unlock()
+	}
+	j.work()
+	for j.done.Load() < int64(j.chunks) { // ranges still running on helpers
+		runtime.Gosched()
+	}
+	t.job.Store(nil)
+	return true
+}
+
+// ensure starts helpers until there are at least n.
+func (t *team) ensure(n int) {
+	t.grow.Lock()
+	defer t.grow.Unlock()
+	for t.helpers < n {
+		t.helpers++
+		go t.helper(t.seq.Load())
+	}
+}
+
+// helper takes ranges of each job published after seen: it polls for teamSpin after a job,
+// then sleeps until the next one. A helper may pick up a job that has just finished (its
+// ranges all taken): work then returns at once.
+func (t *team) helper(seen uint64) {
+	for {
+		deadline := time.Now().Add(teamSpin)
+		for polls := 0; t.seq.Load() == seen; polls++ {
+			if polls&63 == 63 && time.Now().After(deadline) {
+				t.sleep(seen)
+				break
+			}
+			runtime.Gosched()
+		}
+		seen = t.seq.Load()
+		if j := t.job.Load(); j != nil && j.seats.Add(-1) >= 0 {
+			j.work()
+		}
+	}
+}
+
+// sleep waits until a job after seen is published. The count of sleepers is raised under the
+// lock before seq is checked again, so a job published meanwhile either is seen here or finds
+// a sleeper to wake.
+func (t *team) sleep(seen uint64) {
+	t.mu.Lock()
+	t.sleeping.Add(1)
+	for t.seq.Load() == seen {
+		t.wake.Wait()
+	}
+	t.sleeping.Add(-1)
+	t.mu.Unlock()
+}
