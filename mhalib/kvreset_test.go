@@ -19,8 +19,7 @@ import (
 // poisoned returns x with every 7th value NaN and the 3rd of each 7 −Inf: the keys of a broken
 // model's sequence.
 func poisoned(x *mhatest.Tensor) *mhatest.Tensor {
-	y := mhatest.Rand(rand.New(rand.NewPCG(0, 0)), 0, 0, x.Shape...)
-	copy(y.Data, x.Data)
+	y := x.Clone()
 	for i := range y.Data {
 		switch i % 7 {
 		case 0:
