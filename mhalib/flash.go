@@ -191,7 +191,6 @@ func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
 // block on (causal or window). Tiles outside that range — above the causal diagonal, or outside
 // the window on either side — are never computed.
 func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int, withLSE bool) (output, lse *Node) {
-	batch, heads, lq, lk := ms.batch, ms.heads, ms.lq, ms.lk
 	hkv := k.Shape().Dim(1)
 	g := qIn.Graph()
 	if flashByRowsFits(g, ms, hkv) {
@@ -200,6 +199,18 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 	if !differentiableSlices(g) {
 		return flashByBlocks(qIn, k, v, scale, ms, blockQ, blockK, withLSE) // the pure-Go backend, other masks (flashblocks.go)
 	}
+	if n := xlaWindowChains(g, ms, hkv); n > 1 {
+		return flashChains(qIn, k, v, scale, ms, blockQ, blockK, withLSE, n) // a window on XLA (flashxla.go)
+	}
+	return flashSteps(qIn, k, v, scale, ms, blockQ, blockK, withLSE)
+}
+
+// flashSteps is flashAttend's unrolled chain of steps over the key blocks (same arguments and
+// results), on backends that differentiate slices (XLA).
+func flashSteps(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int, withLSE bool) (output, lse *Node) {
+	batch, heads, lq, lk := ms.batch, ms.heads, ms.lq, ms.lk
+	hkv := k.Shape().Dim(1)
+	g := qIn.Graph()
 	dtype := qIn.DType()
 	dv := v.Shape().Dim(-1)
 

@@ -26,6 +26,50 @@ func xlaWindowBlocks(g *Graph, ms *maskSet, blockQ, blockK int) (int, int) {
 	return 128, 256
 }
 
+// # Two chains for a sliding window on XLA
+//
+// The unrolled steps of flashSteps form one chain: each step waits for the previous one
+// (flashRows.after). A window's steps are small — at L 8192, h 4, dk 64 a step multiplies
+// [4, 768, 64] by [4, 64, 256] and [4, 768, 256] by [4, 256, 65], with about ten element-wise
+// and reduce fusions around them — and XLA's CPU runtime splits each operation across its
+// threads and waits for all of them before the next one. A perf profile of that shape (2 cores,
+// 2026-12-02) put 24% of the time in the thread pool and the kernel's futex and scheduler, 36%
+// in the products and 30% in the fusions; on one core the choice of blocks (128×128, 64×128),
+// masking only the partial rows for the maximum, p·v without the column of ones, or finishing
+// all rows in one division at the end changed nothing beyond the noise. Two independent chains,
+// each over half of the heads, let XLA run one chain's operation while the other's waits: in
+// one process, executions interleaved, 40 each, the window took a minimum of 32.6–36.6 ms
+// against 37.1–39.4 ms with one chain (quartile 42.8–44.8 against 47.2–50.0 ms where the load
+// allowed it). Memory is unchanged: each chain's tiles have half the heads.
+
+// xlaWindowChains returns the number of independent chains FlashAttention runs on XLA: 2 with a
+// sliding window when the key/value heads split evenly (hkv of them), else 1.
+func xlaWindowChains(g *Graph, ms *maskSet, hkv int) int {
+	if ms.window == nil || g.Backend().Name() != "xla" || hkv%2 != 0 {
+		return 1
+	}
+	return 2
+}
+
+// flashChains is flashSteps run as n independent chains, each over consecutive key/value heads
+// and the query heads that use them (with GQA, query head i uses key head i/(Hq/Hkv)), joined
+// on the heads axis: q [B, Hq, Lq, dk], k [B, Hkv, Lk, dk], v [B, Hkv, Lk, dv] with Hkv a
+// multiple of n; output [B, Hq, Lq, dv] and, if withLSE, lse [B, Hq, Lq].
+func flashChains(q, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int, withLSE bool, n int) (output, lse *Node) {
+	gq, gkv := q.Shape().Dim(1)/n, k.Shape().Dim(1)/n
+	var outs, lses []*Node
+	for i := range n {
+		o, l := flashSteps(sliceAxis(q, 1, i*gq, gq), sliceAxis(k, 1, i*gkv, gkv), sliceAxis(v, 1, i*gkv, gkv),
+			scale, ms.forHeads(i*gq, gq), blockQ, blockK, withLSE) // [B, Hq/n, Lq, dv], [B, Hq/n, Lq]
+		outs, lses = append(outs, o), append(lses, l)
+	}
+	output = concatAxis(outs, 1) // [B, Hq, Lq, dv]
+	if withLSE {
+		lse = concatAxis(lses, 1) // [B, Hq, Lq]
+	}
+	return output, lse
+}
+
 // # The causal mask on XLA's CPU backend
 //
 // With a causal mask every step's tile of rows [first, end) starts with the query block that
