@@ -12,11 +12,11 @@ import (
 	"github.com/mhalab/mhalab/mhalib"
 )
 
-// On XLA, FlashAttention with a sliding window runs as two independent chains over halves of
-// the key/value heads (flashxla.go): every product of a tile has half the heads — with GQA
-// (Hq 4, Hkv 2) one key head and its two query heads. Without a window, or with an odd number
-// of key/value heads, one chain has them all. (TestModernOptions checks the values of the
-// chained path on XLA: its window cases have 2 or 4 query heads.)
+// On XLA, FlashAttention with a sliding window runs as independent chains over the key/value
+// heads (flashxla.go), as many as the largest divisor of Hkv up to 4: every product of a tile
+// has Hkv/chains heads — with GQA (Hq 4, Hkv 2) one key head and its two query heads. Without
+// a window one chain has them all. (TestModernOptions checks the values of the chained path on
+// XLA: its window cases have 2 or 4 query heads, with GQA, sinks, ALiBi and an additive mask.)
 func TestFlashWindowChainsOnXLA(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
 		if backend.Name() != "xla" {
@@ -45,9 +45,11 @@ func TestFlashWindowChainsOnXLA(t *testing.T) {
 			window    bool
 			wantHeads int // of every product
 		}{
-			{4, 4, true, 2},
+			{4, 4, true, 1},
 			{4, 2, true, 1}, // GQA: products are [B, Hkv, G·rows, cols]
-			{3, 3, true, 3},
+			{3, 3, true, 1},
+			{8, 8, true, 2}, // at most 4 chains
+			{6, 6, true, 2}, // 3 chains: 4 does not divide 6
 			{4, 4, false, 4},
 		} {
 			got := productHeads(c.hq, c.hkv, c.window)

@@ -26,7 +26,7 @@ func xlaWindowBlocks(g *Graph, ms *maskSet, blockQ, blockK int) (int, int) {
 	return 128, 256
 }
 
-// # Two chains for a sliding window on XLA
+// # Independent chains for a sliding window on XLA
 //
 // The unrolled steps of flashSteps form one chain: each step waits for the previous one
 // (flashRows.after). A window's steps are small — at L 8192, h 4, dk 64 a step multiplies
@@ -36,19 +36,28 @@ func xlaWindowBlocks(g *Graph, ms *maskSet, blockQ, blockK int) (int, int) {
 // 2026-12-02) put 24% of the time in the thread pool and the kernel's futex and scheduler, 36%
 // in the products and 30% in the fusions; on one core the choice of blocks (128×128, 64×128),
 // masking only the partial rows for the maximum, p·v without the column of ones, or finishing
-// all rows in one division at the end changed nothing beyond the noise. Two independent chains,
-// each over half of the heads, let XLA run one chain's operation while the other's waits: in
-// one process, executions interleaved, 40 each, the window took a minimum of 32.6–36.6 ms
-// against 37.1–39.4 ms with one chain (quartile 42.8–44.8 against 47.2–50.0 ms where the load
-// allowed it). Memory is unchanged: each chain's tiles have half the heads.
+// all rows in one division at the end changed nothing beyond the noise. Independent chains,
+// one per key/value head (at most xlaMaxChains), give XLA operations of another chain to run
+// while one waits: in one process, executions interleaved 40 rounds at load 3–6, the minimum
+// of 4 chains was lower in each of 4 pairs (34.3–46.6 ms against 38.9–62.4 ms for one chain),
+// the medians were the load's; 2 chains of 2 heads each gained nothing. Memory is unchanged
+// (each chain's tiles have its share of the heads); the graph has a copy of the steps per
+// chain, so compiling takes longer (about 10 s against 6 s at L 8192).
 
-// xlaWindowChains returns the number of independent chains FlashAttention runs on XLA: 2 with a
-// sliding window when the key/value heads split evenly (hkv of them), else 1.
+// xlaMaxChains bounds the number of chains (and of copies of the unrolled steps to compile).
+const xlaMaxChains = 4
+
+// xlaWindowChains returns the number of independent chains FlashAttention runs on XLA: with a
+// sliding window, the largest divisor of the key/value heads hkv up to xlaMaxChains; else 1.
 func xlaWindowChains(g *Graph, ms *maskSet, hkv int) int {
-	if ms.window == nil || g.Backend().Name() != "xla" || hkv%2 != 0 {
+	if ms.window == nil || g.Backend().Name() != "xla" {
 		return 1
 	}
-	return 2
+	n := min(hkv, xlaMaxChains)
+	for hkv%n != 0 {
+		n--
+	}
+	return n
 }
 
 // flashChains is flashSteps run as n independent chains, each over consecutive key/value heads
