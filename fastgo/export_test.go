@@ -9,3 +9,10 @@ func SetGroupRows(on bool) bool {
 	useGroupRows = on
 	return prev
 }
+
+// FusedCalls counts the Subs computed as exp(s − m) (fuse.go).
+var FusedCalls = &fusedCalls
+
+// SetFuse switches fusing Sub, Exp and ReduceSum (fuse.go) on or off and returns the previous
+// setting.
+func SetFuse(on bool) bool { return fuseOn.Swap(on) }

@@ -26,6 +26,9 @@ func execReduceMax(backend *simplego.Backend, node *simplego.Node, inputs []*sim
 }
 
 func execReduceSum(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
+	if out, ok, err := takeFusedSum(backend, node, inputs); err != nil || ok {
+		return out, err // fuse.go: the fused Sub before the Exp added the rows
+	}
 	return execReduce(opReduceSum, backend, node, inputs, inputsOwned)
 }
 

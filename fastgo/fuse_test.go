@@ -1,0 +1,154 @@
+package fastgo_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/mhalab/mhalab/fastgo"
+	"github.com/mhalab/mhalab/mhalib"
+)
+
+// TestFusedSoftmaxPasses runs softmax's pieces as flashrows writes them — e = Exp(Sub(s, m)) with
+// m = ReduceMax(s) [B, h, rows, 1], then ReduceSum(e) and e·v — with fuse.go's one pass, with
+// the three executors apart, and with GoMLX's kernels. Fused and apart must be equal bit for bit
+// (the same vector subtraction, exp and row sums on the same rows); against GoMLX, exp differs
+// by ≤ 2 ulp and the sums and products run in other orders: within 8·(k+1)·u·max|gomlx|,
+// k = cols. A graph whose Sub has a second use (returned as well) must not be fused and still be
+// right.
+func TestFusedSoftmaxPasses(t *testing.T) {
+	if !fastgo.SIMD() {
+		t.Skip("fusing needs the AVX-512 loops (fastgo built without GOEXPERIMENT=simd or no AVX-512)")
+	}
+	backend := newBackend(t)
+	rng := rand.New(rand.NewPCG(testSeed(t), 29))
+	const B, H, rows, cols, dv = 1, 3, 37, 70, 16
+	s := randomTensor(rng, dtypes.Float32, []int{B, H, rows, cols})
+	v := randomTensor(rng, dtypes.Float32, []int{B, H, cols, dv})
+	for _, c := range []struct {
+		name      string
+		returnSub bool // the Sub is an output too: two uses, nothing fused
+		fused     int64
+	}{
+		{"fused", false, 1},
+		{"sub_used_twice", true, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run := func(fast, fuse bool) ([]*tensors.Tensor, int64) {
+				prevOn, prevFuse := fastgo.SetEnabled(fast), fastgo.SetFuse(fuse)
+				defer func() { fastgo.SetEnabled(prevOn); fastgo.SetFuse(prevFuse) }()
+				exec := MustNewExec(backend, func(s, v *Node) []*Node {
+					m := StopGradient(ReduceAndKeep(s, ReduceMax, -1)) // [B, H, rows, 1]
+					d := Sub(s, m)                                     // [B, H, rows, cols]
+					e := Exp(d)
+					l := ReduceAndKeep(e, ReduceSum, -1)                                 // [B, H, rows, 1]
+					pv := DotGeneral(e, []int{3}, []int{0, 1}, v, []int{2}, []int{0, 1}) // [B, H, rows, dv]
+					outs := []*Node{e, l, pv}
+					if c.returnSub {
+						outs = append(outs, d)
+					}
+					return outs
+				})
+				before := fastgo.FusedCalls.Load()
+				outs := exec.MustExec(s, v)
+				return outs, fastgo.FusedCalls.Load() - before
+			}
+			fused, n := run(true, true)
+			if n != c.fused {
+				t.Fatalf("fused Subs: %d, want %d", n, c.fused)
+			}
+			apart, n := run(true, false)
+			if n != 0 {
+				t.Fatalf("fused Subs with fusing off: %d", n)
+			}
+			gomlx, _ := run(false, false)
+			for i, name := range []string{"exp", "sum", "e·v"} {
+				f, a, g := flat32(t, fused[i]), flat32(t, apart[i]), flat32(t, gomlx[i])
+				biggest := 0.0
+				for _, x := range g {
+					biggest = max(biggest, math.Abs(float64(x)))
+				}
+				bound := 8 * float64(cols+1) * 0x1p-24 * biggest
+				for j := range f {
+					if math.Float32bits(f[j]) != math.Float32bits(a[j]) {
+						t.Fatalf("%s[%d]: fused %g, apart %g (want equal bits)", name, j, f[j], a[j])
+					}
+					if diff := math.Abs(float64(f[j]) - float64(g[j])); !(diff <= bound) {
+						t.Fatalf("%s[%d]: fused %g, GoMLX %g: |Δ| %.3g > %.3g", name, j, f[j], g[j], diff, bound)
+					}
+				}
+			}
+		})
+	}
+}
+
+func flat32(t *testing.T, x *tensors.Tensor) []float32 {
+	t.Helper()
+	v, ok := x.Value().([][][][]float32)
+	if !ok {
+		t.Fatalf("tensor %s: not a rank-4 float32", x.Shape())
+	}
+	var out []float32
+	for _, a := range v {
+		for _, b := range a {
+			for _, c := range b {
+				out = append(out, c...)
+			}
+		}
+	}
+	return out
+}
+
+// BenchmarkSoftmaxPasses times flashrows' weighing of one tile of causal L4096's scores
+// ([1, 8, 512, 512]: m = ReduceMax, e = Exp(Sub(s, m)), ReduceSum(e), e·v) with fuse.go's one
+// pass and with the three executors apart, interleaved in one process.
+func BenchmarkSoftmaxPasses(b *testing.B) {
+	backend := newBackend(b)
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := randomTensor(rng, dtypes.Float32, []int{1, 8, 512, 512})
+	v := randomTensor(rng, dtypes.Float32, []int{512, 1, 8, 64})
+	exec := MustNewExec(backend, func(s, v *Node) []*Node {
+		m := StopGradient(ReduceAndKeep(s, ReduceMax, -1))                   // [1, 8, 512, 1]
+		e := Exp(Sub(s, m))                                                  // [1, 8, 512, 512]
+		l := ReduceAndKeep(e, ReduceSum, -1)                                 // [1, 8, 512, 1]
+		pv := DotGeneral(e, []int{3}, []int{0, 1}, v, []int{0}, []int{1, 2}) // [1, 8, 512, 64]
+		return []*Node{Div(pv, l)}
+	})
+	for _, fuse := range []bool{true, false} {
+		name := map[bool]string{true: "fused", false: "apart"}[fuse]
+		b.Run(name, func(b *testing.B) {
+			prev := fastgo.SetFuse(fuse)
+			defer fastgo.SetFuse(prev)
+			exec.MustExec(s, v)[0].FinalizeAll()
+			start := cpuMS()
+			for b.Loop() {
+				exec.MustExec(s, v)[0].FinalizeAll()
+			}
+			reportCPU(b, start)
+		})
+	}
+}
+
+// TestFusedInFlashRows checks that mhalib's causal flash on this backend (flashrows) is the
+// graph fuse.go fuses: one fused Sub per tile of scores at least.
+func TestFusedInFlashRows(t *testing.T) {
+	if !fastgo.SIMD() {
+		t.Skip("fusing needs the AVX-512 loops (fastgo built without GOEXPERIMENT=simd or no AVX-512)")
+	}
+	backend := newBackend(t)
+	ctx := mhalib.WithInit(context.New(), mhalib.InitXavierUniform)
+	exec := context.MustNewExec(backend, ctx, func(ctx *context.Context, x *Node) *Node {
+		return mhalib.MultiHeadAttention(ctx, x, x, x, 2).Causal(mhalib.CausalTopLeft).Formulation(mhalib.Flash).Done() // [1, 256, 32]
+	})
+	x := randomTensor(rand.New(rand.NewPCG(1, 2)), dtypes.Float32, []int{1, 256, 32})
+	before := fastgo.FusedCalls.Load()
+	exec.MustExec(x)[0].FinalizeAll()
+	if n := fastgo.FusedCalls.Load() - before; n < 2 {
+		t.Errorf("fused Subs in causal flash at L 256: %d, want ≥ 2 (one per tile of scores)", n)
+	}
+}
