@@ -119,12 +119,17 @@ func users(n *simplego.Node, nodes []*simplego.Node) []*simplego.Node {
 	return out
 }
 
+// fuseMinElems is the fewest elements of a Sub that fusePlan looks at: finding the users of a
+// node reads every node of the graph (a few µs per thousand nodes), which a large tile's passes
+// repay and a decoding step's softmax over one row per head would not (SmolLM2's ~30 per token).
+const fuseMinElems = 1 << 18
+
 // fusePlan returns the Exp that is the one use of Sub node sub (s [.., cols] − m [.., 1], out:
 // s's shape) and, if one of that Exp's uses is a ReduceSum over the last axis, that ReduceSum;
 // exp is nil when sub cannot be fused.
 func fusePlan(sub *simplego.Node, out, s, m shapes.Shape) (exp, sum *simplego.Node) {
 	rank := out.Rank()
-	if graphFieldsErr != nil || !fuseOn.Load() || rank == 0 || !s.Equal(out) || m.Rank() != rank || m.Dimensions[rank-1] != 1 || out.Dimensions[rank-1] < 2 {
+	if graphFieldsErr != nil || !fuseOn.Load() || out.Size() < fuseMinElems || rank == 0 || !s.Equal(out) || m.Rank() != rank || m.Dimensions[rank-1] != 1 || out.Dimensions[rank-1] < 2 {
 		return nil, nil
 	}
 	for a := range rank - 1 {
