@@ -16,3 +16,6 @@ var FusedCalls = &fusedCalls
 // SetFuse switches fusing Sub, Exp and ReduceSum (fuse.go) on or off and returns the previous
 // setting.
 func SetFuse(on bool) bool { return fuseOn.Swap(on) }
+
+// FusedMaxCalls counts the DotGenerals that left their rows' maxima for a ReduceMax (fuse.go).
+var FusedMaxCalls = &fusedMaxCalls

@@ -2,6 +2,7 @@ package fastgo
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -285,4 +286,102 @@ func dropFused(b *simplego.Buffer) {
 			fusedLive.Add(-1)
 		}
 	}
+}
+
+// The rows' maxima of a DotGeneral's output, made by the GEMM: flashrows' m = ReduceMax(s) of
+// each tile of scores s = q·kᵀ [B, h, rows, cols] read the tile, 8 MiB at long causal, again
+// from memory after the GEMM wrote it (6% of the CPU time once the passes above were fused).
+// When the DotGeneral's one use is the Reshape simplego puts after it (to its [batch…, cross…]
+// shape) and one use of that Reshape is a ReduceMax over the last axis, the GEMM takes each
+// task's rows' maxima right after computing them (gemmThen), while they are in the cache, and
+// the ReduceMax returns them: the same maxRow on the same rows as its own executor, bit for bit.
+// The Reshape hands the DotGeneral's buffer on (its one use), so the maxima travel with that
+// buffer (gemmMaxima); every DotGeneral drops any entry for the buffer it returns otherwise.
+
+// rowMaxTile is the maxima a DotGeneral left with its output for the ReduceMax node max.
+type rowMaxTile struct {
+	max    *simplego.Node
+	maxima []float32
+}
+
+var gemmMaxima sync.Map // *simplego.Buffer → *rowMaxTile
+
+// rowMaxima returns where to put the maxima of the rows rows × cols of DotGeneral node dot's
+// output for the ReduceMax that follows, or nil (no such ReduceMax: nothing to do).
+func rowMaxima(dot *simplego.Node, rows, cols int) *rowMaxTile {
+	if graphFieldsErr != nil || !fuseOn.Load() || rows*cols < fuseMinElems || cols < 2 {
+		return nil
+	}
+	nodes, outputs := graphOf(dot)
+	for _, o := range outputs {
+		if o == dot {
+			return nil
+		}
+	}
+	us := users(dot, nodes)
+	if len(us) != 1 || nodeOp(us[0]) != backends.OpTypeReshape {
+		return nil
+	}
+	shape := nodeShape(us[0])
+	rank := shape.Rank()
+	if rank == 0 || shape.Dimensions[rank-1] != cols {
+		return nil
+	}
+	for _, u := range users(us[0], nodes) {
+		if axes, ok := nodeInts(u); ok && nodeOp(u) == backends.OpTypeReduceMax && len(axes) == 1 && axes[0] == rank-1 {
+			return &rowMaxTile{max: u, maxima: make([]float32, rows)}
+		}
+	}
+	return nil
+}
+
+// rows returns gemmThen's done for out [batch, m, n] (nil for a nil tile): the maxima of the
+// rows it is given, as the ReduceMax executor computes them.
+func (t *rowMaxTile) rows(out []float32, m, n int) func(b, i0, i1 int) {
+	if t == nil {
+		return nil
+	}
+	return func(b, i0, i1 int) {
+		for i := b*m + i0; i < b*m+i1; i++ {
+			t.maxima[i] = maxRow(float32(math.Inf(-1)), out[i*n:(i+1)*n])
+		}
+	}
+}
+
+// keep leaves the maxima with buffer out for the ReduceMax and reports true; false for a nil tile.
+func (t *rowMaxTile) keep(out *simplego.Buffer) bool {
+	if t == nil {
+		return false
+	}
+	gemmMaxima.Store(out, t)
+	fusedMaxCalls.Add(1)
+	return true
+}
+
+var fusedMaxCalls atomic.Int64 // DotGenerals that left their rows' maxima (tests)
+
+// dropMaxima forgets the maxima left with buffer b, if any.
+func dropMaxima(b *simplego.Buffer) {
+	if b != nil {
+		gemmMaxima.Delete(b)
+	}
+}
+
+// takeFusedMax returns the ReduceMax node's result when the DotGeneral before left it.
+func takeFusedMax(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer) (*simplego.Buffer, bool, error) {
+	if len(inputs) != 1 {
+		return nil, false, nil
+	}
+	v, found := gemmMaxima.Load(inputs[0])
+	if !found || v.(*rowMaxTile).max != node {
+		return nil, false, nil
+	}
+	gemmMaxima.Delete(inputs[0])
+	out, flat, err := newOutput(backend, nodeShape(node))
+	if err != nil {
+		return nil, false, err
+	}
+	copy(flat.([]float32), v.(*rowMaxTile).maxima)
+	count(opReduceMax)
+	return out, true, nil
 }

@@ -14,60 +14,63 @@ import (
 	"github.com/mhalab/mhalab/mhalib"
 )
 
-// TestFusedSoftmaxPasses runs softmax's pieces as flashrows writes them — e = Exp(Sub(s, m)) with
-// m = ReduceMax(s) [B, h, rows, 1], then ReduceSum(e) and e·v — with fuse.go's one pass, with
-// the three executors apart, and with GoMLX's kernels. Fused and apart must be equal bit for bit
-// (the same vector subtraction, exp and row sums on the same rows); against GoMLX, exp differs
-// by ≤ 2 ulp and the sums and products run in other orders: within 8·(k+1)·u·max|gomlx|,
-// k = cols. A graph whose Sub has a second use (returned as well) must not be fused and still be
-// right.
+// TestFusedSoftmaxPasses runs softmax's pieces as flashrows writes them — scores s = q·kᵀ
+// [B, h, rows, cols], m = ReduceMax(s) [B, h, rows, 1], e = Exp(Sub(s, m)), then ReduceSum(e) and
+// e·v — with fuse.go's fusions (the GEMM takes the rows' maxima; Sub, Exp and ReduceSum in one
+// pass), with every executor apart, and with GoMLX's kernels. Fused and apart must be equal bit
+// for bit (the same maxRow, vector subtraction, exp and row sums on the same rows); against
+// GoMLX, the products and sums run in other orders and exp differs by ≤ 2 ulp: within
+// 8·(k+1)·u·max|gomlx|, k = cols. A graph whose Sub has a second use (returned as well) must not
+// fuse the Sub and still be right.
 func TestFusedSoftmaxPasses(t *testing.T) {
 	if !fastgo.SIMD() {
 		t.Skip("fusing needs the AVX-512 loops (fastgo built without GOEXPERIMENT=simd or no AVX-512)")
 	}
 	backend := newBackend(t)
 	rng := rand.New(rand.NewPCG(testSeed(t), 29))
-	const B, H, rows, cols, dv = 1, 3, 37 * 37, 70, 16 // 3·1369·70 elements: above fuseMinElems
-	s := randomTensor(rng, dtypes.Float32, []int{B, H, rows, cols})
+	const B, H, rows, cols, dk, dv = 1, 3, 37 * 37, 70, 24, 16 // 3·1369·70 scores: above fuseMinElems
+	q := randomTensor(rng, dtypes.Float32, []int{B, H, rows, dk})
+	k := randomTensor(rng, dtypes.Float32, []int{B, H, cols, dk})
 	v := randomTensor(rng, dtypes.Float32, []int{B, H, cols, dv})
 	for _, c := range []struct {
-		name      string
-		returnSub bool // the Sub is an output too: two uses, nothing fused
-		fused     int64
+		name            string
+		returnSub       bool // the Sub is an output too: two uses, the Sub not fused
+		fusedSub, maxes int64
 	}{
-		{"fused", false, 1},
-		{"sub_used_twice", true, 0},
+		{"fused", false, 1, 1},
+		{"sub_used_twice", true, 0, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			run := func(fast, fuse bool) ([]*tensors.Tensor, int64) {
+			run := func(fast, fuse bool) (outs []*tensors.Tensor, subs, maxes int64) {
 				prevOn, prevFuse := fastgo.SetEnabled(fast), fastgo.SetFuse(fuse)
 				defer func() { fastgo.SetEnabled(prevOn); fastgo.SetFuse(prevFuse) }()
-				exec := MustNewExec(backend, func(s, v *Node) []*Node {
-					m := StopGradient(ReduceAndKeep(s, ReduceMax, -1)) // [B, H, rows, 1]
-					d := Sub(s, m)                                     // [B, H, rows, cols]
+				exec := MustNewExec(backend, func(q, k, v *Node) []*Node {
+					s := DotGeneral(q, []int{3}, []int{0, 1}, k, []int{3}, []int{0, 1}) // [B, H, rows, cols]
+					m := StopGradient(ReduceAndKeep(s, ReduceMax, -1))                  // [B, H, rows, 1]
+					d := Sub(s, m)                                                      // [B, H, rows, cols]
 					e := Exp(d)
 					l := ReduceAndKeep(e, ReduceSum, -1)                                 // [B, H, rows, 1]
 					pv := DotGeneral(e, []int{3}, []int{0, 1}, v, []int{2}, []int{0, 1}) // [B, H, rows, dv]
-					outs := []*Node{e, l, pv}
+					outs := []*Node{e, l, pv, m}
 					if c.returnSub {
 						outs = append(outs, d)
 					}
 					return outs
 				})
-				before := fastgo.FusedCalls.Load()
-				outs := exec.MustExec(s, v)
-				return outs, fastgo.FusedCalls.Load() - before
+				subs0, maxes0 := fastgo.FusedCalls.Load(), fastgo.FusedMaxCalls.Load()
+				outs = exec.MustExec(q, k, v)
+				return outs, fastgo.FusedCalls.Load() - subs0, fastgo.FusedMaxCalls.Load() - maxes0
 			}
-			fused, n := run(true, true)
-			if n != c.fused {
-				t.Fatalf("fused Subs: %d, want %d", n, c.fused)
+			fused, subs, maxes := run(true, true)
+			if subs != c.fusedSub || maxes != c.maxes {
+				t.Fatalf("fused Subs %d, GEMMs with maxima %d; want %d, %d", subs, maxes, c.fusedSub, c.maxes)
 			}
-			apart, n := run(true, false)
-			if n != 0 {
-				t.Fatalf("fused Subs with fusing off: %d", n)
+			apart, subs, maxes := run(true, false)
+			if subs != 0 || maxes != 0 {
+				t.Fatalf("fusing off: fused Subs %d, GEMMs with maxima %d", subs, maxes)
 			}
-			gomlx, _ := run(false, false)
-			for i, name := range []string{"exp", "sum", "e·v"} {
+			gomlx, _, _ := run(false, false)
+			for i, name := range []string{"exp", "sum", "e·v", "max"} {
 				f, a, g := flat32(t, fused[i]), flat32(t, apart[i]), flat32(t, gomlx[i])
 				biggest := 0.0
 				for _, x := range g {
@@ -138,11 +141,13 @@ func TestFusedInFlashRows(t *testing.T) {
 			FlashBlockSizes(512, 512).Done() // [1, 1024, 64]
 	})
 	x := randomTensor(rand.New(rand.NewPCG(1, 2)), dtypes.Float32, []int{1, 1024, 64})
-	before := fastgo.FusedCalls.Load()
+	before, maxesBefore := fastgo.FusedCalls.Load(), fastgo.FusedMaxCalls.Load()
 	exec.MustExec(x)[0].FinalizeAll()
 	n := fastgo.FusedCalls.Load() - before
-	t.Logf("fused Subs: %d", n)
 	if n < 2 {
 		t.Errorf("fused Subs in causal flash at L 1024: %d, want ≥ 2 (one per tile of scores)", n)
+	}
+	if maxes := fastgo.FusedMaxCalls.Load() - maxesBefore; maxes < 1 {
+		t.Errorf("GEMMs that took their rows' maxima in causal flash at L 1024: %d, want ≥ 1 (the tile left of the diagonal)", maxes)
 	}
 }

@@ -22,6 +22,9 @@ import (
 func gomlxReduce(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
 
 func execReduceMax(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
+	if out, ok, err := takeFusedMax(backend, node, inputs); err != nil || ok {
+		return out, err // fuse.go: the GEMM before took the rows' maxima
+	}
 	return execReduce(opReduceMax, backend, node, inputs, inputsOwned)
 }
 
