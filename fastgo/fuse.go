@@ -270,12 +270,18 @@ func takeFusedSum(backend *simplego.Backend, node *simplego.Node, inputs []*simp
 		return nil, false, nil
 	}
 	dropFused(inputs[0])
+	return reductionOf(backend, node, opReduceSum, v.(*fusedTile).sums)
+}
+
+// reductionOf returns a new buffer of the reduction node's shape holding vals (computed before),
+// counted as op o.
+func reductionOf(backend *simplego.Backend, node *simplego.Node, o op, vals []float32) (*simplego.Buffer, bool, error) {
 	out, flat, err := newOutput(backend, nodeShape(node))
 	if err != nil {
 		return nil, false, err
 	}
-	copy(flat.([]float32), v.(*fusedTile).sums)
-	count(opReduceSum)
+	copy(flat.([]float32), vals)
+	count(o)
 	return out, true, nil
 }
 
@@ -377,11 +383,5 @@ func takeFusedMax(backend *simplego.Backend, node *simplego.Node, inputs []*simp
 		return nil, false, nil
 	}
 	gemmMaxima.Delete(inputs[0])
-	out, flat, err := newOutput(backend, nodeShape(node))
-	if err != nil {
-		return nil, false, err
-	}
-	copy(flat.([]float32), v.(*rowMaxTile).maxima)
-	count(opReduceMax)
-	return out, true, nil
+	return reductionOf(backend, node, opReduceMax, v.(*rowMaxTile).maxima)
 }
