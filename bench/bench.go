@@ -182,7 +182,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 		suites[s] = true
 	}
 	rep := &benchReport{Started: time.Now().Format(time.RFC3339), Command: command, Quick: cfg.Quick}
-	rep.Machine = machineInfo{CPUs: runtime.NumCPU(), CPUModel: cpuModel(), XLAFlags: os.Getenv("XLA_FLAGS"), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(),
+	rep.Machine = machineInfo{CPUs: runtime.NumCPU(), CPUModel: cpuModel(), XLAFlags: os.Getenv("XLA_FLAGS"), Tunables: os.Getenv("GLIBC_TUNABLES"), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(),
 		LoadBefore: loadAverage(), MemTotal: memTotal(), Threads: cfg.Threads, FastGo: fastgo.Status()}
 
 	// Backends: the requested ones, else every available one.

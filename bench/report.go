@@ -40,6 +40,7 @@ type machineInfo struct {
 	CPUs       int    `json:"cpus"`
 	CPUModel   string `json:"cpu_model"`
 	XLAFlags   string `json:"xla_flags,omitempty"`
+	Tunables   string `json:"glibc_tunables,omitempty"` // $GLIBC_TUNABLES of the run (xla.ExecWithHugePages adds glibc.malloc.hugetlb=1); PyTorch's processes inherit it
 	GOMAXPROCS int    `json:"gomaxprocs"`
 	GoVersion  string `json:"go_version"`
 	LoadBefore string `json:"load_before"`
@@ -176,6 +177,9 @@ func printReport(w io.Writer, rep *benchReport) {
 	}
 	if rep.Machine.XLAFlags != "" {
 		fmt.Fprintf(w, "XLA_FLAGS=%s\n", rep.Machine.XLAFlags)
+	}
+	if rep.Machine.Tunables != "" {
+		fmt.Fprintf(w, "GLIBC_TUNABLES=%s (for every process of the run, PyTorch's too)\n", rep.Machine.Tunables)
 	}
 	fmt.Fprintf(w, "Pure-Go matmul: %s.\n", rep.Machine.FastGo)
 	for _, b := range rep.Backends {

@@ -33,11 +33,17 @@ func gomlxMin(backend *simplego.Backend, node *simplego.Node, inputs []*simplego
 
 func binaryExecutor(o op, gomlx nodeExecutor) nodeExecutor {
 	return func(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
-		out, ok, err := execBinary(o, backend, node, inputs, inputsOwned)
-		if err != nil || ok {
-			return out, err
+		if o == opSub {
+			if out, ok, err := execFusedSub(backend, node, inputs, inputsOwned); err != nil || ok {
+				return out, err // fuse.go: exp(s − m) for the Exp that follows
+			}
 		}
-		return fallback(o, gomlx, backend, node, inputs, inputsOwned)
+		out, ok, err := execBinary(o, backend, node, inputs, inputsOwned)
+		if !ok && err == nil {
+			out, err = fallback(o, gomlx, backend, node, inputs, inputsOwned)
+		}
+		dropFused(out) // nothing fused into this buffer now
+		return out, err
 	}
 }
 

@@ -1,7 +1,7 @@
 // Package fastgo makes GoMLX v0.26's pure-Go backend ("go", simplego) multiply matrices with a
 // blocked, packed GEMM instead of its scalar DotGeneral kernel, and computes the element-wise
 // ops around attention (Exp, ReduceMax/Sum, broadcasts, binary ops, IsFinite, Where, Identity,
-// Transpose, Gather, whole-row Scatters) on
+// Transpose, Gather, Concatenate, whole-row Scatters) on
 // several goroutines and, for Exp and ReduceMax, with AVX-512. Import it for its side effect:
 //
 //	import _ "github.com/mhalab/mhalab/fastgo"
@@ -40,6 +40,12 @@
 //     float64's exp) and float32 ReduceSum along rows (added in vector lanes: within
 //     (n+1)·u·Σ|x| of the exact sum) — tests compare every op with GoMLX's kernel. Ops lists
 //     them, OpCalls counts.
+//   - Fused passes (fuse.go): on a tile of attention scores s = q·kᵀ the GEMM takes the rows'
+//     maxima m while the rows are in the cache (for the ReduceMax that follows), and a Sub s − m
+//     whose one use is an Exp computes exp(s − m) and the rows' sums (for a ReduceSum over the
+//     last axis) in one pass; the Exp and the reductions then hand those results on. The
+//     executors find these patterns in the graph (the nodes' users, read from simplego's
+//     unexported fields); the values are those of the executors run apart, bit for bit.
 //   - Grouped decoding products (grouprows.go, grouprows_simd.go): with grouped-query
 //     attention, a decoding step's g ≤ 32 query rows per key/value head against a cache of
 //     64-feature rows — scores q·Kᵀ and the weighted sum w·V — are read where the cache lies
@@ -98,13 +104,17 @@
 // checking, in the new GoMLX's source:
 //
 //  1. backends/simplego: setNodeExecutor(opType backends.OpType, priority, executor) exists
-//     with the nodeExecutor signature of hook.go, priorityUser is still 100, and each of the 19
+//     with the nodeExecutor signature of hook.go, priorityUser is still 100, and each of the 20
 //     functions named by a //go:linkname here exists with the same signature: setNodeExecutor,
 //     execDotGeneral, execAdd, execSub, execMul, execDiv, execMax, execMin, execBroadcastInDim,
 //     execGather, execReduce, execIsFinite, execWhere, execIdentity, execTranspose, execExp,
-//     execLogistic, execSlice, execScatter (`grep -rn go:linkname fastgo/` lists them).
+//     execLogistic, execSlice, execScatter, execConcatenate (`grep -rn go:linkname fastgo/`
+//     lists them).
 //  2. simplego.Node still has the fields `shape shapes.Shape` and `data any` (node.go reads
-//     them by offset), and the `data` of Transpose, ReduceMax/Sum and BroadcastInDim is still
+//     them by offset) and `inputs []*Node`, `opType backends.OpType`, `builder *Builder`,
+//     simplego.Builder `nodes, outputs []*Node` (fuse.go; each checked at start-up: nothing is
+//     fused without them), a DotGeneral is still followed by a Reshape that hands its buffer on,
+//     a Concatenate's data is its axis (an int), and the `data` of Transpose, ReduceMax/Sum and BroadcastInDim is still
 //     an []int with the meaning node.go documents; Gather's data is still *gatherNode with the
 //     fields gather.go reads, Scatter's *scatterNode with those scatter.go reads; dotGeneralNodeData's fields are those readDotParams (params.go)
 //     reads.

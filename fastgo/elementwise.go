@@ -41,6 +41,7 @@ const (
 	opScatterMax
 	opScatterMin
 	opScatterSum
+	opConcatenate
 	numOps
 )
 
@@ -52,6 +53,7 @@ var opTypes = [numOps]backends.OpType{
 	opIsFinite: backends.OpTypeIsFinite, opWhere: backends.OpTypeWhere, opIdentity: backends.OpTypeIdentity,
 	opLogistic: backends.OpTypeLogistic, opSlice: backends.OpTypeSlice,
 	opScatterMax: backends.OpTypeScatterMax, opScatterMin: backends.OpTypeScatterMin, opScatterSum: backends.OpTypeScatterSum,
+	opConcatenate: backends.OpTypeConcatenate,
 }
 
 var opCalls, opFallbacks [numOps]atomic.Int64
@@ -84,6 +86,7 @@ func installElementwise() {
 		opScatterMax:     scatterExecutor(opScatterMax, func(a, b float32) float32 { return max(a, b) }),
 		opScatterMin:     scatterExecutor(opScatterMin, func(a, b float32) float32 { return min(a, b) }),
 		opScatterSum:     scatterExecutor(opScatterSum, func(a, b float32) float32 { return a + b }),
+		opConcatenate:    execConcatenate,
 	}
 	for o, fn := range executors {
 		if fn != nil {

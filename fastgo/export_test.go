@@ -9,3 +9,13 @@ func SetGroupRows(on bool) bool {
 	useGroupRows = on
 	return prev
 }
+
+// FusedCalls counts the Subs computed as exp(s − m) (fuse.go).
+var FusedCalls = &fusedCalls
+
+// SetFuse switches fusing Sub, Exp and ReduceSum (fuse.go) on or off and returns the previous
+// setting.
+func SetFuse(on bool) bool { return fuseOn.Swap(on) }
+
+// FusedMaxCalls counts the DotGenerals that left their rows' maxima for a ReduceMax (fuse.go).
+var FusedMaxCalls = &fusedMaxCalls

@@ -108,6 +108,14 @@ func isRun(offs []int) bool {
 // tiles. (One task per tile packed the same B panel again for every row tile: for seed003's
 // projections, [4096, 512]·[512, 1536], 32 times.)
 func gemm[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch, m, n, k, workers int) {
+	gemmThen(kern, lhs, rhs, out, batch, m, n, k, workers, nil)
+}
+
+// gemmThen is gemm, then done(b, i0, i1) for every row i0 ≤ i < i1 of out's batch example b,
+// each row once, when not nil: right after the task that computed whole rows (while they are
+// still in the cache; fuse.go's row maxima), or after all tasks when a task computes parts of
+// rows.
+func gemmThen[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch, m, n, k, workers int, done func(b, i0, i1 int)) {
 	mr, nr := kern.mr, kern.nr
 	mc := roundUp(min(mcBlock, roundUp(m, mr)), mr)
 	nc := roundUp(min(ncBlock, roundUp(n, nr)), nr)
@@ -155,6 +163,16 @@ func gemm[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch, m, 
 				macroKernel(kern, ws, c, n, i0, i1, j0, j1, kc, p0 > 0)
 			}
 		}
+		if done != nil && nTiles == 1 {
+			done(bIdx, first*mc, min(last*mc, m))
+		}
+	}
+	if done != nil && nTiles > 1 {
+		defer parallelFor(batch, 1, workers, func(lo, hi int) {
+			for b := lo; b < hi; b++ {
+				done(b, 0, m)
+			}
+		})
 	}
 
 	if workers == 1 {

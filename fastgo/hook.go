@@ -133,7 +133,13 @@ func Status() string {
 
 // execDotGeneral is the executor installed in simplego: float32/float64 go to gemm, anything
 // else (and everything while switched off) to GoMLX's executor.
-func execDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
+func execDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (out *simplego.Buffer, err error) {
+	kept := false // fuse.go: row maxima left with out for a ReduceMax
+	defer func() {
+		if !kept {
+			dropMaxima(out)
+		}
+	}()
 	if len(inputs) == 2 {
 		if out, ok, err := execQuantDot(backend, node, inputs); ok {
 			return out, err
@@ -171,7 +177,7 @@ func execDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*si
 		return nil, err
 	}
 	// out: [batch, lhsCross, rhsCross], the shape simplego gave the node.
-	out := backend.NewBuffer(shapes.Make(dtype, p.batch, p.lhsCross, p.rhsCross))
+	out = backend.NewBuffer(shapes.Make(dtype, p.batch, p.lhsCross, p.rhsCross))
 	if out == nil {
 		return nil, fmt.Errorf("fastgo: DotGeneral on a finalized backend")
 	}
@@ -182,22 +188,33 @@ func execDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*si
 	workers := backendParallelism(backend)
 	switch dtype {
 	case dtypes.Float32:
-		run(kernelF32, p, lhsShape, rhsShape, lhsFlat.([]float32), rhsFlat.([]float32), outFlat.([]float32), workers)
+		maxima := rowMaxima(node, p.batch*p.lhsCross, p.rhsCross) // fuse.go: for the ReduceMax that follows
+		done := maxima.rows(outFlat.([]float32), p.lhsCross, p.rhsCross)
+		run(kernelF32, p, lhsShape, rhsShape, lhsFlat.([]float32), rhsFlat.([]float32), outFlat.([]float32), workers, done)
+		kept = maxima.keep(out)
 	case dtypes.Float64:
-		run(kernelF64, p, lhsShape, rhsShape, lhsFlat.([]float64), rhsFlat.([]float64), outFlat.([]float64), workers)
+		run(kernelF64, p, lhsShape, rhsShape, lhsFlat.([]float64), rhsFlat.([]float64), outFlat.([]float64), workers, nil)
 	}
 	calls.Add(1)
 	return out, nil
 }
 
 // run builds the operands' offset tables and calls groupRows (grouped decoding products:
-// grouprows.go), gemv (few rows: gemv.go) or gemm.
-func run[T Float](kern microKernel[T], p dotParams, lhsShape, rhsShape shapes.Shape, lhs, rhs, out []T, workers int) {
+// grouprows.go), gemv (few rows: gemv.go) or gemm; then done (if not nil) on every row of out
+// (see gemmThen).
+func run[T Float](kern microKernel[T], p dotParams, lhsShape, rhsShape shapes.Shape, lhs, rhs, out []T, workers int, done func(b, i0, i1 int)) {
 	l := newOperand(lhs, lhsShape.Dimensions, p.lhsContractingAxes, p.lhsBatchAxes)
 	r := newOperand(rhs, rhsShape.Dimensions, p.rhsContractingAxes, p.rhsBatchAxes)
 	if groupRows(l, r, out, p.batch, p.lhsCross, p.rhsCross, p.contract, workers) || gemv(l, r, out, p.batch, p.lhsCross, p.rhsCross, p.contract, workers) ||
 		p.rhsCross == 1 && gemv(r, l, out, p.batch, 1, p.lhsCross, p.contract, workers) { // [b, m, 1] = [b, 1, m]
+		if done != nil {
+			parallelFor(p.batch, 1, workers, func(lo, hi int) {
+				for b := lo; b < hi; b++ {
+					done(b, 0, p.lhsCross)
+				}
+			})
+		}
 		return
 	}
-	gemm(kern, l, r, out, p.batch, p.lhsCross, p.rhsCross, p.contract, workers)
+	gemmThen(kern, l, r, out, p.batch, p.lhsCross, p.rhsCross, p.contract, workers, done)
 }

@@ -22,10 +22,16 @@ import (
 func gomlxReduce(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
 
 func execReduceMax(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
+	if out, ok, err := takeFusedMax(backend, node, inputs); err != nil || ok {
+		return out, err // fuse.go: the GEMM before took the rows' maxima
+	}
 	return execReduce(opReduceMax, backend, node, inputs, inputsOwned)
 }
 
 func execReduceSum(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
+	if out, ok, err := takeFusedSum(backend, node, inputs); err != nil || ok {
+		return out, err // fuse.go: the fused Sub before the Exp added the rows
+	}
 	return execReduce(opReduceSum, backend, node, inputs, inputsOwned)
 }
 

@@ -17,7 +17,12 @@ import (
 func gomlxExp(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
 
 func execExp(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
-	return execUnaryFloat(opExp, gomlxExp, expF32, expF64, backend, node, inputs, inputsOwned)
+	if out, ok, err := takeFusedExp(backend, node, inputs, inputsOwned); err != nil || ok {
+		return out, err // fuse.go: the Sub before computed it
+	}
+	out, err := execUnaryFloat(opExp, gomlxExp, expF32, expF64, backend, node, inputs, inputsOwned)
+	dropFused(out)
+	return out, err
 }
 
 // expF32 is exp on the AVX-512 loop, else GoMLX's formula.

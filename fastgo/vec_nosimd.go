@@ -6,6 +6,9 @@ package fastgo
 
 func vecName() string { return "go" }
 
+// vecAVX512 is false: the AVX-512 loops (and the passes fused around them, fuse.go) are absent.
+const vecAVX512 = false
+
 func expF32Vec(dst, src []float32) bool { return false }
 
 func maxF32Vec(init float32, src []float32) (float32, bool) { return 0, false }

@@ -43,6 +43,16 @@
 // 128 MiB of freed memory stays in the process for reuse instead of going back to the system.
 // Other C libraries (and builds without cgo) are left alone.
 //
+// Those thresholds do not reach a block above 64 MiB that XLA allocates on one of its worker
+// threads: glibc's per-thread arenas cannot hold it, so it is mapped and faulted in again in
+// every execution (causal attention at B1 L4096 E512 h8 has a 108 MiB block). A program can be
+// started with GLIBC_TUNABLES=glibc.malloc.hugetlb=1, which makes glibc ask for transparent huge
+// pages for the blocks it maps, 2 MiB per fault instead of 4 KiB. ExecWithHugePages, called
+// first in main, starts the running program again with that setting where it helps (Linux,
+// glibc 2.35 or later, the kernel's transparent huge pages in "madvise" mode) and does nothing
+// elsewhere; the mhalab command calls it (MHALAB_HUGEPAGES=0 turns it off). Importing the
+// package never does: a program opts in.
+//
 // A file with a plugin's name that is not a PJRT plugin (not an ELF shared object, or without
 // the GetPjrtApi symbol) is reported as an error by CheckPlugin, Available and New; it is
 // never handed to dlopen. go-xla's own search (pjrt.AvailablePlugins, and GoMLX's

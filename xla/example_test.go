@@ -35,3 +35,13 @@ func ExampleAvailable() {
 	fmt.Println(go1.Name, go1.Available, go1.Devices)
 	// Output: go true 1
 }
+
+// A program that runs large graphs on xla:cpu starts itself again with huge pages for XLA's
+// temporaries, first thing in main (it returns at once when that is not needed or not possible,
+// and in the program it started).
+func ExampleExecWithHugePages() {
+	if err := xla.ExecWithHugePages(); err != nil {
+		fmt.Println("running without huge pages:", err)
+	}
+	// … the program: xla.New(xla.SpecCPU), graphs, …
+}

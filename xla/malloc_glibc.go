@@ -4,6 +4,13 @@ package xla
 
 /*
 #include <malloc.h>
+#include <features.h>
+#ifdef __GLIBC__
+#include <gnu/libc-version.h>
+static const char *mhalab_glibc_version(void) { return gnu_get_libc_version(); }
+#else
+static const char *mhalab_glibc_version(void) { return ""; }
+#endif
 */
 import "C"
 
@@ -13,3 +20,6 @@ func setMallocMmapThreshold(bytes int) { C.mallopt(C.M_MMAP_THRESHOLD, C.int(byt
 
 // setMallocTrimThreshold calls mallopt(M_TRIM_THRESHOLD, bytes).
 func setMallocTrimThreshold(bytes int) { C.mallopt(C.M_TRIM_THRESHOLD, C.int(bytes)) }
+
+// glibcVersion returns the running glibc's version ("2.36"), or "" under another C library.
+func glibcVersion() string { return C.GoString(C.mhalab_glibc_version()) }

@@ -29,18 +29,22 @@ const mallocRuns = 15
 
 // runMallocChild creates the xla:cpu backend, runs a graph with a 40 MiB temporary
 // 1+mallocRuns times and prints the minor page faults of each run after the first.
-func runMallocChild() int {
+func runMallocChild() int { return runFaultsChild(2560) }
+
+// runFaultsChild runs runMallocChild's graph with [4096, cols] float32 temporaries
+// (cols·16 KiB each).
+func runFaultsChild(cols int) int {
 	b, err := xla.New(xla.SpecCPU)
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1
 	}
 	exec := MustNewExec(b, func(x, w *Node) *Node {
-		y := Dot(x, w)                         // [4096, 64]·[64, 2560] → [4096, 2560] (temporary)
-		return Dot(Exp(y), Transpose(w, 0, 1)) // [4096, 2560]·[2560, 64] → [4096, 64]
+		y := Dot(x, w)                         // [4096, 64]·[64, cols] → [4096, cols] (temporary)
+		return Dot(Exp(y), Transpose(w, 0, 1)) // [4096, cols]·[cols, 64] → [4096, 64]
 	})
 	x := tensors.FromFlatDataAndDimensions(make([]float32, 4096*64), 4096, 64)
-	w := tensors.FromFlatDataAndDimensions(make([]float32, 64*2560), 64, 2560)
+	w := tensors.FromFlatDataAndDimensions(make([]float32, 64*cols), 64, cols)
 	fmt.Print("faults:")
 	for run := range 1 + mallocRuns {
 		before := minorFaults()
@@ -68,18 +72,27 @@ func minorFaults() int64 {
 // count of page faults of its runs.
 func mallocFaults(t *testing.T, env ...string) (median, least int64) {
 	t.Helper()
+	median, least, _ = childFaults(t, mallocChild, env...)
+	return median, least
+}
+
+// childFaults runs the test binary as the child mode (a value of childEnv) with the given
+// environment (minus the user's malloc and XLA settings) and returns the median and least page
+// faults of the executions it printed, and its whole output.
+func childFaults(t *testing.T, mode string, env ...string) (median, least int64, text string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "MALLOC_") && !strings.HasPrefix(kv, "GLIBC_TUNABLES=") && !strings.HasPrefix(kv, "XLA_FLAGS=") {
+		if !strings.HasPrefix(kv, "MALLOC_") && !strings.HasPrefix(kv, "GLIBC_TUNABLES=") && !strings.HasPrefix(kv, "XLA_FLAGS=") && !strings.HasPrefix(kv, "MHALAB_HUGEPAGES") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(append(cmd.Env, childEnv+"="+mallocChild), env...)
+	cmd.Env = append(append(cmd.Env, childEnv+"="+mode), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("child failed: %v\n%s", err, out)
 	}
-	text := string(out)
+	text = string(out)
 	i := strings.LastIndex(text, "faults:")
 	if i < 0 {
 		t.Fatalf("child output lacks the fault counts:\n%s", text)
@@ -97,7 +110,7 @@ func mallocFaults(t *testing.T, env ...string) (median, least int64) {
 	}
 	t.Logf("%v: minor page faults per execution %v", env, counts)
 	slices.Sort(counts)
-	return counts[len(counts)/2], counts[0]
+	return counts[len(counts)/2], counts[0], text
 }
 
 // TestXLAKeepsTemporariesMapped: on xla:cpu a graph's 40 MiB temporary block is reused from

@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 		os.Exit(runHLOLateChild())
 	case mallocChild:
 		os.Exit(runMallocChild())
+	case hugePagesChild:
+		os.Exit(runHugePagesChild())
 	default:
 		os.Exit(runChild())
 	}

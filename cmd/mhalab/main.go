@@ -36,6 +36,7 @@ import (
 	"github.com/mhalab/mhalab/internal/cli"
 	"github.com/mhalab/mhalab/internal/sandbox"
 	"github.com/mhalab/mhalab/mhalib/dotgrad"
+	"github.com/mhalab/mhalab/xla"
 )
 
 // commands is the table of mhalab's commands, in the order help lists them.
@@ -122,7 +123,10 @@ var commands = []command{
 }
 
 func main() {
-	sandbox.Main()    // in a sandbox's trampoline: apply the policy and exec the student's program (never returns)
+	sandbox.Main() // in a sandbox's trampoline: apply the policy and exec the student's program (never returns)
+	if err := xla.ExecWithHugePages(); err != nil && os.Getenv("MHALAB_DEBUG") != "" {
+		fmt.Fprintln(os.Stderr, "mhalab: starting again with huge pages for XLA:", err) // then run as we are
+	}
 	dotgrad.Install() // DotGeneral's gradient as matrix products (mhalib/dotgrad)
 	if err := fastgo.InstallError(); err != nil {
 		fmt.Fprintln(os.Stderr, "mhalab:", err) // once per run: built with another GoMLX, the go backend is slower
