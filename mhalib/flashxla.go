@@ -38,11 +38,12 @@ func xlaWindowBlocks(g *Graph, ms *maskSet, blockQ, blockK int) (int, int) {
 // masking only the partial rows for the maximum, p·v without the column of ones, or finishing
 // all rows in one division at the end changed nothing beyond the noise. Independent chains,
 // one per key/value head (at most xlaMaxChains), give XLA operations of another chain to run
-// while one waits: in one process, executions interleaved 40 rounds at load 3–6, the minimum
-// of 4 chains was lower in each of 4 pairs (34.3–46.6 ms against 38.9–62.4 ms for one chain),
-// the medians were the load's; 2 chains of 2 heads each gained nothing. Memory is unchanged
+// while one waits. In one process, executions of both graphs interleaved (40 rounds, load
+// 1.6–2.6), the median of 4 chains was 34.3–35.8 ms against 39.1–40.3 ms for one chain with
+// q = k = v, 46.4–48.2 against 49.8–52.7 ms with distinct q, k, v (CPU time 4–9% lower);
+// 2 chains of 2 heads each gained nothing (at load 3–6). Memory is unchanged
 // (each chain's tiles have its share of the heads); the graph has a copy of the steps per
-// chain, so compiling takes longer (about 10 s against 6 s at L 8192).
+// chain, so compiling takes about twice as long (6.2 s against 2.9 s at L 8192, mhalab bench).
 
 // xlaMaxChains bounds the number of chains (and of copies of the unrolled steps to compile).
 const xlaMaxChains = 4
