@@ -15,7 +15,7 @@ import (
 // futex wake; on a virtual machine an inter-processor interrupt) took about as long as the
 // product: the second core joined late or not at all. The team's helpers instead poll for the
 // next job for teamSpin after their last one, yielding their processor to other goroutines
-// between polls (runtime.Gosched), and only then sleep on a condition variable — as OpenMP's
+// now and then (runtime.Gosched), and only then sleep on a condition variable — as OpenMP's
 // threads do, but for a short, bounded time, so an idle program costs nothing after it.
 //
 // One job at a time: a parallelFor that finds the team busy (one nested in a job's function, or
@@ -25,6 +25,20 @@ import (
 
 // teamSpin is how long a helper polls for a new job after its last one before it sleeps.
 const teamSpin = 60 * time.Microsecond
+
+// The polls are plain atomic loads, not runtime.Gosched: a Gosched puts the goroutine on the
+// global run queue and wakes an idle processor's thread (runtime.wakep, a futex wake) to look
+// for work — in BenchmarkDecodeStep's profile those polls cost more CPU (goschedImpl, wakep,
+// futex: ~10% of the samples) than the helper's share of the products. Every yieldPolls polls
+// a poller instead gives its core to the operating system (osYield, sched_yield on Linux): on a
+// machine with more threads than cores it lets the thread it waits for run (the caller, or a
+// helper preempted mid-range), and it returns at once when the core is free. A helper also
+// reads the clock there, and yields its processor to the program's other goroutines every
+// teamYield.
+const (
+	yieldPolls = 128
+	teamYield  = 50 * time.Microsecond
+)
 
 // teamJob is one parallelFor's ranges [c·step, min((c+1)·step, n)), c < chunks.
 type teamJob struct {
@@ -83,8 +97,13 @@ func (t *team) run(j *teamJob, workers int) bool {
 		t.mu.Unlock()
 	}
 	j.work()
-	for j.done.Load() < int64(j.chunks) { // ranges still running on helpers
-		runtime.Gosched()
+	for polls := 1; j.done.Load() < int64(j.chunks); polls++ { // ranges still running on helpers
+		if polls%yieldPolls == 0 {
+			osYield()
+		}
+		if polls%(64*yieldPolls) == 0 {
+			runtime.Gosched() // a helper goroutine preempted mid-range needs a processor
+		}
 	}
 	t.job.Store(nil)
 	return true
@@ -105,13 +124,22 @@ func (t *team) ensure(n int) {
 // ranges all taken): work then returns at once.
 func (t *team) helper(seen uint64) {
 	for {
-		deadline := time.Now().Add(teamSpin)
-		for polls := 0; t.seq.Load() == seen; polls++ {
-			if polls&63 == 63 && time.Now().After(deadline) {
+		start := time.Now()
+		yielded := time.Duration(0)
+		for polls := 1; t.seq.Load() == seen; polls++ {
+			if polls%yieldPolls != 0 {
+				continue
+			}
+			osYield()
+			since := time.Since(start)
+			if since > teamSpin {
 				t.sleep(seen)
 				break
 			}
-			runtime.Gosched()
+			if since-yielded > teamYield {
+				yielded = since
+				runtime.Gosched()
+			}
 		}
 		seen = t.seq.Load()
 		if j := t.job.Load(); j != nil && j.seats.Add(-1) >= 0 {
