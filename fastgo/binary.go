@@ -4,6 +4,7 @@ import (
 	_ "unsafe" // for go:linkname
 
 	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
 // Add, Sub, Mul, Div, Max and Min for float32 and float64: equal shapes, a scalar on either
@@ -53,24 +54,19 @@ func execBinary(o op, backend *simplego.Backend, node *simplego.Node, inputs []*
 		return nil, false, nil
 	}
 	outShape := nodeShape(node)
-	plan := stridedPlan{dims: outShape.Dimensions, n: 2}
-	var flats [2]any
+	var (
+		shps  [2]shapes.Shape
+		flats [2]any
+	)
+	small := outShape.Size() < minParallelWork // and no broadcast but of a scalar: see below
 	for k, in := range inputs {
-		shape, err := backend.BufferShape(in)
-		if err != nil {
+		if shps[k], err = backend.BufferShape(in); err != nil {
 			return nil, false, err
-		}
-		switch {
-		case shape.Size() == 1:
-			plan.strides[k] = make([]int, outShape.Rank())
-		case shape.Rank() == outShape.Rank():
-			plan.strides[k] = broadcastStrides(shape.Dimensions, outShape.Dimensions, identityAxes(shape.Rank()))
-		default:
-			return nil, false, nil
 		}
 		if flats[k], err = backend.BufferData(in); err != nil {
 			return nil, false, err
 		}
+		small = small && (shps[k].Size() == 1 || shps[k].Equal(outShape))
 	}
 	switch flats[0].(type) {
 	case []float32:
@@ -84,9 +80,23 @@ func execBinary(o op, backend *simplego.Backend, node *simplego.Node, inputs []*
 	default:
 		return nil, false, nil
 	}
-	plan = plan.simplify()
-	if !plan.innerOK() {
-		return nil, false, nil
+	var plan stridedPlan
+	if !small {
+		plan = stridedPlan{dims: outShape.Dimensions, n: 2}
+		for k, shape := range shps {
+			switch {
+			case shape.Size() == 1:
+				plan.strides[k] = make([]int, outShape.Rank())
+			case shape.Rank() == outShape.Rank():
+				plan.strides[k] = broadcastStrides(shape.Dimensions, outShape.Dimensions, identityAxes(shape.Rank()))
+			default:
+				return nil, false, nil
+			}
+		}
+		plan = plan.simplify()
+		if !plan.innerOK() {
+			return nil, false, nil
+		}
 	}
 	// The output: an operand handed over with the output's shape, else a new buffer.
 	var outFlat any
@@ -94,7 +104,7 @@ func execBinary(o op, backend *simplego.Backend, node *simplego.Node, inputs []*
 		if !inputsOwned[k] {
 			continue
 		}
-		if shape, _ := backend.BufferShape(in); shape.Equal(outShape) {
+		if shps[k].Equal(outShape) {
 			out, outFlat = in, flats[k]
 			inputs[k] = nil
 			break
@@ -108,12 +118,37 @@ func execBinary(o op, backend *simplego.Backend, node *simplego.Node, inputs []*
 	workers := backendParallelism(backend)
 	switch a := flats[0].(type) {
 	case []float32:
-		binary(o, plan, a, flats[1].([]float32), outFlat.([]float32), workers)
+		if small {
+			binarySmall(o, a, flats[1].([]float32), outFlat.([]float32))
+		} else {
+			binary(o, plan, a, flats[1].([]float32), outFlat.([]float32), workers)
+		}
 	case []float64:
-		binary(o, plan, a, flats[1].([]float64), outFlat.([]float64), workers)
+		if small {
+			binarySmall(o, a, flats[1].([]float64), outFlat.([]float64))
+		} else {
+			binary(o, plan, a, flats[1].([]float64), outFlat.([]float64), workers)
+		}
 	}
 	count(o)
 	return out, true, nil
+}
+
+// binarySmall is binary for an output of fewer than minParallelWork elements (one goroutine)
+// whose operands each have its shape or one element: no plan, strides or walker to build — a
+// decoding step runs ~600 such ops on vectors of a few hundred elements, where building them
+// took longer than the arithmetic.
+func binarySmall[T Float](o op, a, b, out []T) {
+	switch {
+	case len(a) == len(out) && len(b) == len(out):
+		binaryVV(o, out, a, b)
+	case len(a) == len(out):
+		binaryVS(o, out, a, b[0])
+	case len(b) == len(out):
+		binarySV(o, out, a[0], b)
+	default: // every one a single element
+		binaryVV(o, out, a[:1], b[:1])
+	}
 }
 
 func identityAxes(n int) []int {
