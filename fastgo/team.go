@@ -34,9 +34,13 @@ const teamSpin = 60 * time.Microsecond
 // machine with more threads than cores it lets the thread it waits for run (the caller, or a
 // helper preempted mid-range), and it returns at once when the core is free. A helper also
 // reads the clock there, and yields its processor to the program's other goroutines every
-// teamYield.
+// teamYield. The caller waiting for the last ranges polls waitPolls times (a few µs) before
+// its first osYield: the helpers' ranges are usually that close to done, and on a loaded
+// machine a yield can hand the core to another process for a whole time slice
+// (BenchmarkMHA/seed003, yielding from the first polls: 143 and 149 ms against 130 and 129).
 const (
 	yieldPolls = 128
+	waitPolls  = 4096
 	teamYield  = 50 * time.Microsecond
 )
 
@@ -98,7 +102,7 @@ func (t *team) run(j *teamJob, workers int) bool {
 	}
 	j.work()
 	for polls := 1; j.done.Load() < int64(j.chunks); polls++ { // ranges still running on helpers
-		if polls%yieldPolls == 0 {
+		if polls >= waitPolls && polls%yieldPolls == 0 {
 			osYield()
 		}
 		if polls%(64*yieldPolls) == 0 {
