@@ -37,11 +37,7 @@ func readDotParams(node *simplego.Node) (p dotParams, err error) {
 		if fields[k] < 0 {
 			return nil, fmt.Errorf("fastgo: dotGeneralNodeData.%s is not an []int", dotFieldNames[k])
 		}
-		f := v.Field(fields[k])
-		out := make([]int, f.Len())
-		for i := range out {
-			out[i] = int(f.Index(i).Int())
-		}
+		out, _ := intsField(v.Field(fields[k])) // the node's own slice: read only
 		return out, nil
 	}
 	one := func(k int) (int, error) {

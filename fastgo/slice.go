@@ -99,17 +99,14 @@ func sliceStarts(node *simplego.Node) ([]int, bool) {
 	if idx[0] < 0 || idx[1] < 0 {
 		return nil, false
 	}
-	for s := range v.Field(idx[1]).Len() {
-		if v.Field(idx[1]).Index(s).Int() != 1 {
-			return nil, false
-		}
+	strides, ok := intsField(v.Field(idx[1]))
+	for _, s := range strides {
+		ok = ok && s == 1
 	}
-	f := v.Field(idx[0])
-	starts := make([]int, f.Len())
-	for i := range starts {
-		starts[i] = int(f.Index(i).Int())
+	if !ok {
+		return nil, false
 	}
-	return starts, true
+	return intsField(v.Field(idx[0])) // the node's own slice: read only
 }
 
 // sliceFieldIndices is the index of the []int fields "starts" and "strides" of t, −1 where
