@@ -260,7 +260,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 		bar.total++
 	}
 	if suites["modern"] {
-		bar.total += 1 + 2*len(order)
+		bar.total += 1 + 3*len(order)
 	}
 	if suites["devices"] {
 		bar.total += len(order) * 3 * len(deviceCounts(max(cfg.Devices, 4)))

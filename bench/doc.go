@@ -26,7 +26,9 @@
 //
 // PyTorch is timed right before and right after every mhalib case, and each ratio divides by the
 // mean of those two medians, so that both sides of a ratio see nearly the same machine load; every
-// case also records the process's CPU time per run and the load average. Config.ComparePath
+// case also records the process's CPU time per run and the load average. The other anchors follow
+// the same rule: llama.cpp (smollm2) runs in rounds alternating with the backends, and PyTorch's
+// sliding-window rows (modern) are timed again after each backend's and pooled. Config.ComparePath
 // prints each case's change against an earlier run's JSON (compare.go), and each memory
 // measurement's peak RSS and run time then and now.
 //

@@ -135,7 +135,9 @@ type modernReport struct {
 	Notes    []string           `json:"notes,omitempty"`
 }
 
-// benchModern runs the suite: PyTorch first (both parts, one process), then each backend.
+// benchModern runs the suite: PyTorch first (both parts, one process), then each backend's
+// window rows, each followed by PyTorch's window rows at its L again (pooled), then each backend's
+// decoding.
 func benchModern(cfg Config, python string, order []string, live map[string]backends.Backend, bar *progressBar) *modernReport {
 	s := modernConfig(cfg.Quick)
 	rep := &modernReport{}
@@ -150,7 +152,11 @@ func benchModern(cfg Config, python string, order []string, live map[string]back
 		rep.Notes = append(rep.Notes, fmt.Sprintf("This suite times PyTorch on the CPU only (--torch-device %s is used by the torch suite).", cfg.TorchDevice))
 	}
 	bar.start("PyTorch: sliding window and GQA decoding")
-	benchModernTorch(cfg, python, s, windows, rep)
+	torchOK := benchModernTorch(cfg, python, s, windows, rep, true)
+	if torchOK && len(order) > 0 {
+		rep.Notes = append(rep.Notes, "PyTorch's window rows pool its runs before the backends and after each backend's window rows at the same L "+
+			"(their times bracket the backend's, on a machine whose speed drifts).")
+	}
 	for _, spec := range order {
 		w := s.window
 		if spec == "go" || spec == GoWithoutFastGo {
@@ -158,6 +164,10 @@ func benchModern(cfg Config, python string, order []string, live map[string]back
 		}
 		bar.start(fmt.Sprintf("%s flash %s, causal and window %d", spec, w.shape(), w.Window))
 		withFastGo(spec, func() { rep.Window = append(rep.Window, benchWindowFlash(live[spec], spec, w, cfg.Budget)...) })
+		bar.start(fmt.Sprintf("PyTorch: sliding window %s (after %s)", w.shape(), spec))
+		if torchOK {
+			torchOK = benchModernTorch(cfg, python, s, []windowCase{w}, rep, false)
+		}
 	}
 	for _, spec := range order {
 		bar.start(fmt.Sprintf("%s GQA decoding Hq %d, Hkv %v", spec, s.decode.Heads, s.kvHeads))
@@ -391,25 +401,30 @@ func cacheTensorBytes(ctx *context.Context) int64 {
 	return n
 }
 
-// benchModernTorch runs parity/bench_modern_torch.py for the window shapes and the decoding
-// model; what cannot be run becomes a note.
-func benchModernTorch(cfg Config, python string, s modernSettings, windows []windowCase, rep *modernReport) {
+// benchModernTorch runs parity/bench_modern_torch.py for the window shapes and, if decode, the
+// decoding model; what cannot be run becomes a note (and false). A window row PyTorch already has
+// (the same implementation, L and mask) gets the new times pooled into it: its median and minimum
+// are over all its runs.
+func benchModernTorch(cfg Config, python string, s modernSettings, windows []windowCase, rep *modernReport, decode bool) bool {
 	script := findRepoFile(filepath.Join("parity", "bench_modern_torch.py"))
 	switch {
 	case python == "":
 		rep.Notes = append(rep.Notes, torchNotInstalled)
-		return
+		return false
 	case script == "":
 		rep.Notes = append(rep.Notes, "PyTorch: parity/bench_modern_torch.py not found (run from the repository)")
-		return
+		return false
 	}
 	var wcases []map[string]any
 	for _, w := range windows {
 		wcases = append(wcases, map[string]any{"key": w.key(), "batch": w.B, "heads": w.H, "seq": w.L, "dk": w.Dk,
 			"window": w.Window, "warmup": w.Warmup, "runs": w.Runs, "budget_s": cfg.Budget.Seconds()})
 	}
-	var dcases []map[string]any
+	dcases := []map[string]any{}
 	for _, hkv := range s.kvHeads {
+		if !decode {
+			break
+		}
 		dcases = append(dcases, map[string]any{"key": fmt.Sprintf("Hkv%d", hkv), "embed": s.decode.Embed, "heads": s.decode.Heads,
 			"kv_heads": hkv, "layers": s.decode.Layers, "context": s.decode.Context, "steps": s.decode.Steps, "budget_s": cfg.Budget.Seconds()})
 	}
@@ -422,7 +437,7 @@ func benchModernTorch(cfg Config, python string, s modernSettings, windows []win
 	if err := cmd.Run(); err != nil {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("PyTorch: %s %s failed after %s: %v: %s", python, script,
 			time.Since(start).Round(time.Second), err, lastLines(errOut.String(), 3)))
-		return
+		return false
 	}
 	var ans struct {
 		Error         string             `json:"error"`
@@ -449,17 +464,22 @@ func benchModernTorch(cfg Config, python string, s modernSettings, windows []win
 	}
 	if err := json.Unmarshal(out.Bytes(), &ans); err != nil {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("PyTorch: unreadable answer from %s: %v", script, err))
-		return
+		return false
 	}
 	if ans.Error != "" {
 		rep.Notes = append(rep.Notes, "PyTorch: "+ans.Error)
-		return
+		return false
 	}
-	if ans.FlexNote != "" {
+	if ans.FlexNote != "" && !slices.Contains(rep.Notes, ans.FlexNote) {
 		rep.Notes = append(rep.Notes, ans.FlexNote)
 	}
 	rep.Torch = fmt.Sprintf("PyTorch %s (%s), %d threads, CPU capability %s", ans.Torch, python, ans.Threads, ans.CPUCapability)
-	rep.FlexDiff = ans.WindowMaxDiff
+	if rep.FlexDiff == nil {
+		rep.FlexDiff = map[string]float64{}
+	}
+	for k, d := range ans.WindowMaxDiff {
+		rep.FlexDiff[k] = max(rep.FlexDiff[k], d)
+	}
 	byKey := map[string]windowCase{}
 	for _, w := range windows {
 		byKey[w.key()] = w
@@ -470,9 +490,22 @@ func benchModernTorch(cfg Config, python string, s modernSettings, windows []win
 		if r.Mask == "window" {
 			mask = fmt.Sprintf("window %d", w.Window)
 		}
-		rep.Window = append(rep.Window, windowResult{Backend: "torch cpu", Impl: "PyTorch " + r.Impl, Shape: w.shape(), L: w.L,
-			Mask: mask, CompileMS: r.CompileMS, TimesMS: r.TimesMS, MedianMS: r.MedianMS, MinMS: r.MinMS,
-			GFLOPS: w.flops(r.Mask == "window") / (r.MedianMS * 1e6)})
+		row := windowResult{Backend: "torch cpu", Impl: "PyTorch " + r.Impl, Shape: w.shape(), L: w.L, Mask: mask, CompileMS: r.CompileMS}
+		i := slices.IndexFunc(rep.Window, func(x windowResult) bool {
+			return x.Backend == row.Backend && x.Impl == row.Impl && x.L == row.L && x.Mask == row.Mask
+		})
+		if i < 0 {
+			rep.Window = append(rep.Window, row)
+			i = len(rep.Window) - 1
+		}
+		p := &rep.Window[i]
+		p.TimesMS = append(p.TimesMS, r.TimesMS...)
+		if len(p.TimesMS) == 0 {
+			p.Error = "PyTorch returned no times"
+			continue
+		}
+		p.MedianMS, p.MinMS = Median(p.TimesMS), slices.Min(p.TimesMS)
+		p.GFLOPS = w.flops(r.Mask == "window") / (p.MedianMS * 1e6)
 	}
 	for i, r := range ans.Decode {
 		hkv := s.kvHeads[i]
@@ -482,6 +515,7 @@ func benchModernTorch(cfg Config, python string, s modernSettings, windows []win
 			TimesMS: r.TimesMS, StepMS: r.MedianMS, TokensPerS: 1000 / r.MedianMS, Runs: len(r.TimesMS),
 			Note: "PyTorch " + ans.Torch + " SDPA enable_gqa"})
 	}
+	return true
 }
 
 // modernRatios fills VsCausal, VsTorchSDPA and VsMHA.

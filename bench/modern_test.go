@@ -82,3 +82,27 @@ func TestBenchModernQuick(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchModernTorchPooled: PyTorch's window rows timed again after a backend (no decoding
+// cases asked) pool their times with the first run's: the median and minimum are over both.
+func TestBenchModernTorchPooled(t *testing.T) {
+	dir := t.TempDir()
+	counter := filepath.Join(dir, "calls")
+	// Call n answers the causal row with times 10n, 10n, 10n ms.
+	py := fakePython(t, `n=$(($(cat `+counter+` 2>/dev/null || echo 0) + 1)); echo $n >`+counter+`; cat >`+dir+`/req$n.json
+echo "{\"torch\": \"2.15.0\", \"threads\": 2, \"cpu_capability\": \"AVX512\", \"window\": [{\"key\": \"L1024\", \"impl\": \"SDPA is_causal\", \"mask\": \"causal\", \"times_ms\": [$((10*n)), $((10*n)), $((10*n))]}], \"decode\": []}"`)
+	s := modernConfig(true)
+	s.kvHeads = nil
+	rep := &modernReport{}
+	if !benchModernTorch(Config{Threads: 2, Budget: 1e9}, py, s, []windowCase{s.window}, rep, true) ||
+		!benchModernTorch(Config{Threads: 2, Budget: 1e9}, py, s, []windowCase{s.window}, rep, false) {
+		t.Fatalf("notes %v", rep.Notes)
+	}
+	if len(rep.Window) != 1 || len(rep.Window[0].TimesMS) != 6 || rep.Window[0].MedianMS != 15 || rep.Window[0].MinMS != 10 {
+		t.Errorf("rows %+v: want one causal row with 6 times, median 15 ms, min 10 ms", rep.Window)
+	}
+	req, err := os.ReadFile(filepath.Join(dir, "req2.json"))
+	if err != nil || !strings.Contains(string(req), `"decode":[]`) || !strings.Contains(string(req), `"seq":1024`) {
+		t.Errorf("second request %s (%v): want the window at L 1024 and no decoding cases", req, err)
+	}
+}

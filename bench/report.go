@@ -427,7 +427,11 @@ func printSmolLM2(w io.Writer, rep smollm2Report) {
 		fmt.Fprintf(w, "| %s | %s | %d | %d | %s | %s | %.1f | %s | %.2f | %s | %s | %s |\n", r.Impl, r.Backend, r.PromptTokens, r.NewTokens,
 			first, FormatMS(Median(r.PrefillMS)), r.PrefillTokPerS, FormatMS(r.DecodeMSPerTok), r.DecodeTokPerS, vs, vsLlama, same)
 	}
-	fmt.Fprintln(w, "\nMedians over the timed runs; prefill: the prompt in one pass (its last logits give the first token); decode: the other new tokens, one step each with the KV cache; first run (mhalab): compiles both graphs. decode × PyTorch, × llama.cpp: tokens/s over that anchor's (above 1: faster); PyTorch (transformers) dequantises the GGUF to float32; llama.cpp, and mhalib where its row says packed, compute with the weights as stored (Q4_1, embedding Q8_0). tokens = PyTorch's: leading generated tokens equal to PyTorch's.")
+	rounds := ""
+	if rep.Rounds > 1 {
+		rounds = fmt.Sprintf(" llama.cpp and the backends are timed in %d alternating rounds (llama.cpp, each backend, llama.cpp, …; each median pools its rounds), PyTorch once before them;", rep.Rounds)
+	}
+	fmt.Fprintln(w, "\nMedians over the timed runs;"+rounds+" prefill: the prompt in one pass (its last logits give the first token); decode: the other new tokens, one step each with the KV cache; first run (mhalab): compiles both graphs. decode × PyTorch, × llama.cpp: tokens/s over that anchor's (above 1: faster); PyTorch (transformers) dequantises the GGUF to float32; llama.cpp, and mhalib where its row says packed, compute with the weights as stored (Q4_1, embedding Q8_0). tokens = PyTorch's: leading generated tokens equal to PyTorch's.")
 	if len(rep.KV) == 0 {
 		return
 	}

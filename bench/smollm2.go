@@ -18,7 +18,7 @@ import (
 // one pass) and decode tokens/s (one token per step with the KV cache) on every backend and with
 // transformers on PyTorch (models/smollm2/bench_torch.py, the same GGUF file and prompt ids) and
 // with llama.cpp when llama-cpp-python is installed (bench/llamacpp.go: the same file with its
-// weights kept quantised) in the same run; and the KV cache's bytes with the model's 3 key/value heads against the 9 that
+// weights kept quantised) in the same run, llama.cpp in rounds alternating with the backends; and the KV cache's bytes with the model's 3 key/value heads against the 9 that
 // plain multi-head attention would need (Model.WithKVHeads(9): the same logits), measured from
 // the session's cache tensors after filling it.
 
@@ -35,16 +35,17 @@ const smollm2QuickTokens = 16
 type smollm2Settings struct {
 	promptTokens int // 0: the whole prompt
 	newTokens    int
-	runs         int
+	runs         int // timed runs per round
+	rounds       int // rounds of llama.cpp and the backends (timeInRounds)
 	kvContext    int // KV-cache positions measured
 	kvChunk      int // tokens fed per step while filling the cache
 }
 
 func smollm2Config(quick bool) smollm2Settings {
 	if quick {
-		return smollm2Settings{promptTokens: smollm2QuickTokens, newTokens: 4, runs: 1, kvContext: 64, kvChunk: 16}
+		return smollm2Settings{promptTokens: smollm2QuickTokens, newTokens: 4, runs: 1, rounds: 2, kvContext: 64, kvChunk: 16}
 	}
-	return smollm2Settings{newTokens: 32, runs: 3, kvContext: 2048, kvChunk: 128}
+	return smollm2Settings{newTokens: 32, runs: 3, rounds: 3, kvContext: 2048, kvChunk: 128}
 }
 
 type smollm2Result struct {
@@ -79,13 +80,15 @@ type kvResult struct {
 }
 
 type smollm2Report struct {
-	Gen []smollm2Result `json:"generation,omitempty"`
-	KV  []kvResult      `json:"kv_cache,omitempty"`
+	Rounds int             `json:"rounds,omitempty"` // rounds of llama.cpp and the backends (none before 2026-12-05)
+	Gen    []smollm2Result `json:"generation,omitempty"`
+	KV     []kvResult      `json:"kv_cache,omitempty"`
 }
 
-// benchSmolLM2 runs the suite: PyTorch (python) and llama.cpp (llamaPython) first, then each
-// backend, then the KV-cache measurement on xla:cpu (else the first backend). A missing model is
-// a note, not an error; so is a missing PyTorch or llama.cpp.
+// benchSmolLM2 runs the suite: PyTorch (python) first, then llama.cpp (llamaPython) and the
+// backends in alternating rounds (timeInRounds), then the KV-cache measurement on xla:cpu (else
+// the first backend). A missing model is a note, not an error; so is a missing PyTorch or
+// llama.cpp.
 func benchSmolLM2(cfg Config, python, llamaPython string, order []string, live map[string]backends.Backend) smollm2Report {
 	s := smollm2Config(cfg.Quick)
 	var rep smollm2Report
@@ -104,14 +107,29 @@ func benchSmolLM2(cfg Config, python, llamaPython string, order []string, live m
 		prompt = prompt[:s.promptTokens]
 	}
 	torch := benchSmolLM2Torch(cfg, python, path, prompt, s)
-	llama := benchSmolLM2Llama(cfg, llamaPython, path, prompt, s)
+	// Every backend's session is opened (and its graphs compiled by a first, untimed run)
+	// before the rounds, and kept until they end.
+	gens := make([]*smollm2Gen, len(order))
+	for i, spec := range order {
+		r := smollm2Result{Backend: spec, Impl: "mhalab models/smollm2", PromptTokens: len(prompt), NewTokens: s.newTokens}
+		withFastGo(spec, func() { gens[i] = startSmolLM2(live[spec], m, prompt, r) })
+		defer gens[i].finalize()
+	}
+	var llama smollm2Result
+	anchor := func(int) bool { return llama.pool(benchSmolLM2Llama(cfg, llamaPython, path, prompt, s)) }
+	var timed []func(int)
+	for i, spec := range order {
+		timed = append(timed, func(int) { withFastGo(spec, func() { gens[i].time(s.runs) }) })
+	}
+	timeInRounds(s.rounds, anchor, timed)
+	rep.Rounds = s.rounds
+	llama.setRates()
 	llama.compareWith(torch, smollm2Result{})
 	rep.Gen = append(rep.Gen, torch, llama)
-	for _, spec := range order {
-		r := smollm2Result{Backend: spec, Impl: "mhalab models/smollm2", PromptTokens: len(prompt), NewTokens: s.newTokens}
-		withFastGo(spec, func() { r = benchSmolLM2Backend(live[spec], m, prompt, s, r) })
-		r.compareWith(torch, llama)
-		rep.Gen = append(rep.Gen, r)
+	for _, g := range gens {
+		g.r.setRates()
+		g.r.compareWith(torch, llama)
+		rep.Gen = append(rep.Gen, g.r)
 	}
 	kvSpec := ""
 	if len(order) > 0 {
@@ -124,6 +142,44 @@ func benchSmolLM2(cfg Config, python, llamaPython string, order []string, live m
 		withFastGo(kvSpec, func() { rep.KV = benchKVHeads(live[kvSpec], kvSpec, m, prompt, s) })
 	}
 	return rep
+}
+
+// # Rounds
+//
+// The machines this runs on change speed by up to 1.7× within minutes (2026-12-04: the same
+// binary decoded at 186 and at 104 tokens/s in two runs an hour apart, while llama.cpp stayed
+// at 130–135). Timed one after the other, llama.cpp's median and a backend's would then compare
+// two different machines. timeInRounds alternates them instead — llama.cpp, every backend,
+// llama.cpp, every backend, … — and each side's median pools all its rounds, so both span the
+// same stretch of time.
+
+// timeInRounds calls anchor and then every backend's timing function, rounds times, passing the
+// round (from 0). An anchor that returns false (it could not run) is not called again.
+func timeInRounds(rounds int, anchor func(round int) bool, backends []func(round int)) {
+	anchorOK := true
+	for round := range rounds {
+		if anchorOK {
+			anchorOK = anchor(round)
+		}
+		for _, b := range backends {
+			b(round)
+		}
+	}
+}
+
+// pool adds one round of an anchor to r, the anchor's row over all rounds: the round's times
+// (its ids are the same every round) and true, or — when the round has a note or an error —
+// that round's row (the rounds before it are dropped: an anchor that failed is not compared)
+// and false.
+func (r *smollm2Result) pool(round smollm2Result) bool {
+	if round.Note != "" || round.Error != "" || r.Backend == "" {
+		*r = round
+		return round.Note == "" && round.Error == ""
+	}
+	r.PrefillMS = append(r.PrefillMS, round.PrefillMS...)
+	r.DecodeMS = append(r.DecodeMS, round.DecodeMS...)
+	r.IDs = round.IDs
+	return true
 }
 
 // compareWith fills r's ratios to the anchors' decode tokens/s and the count of leading tokens
@@ -154,61 +210,92 @@ func argmaxOf(x []float32) int {
 	return best
 }
 
-// benchSmolLM2Backend times greedy generation on one backend: one session, reset before each
-// run (the first run compiles the prefill and the step graphs).
-func benchSmolLM2Backend(backend backends.Backend, m *smollm2.Model, prompt []int, s smollm2Settings, r smollm2Result) smollm2Result {
-	fail := func(err error) smollm2Result { r.Error = err.Error(); return r }
-	runner, err := m.NewRunner(backend)
-	if err != nil {
-		return fail(err)
+// smollm2Gen is one backend's generation: its session, kept over all rounds, and its row.
+type smollm2Gen struct {
+	r      smollm2Result
+	runner *smollm2.Runner
+	sess   *smollm2.Session
+	prompt []int
+}
+
+// startSmolLM2 opens a session on backend with room for the prompt and r.NewTokens, and runs
+// the generation once untimed (it compiles the prefill and the step graphs: r.FirstRunMS). A
+// failure is the row's error; later calls of time then do nothing.
+func startSmolLM2(backend backends.Backend, m *smollm2.Model, prompt []int, r smollm2Result) *smollm2Gen {
+	g := &smollm2Gen{r: r, prompt: prompt}
+	var err error
+	if g.runner, err = m.NewRunner(backend); err != nil {
+		g.r.Error = err.Error()
+		return g
 	}
-	defer runner.Finalize()
-	if runner.Packed() {
-		r.Impl += ", weights packed as stored"
+	if g.runner.Packed() {
+		g.r.Impl += ", weights packed as stored"
 	} else {
-		r.Impl += ", float32 weights"
+		g.r.Impl += ", float32 weights"
 	}
-	sess, err := runner.NewSession(len(prompt) + s.newTokens)
+	if g.sess, err = g.runner.NewSession(len(prompt) + r.NewTokens); err != nil {
+		g.r.Error = err.Error()
+		return g
+	}
+	p, d, _, err := g.run()
 	if err != nil {
-		return fail(err)
+		g.r.Error = err.Error()
 	}
-	defer sess.Finalize()
-	run := func() (prefill, decode float64, ids []int, err error) {
-		sess.Reset()
-		t0 := time.Now()
-		logits, err := sess.Feed(prompt)
-		if err != nil {
+	g.r.FirstRunMS = p + d
+	return g
+}
+
+// run generates r.NewTokens tokens greedily from the prompt after emptying the cache, and
+// returns the prefill's and the decode steps' milliseconds and the ids.
+func (g *smollm2Gen) run() (prefill, decode float64, ids []int, err error) {
+	g.sess.Reset()
+	t0 := time.Now()
+	logits, err := g.sess.Feed(g.prompt)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	ids = append(ids, argmaxOf(logits))
+	prefill = msSince(t0)
+	t1 := time.Now()
+	for len(ids) < g.r.NewTokens {
+		if logits, err = g.sess.Feed(ids[len(ids)-1:]); err != nil {
 			return 0, 0, nil, err
 		}
 		ids = append(ids, argmaxOf(logits))
-		prefill = msSince(t0)
-		t1 := time.Now()
-		for len(ids) < s.newTokens {
-			if logits, err = sess.Feed(ids[len(ids)-1:]); err != nil {
-				return 0, 0, nil, err
-			}
-			ids = append(ids, argmaxOf(logits))
+	}
+	return prefill, msSince(t1), ids, nil
+}
+
+// time adds runs timed generations to the row (none after an error).
+func (g *smollm2Gen) time(runs int) {
+	for range runs {
+		if g.r.Error != "" {
+			return
 		}
-		return prefill, msSince(t1), ids, nil
-	}
-	p, d, _, err := run()
-	if err != nil {
-		return fail(err)
-	}
-	r.FirstRunMS = p + d
-	for range s.runs {
-		p, d, ids, err := run()
+		p, d, ids, err := g.run()
 		if err != nil {
-			return fail(err)
+			g.r.Error = err.Error()
+			return
 		}
-		r.PrefillMS, r.DecodeMS, r.IDs = append(r.PrefillMS, p), append(r.DecodeMS, d), ids
+		g.r.PrefillMS, g.r.DecodeMS, g.r.IDs = append(g.r.PrefillMS, p), append(g.r.DecodeMS, d), ids
 	}
-	r.setRates()
-	return r
+}
+
+// finalize frees the session and the runner's weights.
+func (g *smollm2Gen) finalize() {
+	if g.sess != nil {
+		g.sess.Finalize()
+	}
+	if g.runner != nil {
+		g.runner.Finalize()
+	}
 }
 
 // setRates fills the per-token rates from the median times.
 func (r *smollm2Result) setRates() {
+	if len(r.PrefillMS) == 0 || r.Error != "" || r.Note != "" {
+		return
+	}
 	r.PrefillTokPerS = float64(r.PromptTokens) / (Median(r.PrefillMS) / 1000)
 	if r.NewTokens > 1 {
 		r.DecodeMSPerTok = Median(r.DecodeMS) / float64(r.NewTokens-1)

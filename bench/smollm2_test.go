@@ -50,6 +50,11 @@ func TestBenchSmolLM2Quick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, r := range rep.SmolLM2.Gen {
+		if r.Backend == "go" && (len(r.DecodeMS) != 2 || rep.SmolLM2.Rounds != 2 || !strings.Contains(out, "timed in 2 alternating rounds")) {
+			t.Errorf("go row %+v in %d rounds: want 2 timed runs, one per round, and the report saying so", r, rep.SmolLM2.Rounds)
+		}
+	}
 	if kv := rep.SmolLM2.KV; len(kv) != 2 || kv[1].KVHeads != 9 || kv[1].MaxLogitDiff > 1e-3 {
 		t.Errorf("KV rows %+v: want 2, the second with 9 heads and the same logits (max |Δ| ≤ 1e-3)", kv)
 	}
