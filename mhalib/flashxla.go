@@ -186,8 +186,11 @@ func flashQueryRows(prev *Node, qs *axisSlicer, st *flashRows, rows, lq int) *No
 // glibc.malloc.mmap_max=0 makes every thread allocate from the main heap, which keeps the block:
 // 0 minor faults in the median execution. It did not pay: three alternating processes each gave
 // 402, 393 and 389 ms of CPU time per execution against 363, 378 and 366 without it (load 4.2–4.9),
-// with _int_malloc at 5.5–7% of the profile (one arena for all threads) instead of 0.5%.
+// with _int_malloc at 5.5–7% of the profile (one arena for all threads) instead of 0.5%, and
+// clear_page_erms still at 8.7–23% (the executions that did fault, up to 83 huge pages each).
 // Concatenated against in place in one process (executions alternated, 20–30 rounds, the last
 // run as TestFlashFinishInPlaceAB does it, rotating which goes first; load 2.2–4.8), CPU time
-// median per execution in three runs: long 353 → 361, 408 → 377, 367 → 361 ms (within the noise);
-// B8 L1024 E768 h12 546 → 528, 706 → 527, 589 → 513 ms.
+// median per execution: long causal 353 → 361, 408 → 377, 367 → 361, 353 → 356, 366 → 352 ms
+// (within the noise: the block is 18% smaller but still mapped afresh each time; with huge pages
+// the median execution faulted 258 times concatenated, 417 in place); B8 L1024 E768 h12
+// 546 → 528, 706 → 527, 589 → 513, 546 → 506 ms.
