@@ -2,7 +2,6 @@ package mhalib
 
 import (
 	"math"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
@@ -26,12 +25,7 @@ import (
 func TestFlashFinishInPlaceIsBitwise(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
 		const B, h, L, d = 2, 4, 37, 8
-		rng := rand.New(rand.NewPCG(29, 7))
-		data := make([]float32, B*h*L*d)
-		for i := range data {
-			data[i] = float32(rng.NormFloat64())
-		}
-		x := tensors.FromFlatDataAndDimensions(data, B, h, L, d)
+		x := normalTensor(29, B, h, L, d) // [B, h, L, d]
 		for _, c := range []struct {
 			name   string
 			window *Window
