@@ -134,6 +134,11 @@ type flashRows struct {
 	withL        bool
 	token        *Node // one entry of the previous step's accumulator, or nil
 	qFirst       int   // the first row of the query rows last sliced (flashQueryRows)
+	// inPlace: finished rows are written into out [B, h, Lq, dv] and lse [B, h, Lq, 1] with
+	// DynamicUpdateSlice as they finish, instead of appended to outs and lses (flashSteps on
+	// XLA; see "XLA's block of temporaries" in flashxla.go).
+	inPlace  bool
+	out, lse *Node
 }
 
 // after returns x made to depend on the previous step: x + 0·token.
@@ -157,6 +162,10 @@ func (st *flashRows) after(x *Node) *Node {
 	zero := MulScalar(BroadcastToDims(st.token, x.Shape().Dimensions...), 0)
 	return Add(x, zero)
 }
+
+// flashFinishInPlace: flashSteps writes finished rows in place (flashRows.inPlace). Only the
+// A/B test of flashxla.go's note sets it to false.
+var flashFinishInPlace = true
 
 // flashToken is the dependency token of the next step: acc[0, 0, 0, 0] as a scalar, replaced
 // by 0 when it is not finite (so that 0·token is exactly 0), without gradient.
@@ -221,6 +230,13 @@ func flashSteps(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int,
 	v1 := concatAxis([]*Node{v, ones}, 3)                                        // [B, Hkv, Lk, dv+1]
 	qs, ks, vs := newAxisSlicer(q, 2), newAxisSlicer(k, 2), newAxisSlicer(v1, 2) // one transpose each where Gather slices
 	st := &flashRows{dv: dv, withL: withLSE, batch: batch, heads: heads, dtype: dtype, sinks: ms.sinks, graph: g}
+	if flashFinishInPlace {
+		st.inPlace = true
+		st.out = Zeros(g, shapes.Make(dtype, batch, heads, lq, dv)) // [B, Hq, Lq, dv]
+		if withLSE {
+			st.lse = Zeros(g, shapes.Make(dtype, batch, heads, lq, 1)) // [B, Hq, Lq, 1]
+		}
+	}
 
 	// The schedule of tiles (host integers only, flashPlan): which rows meet which key block.
 	var qa *Node // the query rows of the previous step, reused while they stay the same (XLA)
@@ -239,6 +255,12 @@ func flashSteps(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int,
 	st.enter(lq)
 	if st.first < lq {
 		st.finish(lq - st.first)
+	}
+	if st.inPlace {
+		if withLSE {
+			lse = Reshape(st.lse, batch, heads, lq) // [B, Hq, Lq]
+		}
+		return st.out, lse
 	}
 	output = concatAxis(st.outs, 2) // [B, Hq, Lq, dv]
 	if withLSE {
@@ -330,13 +352,26 @@ func (st *flashRows) finish(n int) {
 	acc = sliceAxis(acc, 3, 0, st.dv) // [B, h, n, dv]
 	empty := Equal(l, ZerosLike(l))
 	lSafe := Where(empty, OnesLike(l), l)
-	st.outs = append(st.outs, Div(acc, BroadcastToDims(lSafe, acc.Shape().Dimensions...))) // [B, h, n, dv]
+	out := Div(acc, BroadcastToDims(lSafe, acc.Shape().Dimensions...)) // [B, h, n, dv]
+	var at []*Node                                                     // where the rows go in out and lse, when in place
+	if st.inPlace {
+		zero := Scalar(st.graph, dtypes.Int32, 0)
+		at = []*Node{zero, zero, Scalar(st.graph, dtypes.Int32, st.first), zero}
+		st.out = DynamicUpdateSlice(st.out, out, at) // [B, h, Lq, dv]
+	} else {
+		st.outs = append(st.outs, out)
+	}
 	var mRest *Node
 	if st.withL {
 		var m *Node
 		m, mRest = take(st.m) // [B, h, n, 1]
 		negInf := BroadcastToDims(Scalar(l.Graph(), l.DType(), math.Inf(-1)), l.Shape().Dimensions...)
-		st.lses = append(st.lses, Where(empty, negInf, Add(m, Log(lSafe)))) // [B, h, n, 1]
+		lse := Where(empty, negInf, Add(m, Log(lSafe))) // [B, h, n, 1]
+		if st.inPlace {
+			st.lse = DynamicUpdateSlice(st.lse, lse, at) // [B, h, Lq, 1]
+		} else {
+			st.lses = append(st.lses, lse)
+		}
 	} else if n < rows {
 		mRest = sliceAxis(st.m, 2, n, rows-n)
 	}

@@ -147,3 +147,50 @@ func flashQueryRows(prev *Node, qs *axisSlicer, st *flashRows, rows, lq int) *No
 	st.qFirst = st.first
 	return st.after(qs.slice(st.first, rows))
 }
+
+// # XLA's block of temporaries
+//
+// XLA's CPU client allocates one block for all of an execution's intermediate tensors and frees
+// it when the execution ends; glibc keeps a freed block for reuse only below its mmap threshold
+// (32 MiB at most by itself; 64 MiB in the per-thread arenas XLA's workers allocate from), so a
+// larger one is mapped, faulted in and zeroed again by every execution (xla/hugepages.go). Its size
+// is the peak of XLA's buffer assignment (XLA_FLAGS=--xla_dump_to=DIR, the file
+// *-memory-usage-report.txt). MultiHeadAttention with Flash and a causal mask, as mhalab bench
+// runs it (2026-12-02, xla-cpu-pjrt 0.0.1):
+//
+//	B1 L4096 E512 h8 (blocks 512×128)    108.8 MiB, 89.5 MiB with finished rows written in place
+//	B8 L1024 E768 h12 (blocks 128×128)   251.8 MiB, 234.7 MiB
+//
+// XLA fused each query block's last update α·acc + p·v, the division by l and the concatenation
+// of all blocks' outputs into one loop at the end, so every finished block's accumulator and last
+// p·v, [B, h, rows, dv+1] each over all the rows still computed then, stayed alive to the end:
+// 67 MiB of the long case's peak. flashSteps now writes each block's output (and lse) into a
+// [B, h, Lq, dv] tensor with DynamicUpdateSlice when the block finishes (flashRows.inPlace), which
+// XLA does in place. The peak then comes at the first steps: the fused q/k/v projection
+// [4096, 1536] (24 MiB, read by every step's slices), a tile of scores and its exponentials at
+// 3584 rows (2 × 14 MiB), the previous accumulator and the new p·v (2 × 8.5 MiB: XLA does not
+// materialise acc, the next update reads both), the output (8 MiB) and the query rows (7 MiB).
+//
+// Below 32 MiB is out of reach for these shapes: the projection alone is 24 MiB (72 MiB at B8
+// L1024 E768), the accumulator of 4096 rows 8.5 MiB and one tile of 128 keys over 4096 rows
+// 16 MiB. Tried and not kept: the whole state (m and acc of all Lq rows) updated in place with
+// DynamicUpdateSlice each step gave 86.6 and 200.1 MiB, but XLA's copy insertion copied both
+// buffers every step (96 copies in the long graph) and it was not faster; taking the token from
+// p·v instead let three p·v run ahead (96.2 MiB), and start indices made dynamic (from the token,
+// so that XLA keeps DynamicSlice) 369 MiB. --xla_cpu_enable_concurrency_optimized_scheduler=false
+// changes nothing (108.1 MiB).
+//
+// What the block costs: perf record -e cpu-clock over the timed executions of the long case (with
+// glibc.malloc.hugetlb=1, as mhalab bench runs) put the kernel's clear_page_erms at 4.8–13% of the
+// CPU time in two runs of the same graph at load ~3. GLIBC_TUNABLES=glibc.malloc.arena_max=1:
+// glibc.malloc.mmap_max=0 makes every thread allocate from the main heap, which keeps the block:
+// 0 minor faults in the median execution. It did not pay: three alternating processes each gave
+// 402, 393 and 389 ms of CPU time per execution against 363, 378 and 366 without it (load 4.2–4.9),
+// with _int_malloc at 5.5–7% of the profile (one arena for all threads) instead of 0.5%, and
+// clear_page_erms still at 8.7–23% (the executions that did fault, up to 83 huge pages each).
+// Concatenated against in place in one process (executions alternated, 20–30 rounds, the last
+// run as TestFlashFinishInPlaceAB does it, rotating which goes first; load 2.2–4.8), CPU time
+// median per execution: long causal 353 → 361, 408 → 377, 367 → 361, 353 → 356, 366 → 352 ms
+// (within the noise: the block is 18% smaller but still mapped afresh each time; with huge pages
+// the median execution faulted 258 times concatenated, 417 in place); B8 L1024 E768 h12
+// 546 → 528, 706 → 527, 589 → 513, 546 → 506 ms.

@@ -17,7 +17,9 @@ import (
 // the blocks it maps (the tunable glibc.malloc.hugetlb=1: madvise(MADV_HUGEPAGE) on each), which
 // faults such a block in 2 MiB at a time, 512 times fewer faults; the pages are still zeroed.
 // glibc reads tunables only when a program starts, from $GLIBC_TUNABLES, so the program has to
-// be started with it: ExecWithHugePages starts the running program again with it.
+// be started with it: ExecWithHugePages starts the running program again with it. What the
+// block of that attention holds, and why it stays above glibc's 32 MiB: mhalib/flashxla.go,
+// "XLA's block of temporaries".
 
 // Environment variables of ExecWithHugePages.
 const (
