@@ -113,7 +113,6 @@ func benchSmolLM2(cfg Config, python, llamaPython string, order []string, live m
 	for i, spec := range order {
 		r := smollm2Result{Backend: spec, Impl: "mhalab models/smollm2", PromptTokens: len(prompt), NewTokens: s.newTokens}
 		withFastGo(spec, func() { gens[i] = startSmolLM2(live[spec], m, prompt, r) })
-		defer gens[i].finalize()
 	}
 	var llama smollm2Result
 	anchor := func(int) bool { return llama.pool(benchSmolLM2Llama(cfg, llamaPython, path, prompt, s)) }
@@ -127,6 +126,7 @@ func benchSmolLM2(cfg Config, python, llamaPython string, order []string, live m
 	llama.compareWith(torch, smollm2Result{})
 	rep.Gen = append(rep.Gen, torch, llama)
 	for _, g := range gens {
+		g.finalize() // before the KV-cache measurement loads the model again
 		g.r.setRates()
 		g.r.compareWith(torch, llama)
 		rep.Gen = append(rep.Gen, g.r)
