@@ -420,13 +420,12 @@ func benchModernTorch(cfg Config, python string, s modernSettings, windows []win
 		wcases = append(wcases, map[string]any{"key": w.key(), "batch": w.B, "heads": w.H, "seq": w.L, "dk": w.Dk,
 			"window": w.Window, "warmup": w.Warmup, "runs": w.Runs, "budget_s": cfg.Budget.Seconds()})
 	}
-	dcases := []map[string]any{}
-	for _, hkv := range s.kvHeads {
-		if !decode {
-			break
+	dcases := []map[string]any{} // [] rather than null: the script iterates it
+	if decode {
+		for _, hkv := range s.kvHeads {
+			dcases = append(dcases, map[string]any{"key": fmt.Sprintf("Hkv%d", hkv), "embed": s.decode.Embed, "heads": s.decode.Heads,
+				"kv_heads": hkv, "layers": s.decode.Layers, "context": s.decode.Context, "steps": s.decode.Steps, "budget_s": cfg.Budget.Seconds()})
 		}
-		dcases = append(dcases, map[string]any{"key": fmt.Sprintf("Hkv%d", hkv), "embed": s.decode.Embed, "heads": s.decode.Heads,
-			"kv_heads": hkv, "layers": s.decode.Layers, "context": s.decode.Context, "steps": s.decode.Steps, "budget_s": cfg.Budget.Seconds()})
 	}
 	req, _ := json.Marshal(map[string]any{"threads": cfg.Threads, "flex": s.flex, "window": wcases, "decode": dcases})
 	cmd := exec.Command(python, script)

@@ -18,9 +18,10 @@ import (
 // one pass) and decode tokens/s (one token per step with the KV cache) on every backend and with
 // transformers on PyTorch (models/smollm2/bench_torch.py, the same GGUF file and prompt ids) and
 // with llama.cpp when llama-cpp-python is installed (bench/llamacpp.go: the same file with its
-// weights kept quantised) in the same run, llama.cpp in rounds alternating with the backends; and the KV cache's bytes with the model's 3 key/value heads against the 9 that
-// plain multi-head attention would need (Model.WithKVHeads(9): the same logits), measured from
-// the session's cache tensors after filling it.
+// weights kept quantised) in the same run, llama.cpp in rounds alternating with the backends;
+// and the KV cache's bytes with the model's 3 key/value heads against the 9 that plain
+// multi-head attention would need (Model.WithKVHeads(9): the same logits), measured from the
+// session's cache tensors after filling it.
 
 // smollm2Prompt is the suite's prompt (the first smollm2QuickTokens tokens of it with --quick).
 const smollm2Prompt = "The history of the printing press begins in the fifteenth century, when Johannes " +
@@ -115,10 +116,10 @@ func benchSmolLM2(cfg Config, python, llamaPython string, order []string, live m
 		withFastGo(spec, func() { gens[i] = startSmolLM2(live[spec], m, prompt, r) })
 	}
 	var llama smollm2Result
-	anchor := func(int) bool { return llama.pool(benchSmolLM2Llama(cfg, llamaPython, path, prompt, s)) }
-	var timed []func(int)
+	anchor := func() bool { return llama.pool(benchSmolLM2Llama(cfg, llamaPython, path, prompt, s)) }
+	var timed []func()
 	for i, spec := range order {
-		timed = append(timed, func(int) { withFastGo(spec, func() { gens[i].time(s.runs) }) })
+		timed = append(timed, func() { withFastGo(spec, func() { gens[i].time(s.runs) }) })
 	}
 	timeInRounds(s.rounds, anchor, timed)
 	rep.Rounds = s.rounds
@@ -153,16 +154,16 @@ func benchSmolLM2(cfg Config, python, llamaPython string, order []string, live m
 // llama.cpp, every backend, … — and each side's median pools all its rounds, so both span the
 // same stretch of time.
 
-// timeInRounds calls anchor and then every backend's timing function, rounds times, passing the
-// round (from 0). An anchor that returns false (it could not run) is not called again.
-func timeInRounds(rounds int, anchor func(round int) bool, backends []func(round int)) {
+// timeInRounds calls anchor and then every backend's timing function, rounds times. An anchor
+// that returns false (it could not run) is not called again.
+func timeInRounds(rounds int, anchor func() bool, backends []func()) {
 	anchorOK := true
-	for round := range rounds {
+	for range rounds {
 		if anchorOK {
-			anchorOK = anchor(round)
+			anchorOK = anchor()
 		}
 		for _, b := range backends {
-			b(round)
+			b()
 		}
 	}
 }
