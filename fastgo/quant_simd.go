@@ -340,6 +340,9 @@ func sum16(v archsimd.Float32x16) float32 {
 
 // halves16Into is halves16 times 2¹¹² (f16's values) for tests: dst [16] from src [32 bytes].
 func halves16Into(src []byte, dst []float32) bool {
+	if !archsimd.X86.AVX512() {
+		return false
+	}
 	halves16(unsafe.Pointer(&src[:32][0]), 0).Mul(archsimd.BroadcastFloat32x16(0x1p112)).Store((*[16]float32)(dst[:16]))
 	return true
 }

@@ -9,6 +9,9 @@ func vecName() string { return "go" }
 // vecAVX512 is false: the AVX-512 loops (and the passes fused around them, fuse.go) are absent.
 const vecAVX512 = false
 
+// vecAVX2 is false: the AVX2 loops are absent too.
+const vecAVX2 = false
+
 func expF32Vec(dst, src []float32) bool { return false }
 
 func maxF32Vec(init float32, src []float32) (float32, bool) { return 0, false }

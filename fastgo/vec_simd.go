@@ -12,6 +12,10 @@ import (
 
 var vecAVX512 = archsimd.X86.AVX512()
 
+// vecAVX2 is whether the CPU runs 256-bit loops (AVX2 with FMA): the loops that run where
+// AVX-512 is absent (most laptops). A test clears vecAVX512 to run them on an AVX-512 CPU.
+var vecAVX2 = archsimd.X86.AVX2() && archsimd.X86.FMA()
+
 // vecName names the vector loops in use (for Status).
 func vecName() string {
 	if vecAVX512 {
