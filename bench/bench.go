@@ -382,6 +382,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 
 	printReport(stdout, rep)
 	if previous != nil {
+		printMachineChange(stdout, previous, rep)
 		printComparison(stdout, previous, rep, cfg.ComparePath)
 		printDecodeComparison(stdout, previous, rep)
 		printWindowComparison(stdout, previous, rep)

@@ -154,6 +154,7 @@ func CompareReports(w io.Writer, oldPath, curPath string) error {
 	if err != nil {
 		return err
 	}
+	printMachineChange(w, old, cur)
 	if len(cur.MHA) > 0 {
 		printComparison(w, old, cur, oldPath)
 	}
