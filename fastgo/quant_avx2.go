@@ -142,6 +142,7 @@ func dotQ4_1AVX2(rows []byte, a *qAct, y []float32) {
 	}
 	for r := 0; r < n; r += 4 {
 		p0, p1, p2, p3 := rows4(base, r, n, rb)
+		archsimd.ClearAVXUpperBits() // the call's return zeroes X15 by a legacy-SSE XORPS (avx2Clean)
 		prefetchAhead(base, r, n, rb)
 		var acc0, acc1, acc2, acc3 archsimd.Float32x8
 		for c := 0; c < nb; c += 8 { // 16 bytes of scales from 2c, 2nb+2c: within the row (20·nb ≥ 4·nb + 14)
@@ -191,6 +192,7 @@ func dotQ8_0AVX2(rows []byte, a *qAct, y []float32) {
 	}
 	for r := 0; r < n; r += 4 {
 		p0, p1, p2, p3 := rows4(base, r, n, rb)
+		archsimd.ClearAVXUpperBits() // the call's return zeroes X15 by a legacy-SSE XORPS (avx2Clean)
 		prefetchAhead(base, r, n, rb)
 		var acc0, acc1, acc2, acc3 archsimd.Float32x8
 		for c := 0; c < nb; c += 8 { // 16 bytes of scales from 2c: within the row (34·nb ≥ 2·nb + 14)
