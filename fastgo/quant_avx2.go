@@ -15,7 +15,19 @@ package fastgo
 // AVX2 or FMA (archsimd's ops_amd64.go names each one's feature); AVX-512 ones would die of
 // SIGILL on the CPUs these serve.
 //
-// BenchmarkQuantMatVec (1536×576, one thread, AMD EPYC without AVX-512): see avx2QuantKernels.
+// Legacy SSE. Go compiles scalar float32 code, 128-bit vector spills (MOVUPS) and the X15
+// re-zeroing after a call to assembly (XORPS) to legacy-SSE instructions, and Go 1.26 emits no
+// VZEROUPPER: one of them while the YMM registers' upper halves are dirty cost ~150–400 ns on
+// this AMD EPYC (a 256-bit loop followed by scalar float code: 80 ns an iteration with
+// archsimd.ClearAVXUpperBits between them, 360–480 without). So these kernels run no scalar
+// float code amid their 256-bit instructions (scales broadcast from vectors by VPERMPS, tails
+// by masked stores, quantise's scalar part between two vector passes), clear the upper halves
+// before calling prefetchAhead and before returning, and shift logically only by VPSRAW on
+// non-negative lanes (Go 1.26 has no immediate form of VPSRLW: its count came through a legacy
+// MOVQ, and the Q4_1 kernel took 1100 cpu-µs instead of 230).
+//
+// BenchmarkQuantMatVec (1536×576, one thread, AMD EPYC, a loaded machine): Q4_1 1010–1390
+// cpu-µs plain Go → 40–70 AVX2; Q8_0 940–1140 → 70–105.
 
 import (
 	"unsafe"
@@ -44,8 +56,8 @@ func halves8(p unsafe.Pointer, off int) archsimd.Float32x8 {
 // float32 product x·(qMax/a) rounded to even, then its int32 truncated to 16 bits as the plain-Go
 // conversion and VPMOVDW do — masked to 16 bits and packed by VPACKUSDW, which cannot saturate
 // then), s summed in another order; a block whose sum is NaN gets d = NaN and zero q, a block
-// below tinyBlock d = 0 and zero q. In three passes, so that no scalar float instruction (Go's
-// are legacy SSE) runs while the upper halves of the YMM registers are dirty (avx2Clean): the
+// below tinyBlock d = 0 and zero q. In three passes, so that no scalar float instruction runs
+// while the upper halves of the YMM registers are dirty (legacy SSE: the file's note): the
 // blocks' partial maxima and sums (4 lanes each, into a.part), then d, s and 1/scale per block
 // in scalar Go (0 for the blocks that become zeros: x·0 rounds to q = 0, and NaN or ±Inf·0 to
 // NaN, whose int32 0x80000000 truncates to 0 as in quantiseX), then q.
@@ -126,7 +138,7 @@ func dotQ4_1AVX2(rows []byte, a *qAct, y []float32) {
 	}
 	rb, pad := 20*nb, (nb+7)&^7
 	rows = rows[:n*rb]
-	ad, as, post := a.dx[:pad], a.sx[:pad], archsimd.BroadcastFloat32x8(a.post) // before any 256-bit instruction (avx2Clean)
+	ad, as, post := a.dx[:pad], a.sx[:pad], archsimd.BroadcastFloat32x8(a.post) // before any 256-bit instruction (legacy SSE: the file's note)
 	base := unsafe.Pointer(unsafe.SliceData(rows))
 	x := unsafe.Pointer(unsafe.SliceData(a.q[:32*nb]))
 	low := archsimd.BroadcastInt16x16(0x0f)
@@ -142,7 +154,7 @@ func dotQ4_1AVX2(rows []byte, a *qAct, y []float32) {
 	}
 	for r := 0; r < n; r += 4 {
 		p0, p1, p2, p3 := rows4(base, r, n, rb)
-		archsimd.ClearAVXUpperBits() // the call's return zeroes X15 by a legacy-SSE XORPS (avx2Clean)
+		archsimd.ClearAVXUpperBits() // the call's return zeroes X15 by a legacy-SSE XORPS
 		prefetchAhead(base, r, n, rb)
 		var acc0, acc1, acc2, acc3 archsimd.Float32x8
 		for c := 0; c < nb; c += 8 { // 16 bytes of scales from 2c, 2nb+2c: within the row (20·nb ≥ 4·nb + 14)
@@ -181,7 +193,7 @@ func dotQ8_0AVX2(rows []byte, a *qAct, y []float32) {
 	}
 	rb, pad := 34*nb, (nb+7)&^7
 	rows = rows[:n*rb]
-	ad, post := a.dx[:pad], archsimd.BroadcastFloat32x8(a.post) // before any 256-bit instruction (avx2Clean)
+	ad, post := a.dx[:pad], archsimd.BroadcastFloat32x8(a.post) // before any 256-bit instruction (legacy SSE: the file's note)
 	base := unsafe.Pointer(unsafe.SliceData(rows))
 	x := unsafe.Pointer(unsafe.SliceData(a.q[:32*nb]))
 	step := func(p unsafe.Pointer, xl, xh archsimd.Int16x16, sc archsimd.Float32x8, lane archsimd.Uint32x8, b int, acc archsimd.Float32x8) archsimd.Float32x8 {
@@ -192,7 +204,7 @@ func dotQ8_0AVX2(rows []byte, a *qAct, y []float32) {
 	}
 	for r := 0; r < n; r += 4 {
 		p0, p1, p2, p3 := rows4(base, r, n, rb)
-		archsimd.ClearAVXUpperBits() // the call's return zeroes X15 by a legacy-SSE XORPS (avx2Clean)
+		archsimd.ClearAVXUpperBits() // the call's return zeroes X15 by a legacy-SSE XORPS
 		prefetchAhead(base, r, n, rb)
 		var acc0, acc1, acc2, acc3 archsimd.Float32x8
 		for c := 0; c < nb; c += 8 { // 16 bytes of scales from 2c: within the row (34·nb ≥ 2·nb + 14)
@@ -216,8 +228,8 @@ func dotQ8_0AVX2(rows []byte, a *qAct, y []float32) {
 
 // store4x8 writes the lane sums of v0…v3 times post (any lane of it) to y[r…r+3], those
 // before len(y): three pairwise additions of the four vectors' lanes (VHADDPS) and the two
-// halves of the last; a tail by a masked store (VMASKMOVPS), not by scalar stores (avx2Clean).
-// post comes as 256 bits because the compiler spills a 128-bit vector with a legacy-SSE MOVUPS.
+// halves of the last; a tail by a masked store (VMASKMOVPS), not by scalar stores, and post
+// as 256 bits: the compiler spills a 128-bit vector by MOVUPS (legacy SSE: the file's note).
 func store4x8(y []float32, r int, post archsimd.Float32x8, v0, v1, v2, v3 archsimd.Float32x8) {
 	c := v0.AddPairsGrouped(v1).AddPairsGrouped(v2.AddPairsGrouped(v3)) // per 128 bits: the 4 rows' partial sums
 	c.GetLo().Add(c.GetHi()).Mul(post.GetLo()).StoreSlicePart(y[r:])
@@ -227,7 +239,7 @@ func store4x8(y []float32, r int, post archsimd.Float32x8, v0, v1, v2, v3 archsi
 // Q8_0 d·q — the same roundings, so the same float32 weights. A chunk of 8 blocks' scales is
 // converted at once (halves8 times 2¹¹², exact; the lanes past the row's last block hold the
 // next bytes of the row, converted but unused) and each block's broadcast by VPERMPS: no
-// scalar float instruction amid the 256-bit ones (avx2Clean).
+// scalar float instruction amid the 256-bit ones (legacy SSE: the file's note).
 func dequantRowAVX2(q4 bool, row []byte, w []float32) {
 	nb := len(w) / 32
 	if nb == 0 {
