@@ -146,7 +146,8 @@ func dotQ4_1AVX2(rows []byte, a *qAct, y []float32) {
 	// an arithmetic shift (VPSRAW; the bytes are zero-extended, so the same as a logical one):
 	// Go 1.26 encodes a constant count only for it and the left shifts, and the logical shift
 	// with its count moved into an XMM register (a legacy-SSE MOVQ amid 256-bit code) took this
-	// kernel from 160 to 1100 cpu-µs (BenchmarkQuantMatVec Q4_1, AMD EPYC).
+	// kernel 1100 cpu-µs instead of 230 (BenchmarkQuantMatVec Q4_1, AMD EPYC, before the other
+	// measures of the file's note on legacy SSE).
 	step := func(p unsafe.Pointer, xl, xh archsimd.Int16x16, sc archsimd.Float32x8, lane archsimd.Uint32x8, b int, acc archsimd.Float32x8) archsimd.Float32x8 {
 		w := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p, 4*nb+16*b))).ExtendToUint16().AsInt16x16()
 		s := w.And(low).DotProductPairs(xl).Add(w.ShiftAllRight(4).DotProductPairs(xh))
