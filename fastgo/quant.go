@@ -10,7 +10,8 @@ package fastgo
 // Kernels: quantKernels holds the row–vector products, which multiply each row by x quantised
 // once per product to 16-bit blocks (quant_act.go) in integers; the plain-Go ones (quant_go.go)
 // are the readable reference and the fallback, the AVX-512 ones (quant_simd.go,
-// GOEXPERIMENT=simd) compute the same integer block sums (quant_internal_test.go).
+// GOEXPERIMENT=simd) and, on CPUs without AVX-512, the AVX2+FMA ones (quant_avx2.go) compute
+// the same integer block sums (quant_internal_test.go).
 
 import (
 	"math"
@@ -58,7 +59,7 @@ func init() {
 	}
 }
 
-// QuantKernel names the packed-row kernels in use ("avx512" or "go").
+// QuantKernel names the packed-row kernels in use ("avx512", "avx2" or "go").
 func QuantKernel() string { return quantK.name }
 
 // QuantCalls returns how many carrier products this package computed.

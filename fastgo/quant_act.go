@@ -35,6 +35,7 @@ type qAct struct {
 	s    []float32 // [nb padded with zeros to a multiple of 16]
 	lay  []int16   // kernel-specific copy of q (SIMD Q4_1: 2 blocks' first then last halves)
 	perm []uint32  // kernel-specific lanes of the scales (SIMD Q4_1)
+	part []float32 // kernel-specific scratch of quantise (AVX2: partial maxima and sums, 1/scales)
 	// dx, sx: d and s times 2^e, padded as d and s; y is the kernel's sum times post = 2^(112−e)
 	// (SIMD kernels: scaleForKernels).
 	dx, sx []float32

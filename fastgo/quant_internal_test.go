@@ -5,20 +5,47 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/mhalab/mhalab/models/gguf"
 	"github.com/mhalab/mhalab/models/quant"
 )
 
-// quantKernelSets: the plain-Go kernels and, in a build that has them, the SIMD ones.
+// quantKernelSets: the plain-Go kernels and simdKernelSets.
 func quantKernelSets() []quantKernels {
-	kernels := []quantKernels{goQuantKernels}
+	return append([]quantKernels{goQuantKernels}, simdKernelSets()...)
+}
+
+// simdKernelSets: the SIMD kernel sets this build has and this CPU runs — the AVX-512 set, and
+// the AVX2 one (which an AVX-512 CPU runs too, so that either CI machine tests it).
+func simdKernelSets() []quantKernels {
+	var kernels []quantKernels
 	if k, ok := simdQuantKernels(); ok {
 		kernels = append(kernels, k)
 	}
+	if k, ok := avx2QuantKernels(); ok && (len(kernels) == 0 || kernels[0].name != k.name) {
+		kernels = append(kernels, k)
+	}
 	return kernels
+}
+
+// quantSeed is the seed of a randomised test, printed; MHALAB_FASTGO_SEED=S replays one (as the
+// element-wise tests' testSeed).
+func quantSeed(t *testing.T) uint64 {
+	t.Helper()
+	seed := uint64(20261202)
+	if s := os.Getenv("MHALAB_FASTGO_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("MHALAB_FASTGO_SEED=%q: %v", s, err)
+		}
+		seed = v
+	}
+	t.Logf("seed %d (replay with MHALAB_FASTGO_SEED=%d)", seed, seed)
+	return seed
 }
 
 // randomPacked returns a rows × cols matrix of format t with random blocks: scales drawn from
@@ -298,79 +325,99 @@ func testQuantise(t *testing.T, k quantKernels, x []float32, ref *qAct) {
 	}
 }
 
-// TestQuantKernelsSameIntegerSums: the AVX-512 kernels compute the plain-Go kernels' integer
-// products, so the two differ only by float32 rounding of the scaled (partial) block sums,
-// added in other orders: |simd − go| ≤ 2·2(nb+4)·u·Σ_b (|d_w·d_a|·Σ_j |q_w·q_a| + |m_w·Σx|).
-// A block summed from the wrong quants is off by a whole d_w·d_a at least.
+// TestQuantKernelsSameIntegerSums: the SIMD kernels (AVX-512, AVX2) compute the plain-Go
+// kernels' integer products, so the two differ only by float32 rounding of the scaled (partial)
+// block sums, added in other orders: |simd − go| ≤ 2·2(nb+4)·u·Σ_b (|d_w·d_a|·Σ_j |q_w·q_a| +
+// |m_w·Σx|). A block summed from the wrong quants is off by a whole d_w·d_a at least. Random
+// rows and x (seeded), 1 … 66 blocks (odd counts; SmolLM2's 576 and 1536 columns), 1, 5 and 7
+// rows (the kernels compute 4 a step).
 func TestQuantKernelsSameIntegerSums(t *testing.T) {
-	k, ok := simdQuantKernels()
-	if !ok {
-		t.Skip("no SIMD kernels in this build")
+	sets := simdKernelSets()
+	if len(sets) == 0 {
+		t.Skip("no SIMD kernels in this build or on this CPU")
 	}
-	for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
-		for _, cols := range []int{32, 64, 96, 128, 160, 576, 1536, 2080, 2112} { // 1 … 66 blocks
-			m := randomPacked(t, f, 5, cols, uint64(cols)) // 4 rows a step, then 1
-			rows := planar(m)
-			rng := rand.New(rand.NewPCG(uint64(cols), 5))
-			x := make([]float32, cols)
-			for i := range x {
-				x[i] = float32(rng.NormFloat64())
-			}
-			a := &qAct{}
-			quantiseX(x, a)
-			q4 := f == gguf.TensorQ4_1
-			k.layout(q4, a)
-			dot, ref := k.q8_0, goQuantKernels.q8_0
-			if q4 {
-				dot, ref = k.q4_1, goQuantKernels.q4_1
-			}
-			nb := cols / 32
-			got, want := make([]float32, 5), make([]float32, 5)
-			dot(rows, a, got)
-			ref(rows, a, want)
-			for r := range 5 {
-				var abs float64
-				for b := range nb {
-					blk := m.Row(r)[b*f.BlockBytes() : (b+1)*f.BlockBytes()] // GGUF block: d, (m,) quants
-					d := float64(gguf.Float16(enc.LittleEndian.Uint16(blk)))
-					var qq float64 // Σ_j |q_w·q_a|
-					for j := range 32 {
-						var qw float64
-						if q4 {
-							qw = float64(blk[4+j%16] >> (4 * (j / 16)) & 0x0f)
-						} else {
-							qw = float64(int8(blk[2+j]))
-						}
-						qq += math.Abs(qw * float64(a.q[32*b+j]))
-					}
-					abs += math.Abs(d*float64(a.d[b])) * qq
-					if q4 {
-						abs += math.Abs(float64(gguf.Float16(enc.LittleEndian.Uint16(blk[2:]))) * float64(a.s[b]))
-					}
-				}
-				bound := 4 * float64(nb+4) * 0x1p-24 * abs
-				if d := math.Abs(float64(got[r]) - float64(want[r])); d > bound || math.IsNaN(float64(got[r])) {
-					t.Fatalf("%s cols %d row %d: %s %g, go %g (off by %.3g > %.3g)", f, cols, r, k.name, got[r], want[r], d, bound)
+	seed := quantSeed(t)
+	for _, k := range sets {
+		for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
+			for _, cols := range []int{32, 64, 96, 128, 160, 256, 288, 576, 1536, 2080, 2112} { // 1 … 66 blocks
+				for _, nr := range []int{1, 5, 7} {
+					t.Run(fmt.Sprintf("%s/%s/%dx%d", k.name, f, nr, cols), func(t *testing.T) {
+						testSameIntegerSums(t, k, f, nr, cols, seed+uint64(cols*8+nr))
+					})
 				}
 			}
 		}
 	}
 }
 
-// TestHalves16 compares the kernels' vector half conversion (times 2¹¹²) with f16 on every
-// 16-bit pattern, 16 at a time — finite halves exactly; Inf and NaN patterns (quant.NewMatrix
-// refuses them as scales) as f16 maps them — and checks that the raw conversion is finite for
-// every pattern: the kernels multiply the lanes past a row's last block, which hold any bytes,
-// by zero.
-func TestHalves16(t *testing.T) {
-	got := make([]float32, 16)
-	for h0 := 0; h0 < 1<<16; h0 += 16 {
-		src := make([]byte, 32)
-		for i := range 16 {
+// testSameIntegerSums is TestQuantKernelsSameIntegerSums for one kernel set and shape.
+func testSameIntegerSums(t *testing.T, k quantKernels, f gguf.TensorType, nr, cols int, seed uint64) {
+	m := randomPacked(t, f, nr, cols, seed)
+	rows := planar(m)
+	rng := rand.New(rand.NewPCG(seed, 5))
+	x := make([]float32, cols)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64()) * float32(math.Ldexp(1, rng.IntN(9)-4))
+	}
+	a := &qAct{}
+	quantiseX(x, a)
+	q4 := f == gguf.TensorQ4_1
+	k.layout(q4, a)
+	dot, ref := k.q8_0, goQuantKernels.q8_0
+	if q4 {
+		dot, ref = k.q4_1, goQuantKernels.q4_1
+	}
+	nb := cols / 32
+	got, want := make([]float32, nr), make([]float32, nr)
+	dot(rows, a, got)
+	ref(rows, a, want)
+	for r := range nr {
+		var abs float64
+		for b := range nb {
+			blk := m.Row(r)[b*f.BlockBytes() : (b+1)*f.BlockBytes()] // GGUF block: d, (m,) quants
+			d := float64(gguf.Float16(enc.LittleEndian.Uint16(blk)))
+			var qq float64 // Σ_j |q_w·q_a|
+			for j := range 32 {
+				var qw float64
+				if q4 {
+					qw = float64(blk[4+j%16] >> (4 * (j / 16)) & 0x0f)
+				} else {
+					qw = float64(int8(blk[2+j]))
+				}
+				qq += math.Abs(qw * float64(a.q[32*b+j]))
+			}
+			abs += math.Abs(d*float64(a.d[b])) * qq
+			if q4 {
+				abs += math.Abs(float64(gguf.Float16(enc.LittleEndian.Uint16(blk[2:]))) * float64(a.s[b]))
+			}
+		}
+		bound := 4 * float64(nb+4) * 0x1p-24 * abs
+		if d := math.Abs(float64(got[r]) - float64(want[r])); d > bound || math.IsNaN(float64(got[r])) {
+			t.Fatalf("row %d: %s %g, go %g (off by %.3g > %.3g)", r, k.name, got[r], want[r], d, bound)
+		}
+	}
+}
+
+// TestHalves16 compares the AVX-512 kernels' vector half conversion (times 2¹¹²) with f16 on
+// every 16-bit pattern, 16 at a time, and TestHalves8 the AVX2 kernels' 8 at a time — finite
+// halves exactly; Inf and NaN patterns (quant.NewMatrix refuses them as scales) as f16 maps
+// them — and check that the raw conversion is finite for every pattern: the kernels multiply
+// the lanes past a row's last block, which hold any bytes, by zero.
+func TestHalves16(t *testing.T) { testHalves(t, 16, halves16Into) }
+
+func TestHalves8(t *testing.T) { testHalves(t, 8, halves8Into) }
+
+// testHalves checks conv, which converts n halves (2n bytes) into n float32 or reports false
+// where this build or CPU lacks it.
+func testHalves(t *testing.T, n int, conv func(src []byte, dst []float32) bool) {
+	got := make([]float32, n)
+	src := make([]byte, 2*n)
+	for h0 := 0; h0 < 1<<16; h0 += n {
+		for i := range n {
 			enc.LittleEndian.PutUint16(src[2*i:], uint16(h0+i))
 		}
-		if !halves16Into(src, got) {
-			t.Skip("no SIMD kernels in this build")
+		if !conv(src, got) {
+			t.Skipf("no %d-lane SIMD half conversion in this build or on this CPU", n)
 		}
 		for i, v := range got {
 			want := f16(src[2*i:])
@@ -379,6 +426,64 @@ func TestHalves16(t *testing.T) {
 			}
 			if raw := float64(v) * 0x1p-112; math.IsInf(raw, 0) || math.IsNaN(raw) || raw*0 != 0 {
 				t.Fatalf("half %#04x: raw lane %g is not finite", h0+i, raw)
+			}
+		}
+	}
+}
+
+// TestQuantiseSIMD: each SIMD set's quantise gives quantiseX's d and q bit for bit and its s
+// within the reordered sum's bound, on random x (seeded) of 1 … 48 blocks with blocks of zeros,
+// of tiny values (below tinyBlock), ±Inf (d +Inf) and NaN (d NaN, q zero), and zero padding.
+func TestQuantiseSIMD(t *testing.T) {
+	sets := simdKernelSets()
+	if len(sets) == 0 {
+		t.Skip("no SIMD kernels in this build or on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(quantSeed(t), 13))
+	for _, k := range sets {
+		for _, nb := range []int{1, 2, 3, 17, 18, 48} {
+			x := make([]float32, 32*nb)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64()) * float32(math.Ldexp(1, rng.IntN(40)-20))
+			}
+			for b := range nb {
+				xb := x[32*b : 32*b+32]
+				switch rng.IntN(8) {
+				case 0:
+					clear(xb)
+				case 1:
+					for j := range xb {
+						xb[j] *= 0x1p-100
+					}
+				case 2:
+					xb[rng.IntN(32)] = float32(math.Inf(1 - 2*rng.IntN(2)))
+				case 3:
+					xb[rng.IntN(32)] = float32(math.NaN())
+				}
+			}
+			ref, a := &qAct{}, &qAct{d: slices.Repeat([]float32{9}, 64), s: slices.Repeat([]float32{9}, 64)}
+			quantiseX(x, ref)
+			k.quantise(x, a)
+			bits := func(v []float32) []uint32 {
+				out := make([]uint32, len(v))
+				for i, f := range v {
+					out[i] = math.Float32bits(f)
+				}
+				return out
+			}
+			if a.nb != nb || !slices.Equal(bits(a.d), bits(ref.d)) || !slices.Equal(a.q, ref.q) {
+				t.Fatalf("%s, %d blocks: d or q differ from quantiseX's: d %v, want %v", k.name, nb, a.d, ref.d)
+			}
+			for b := range len(a.s) {
+				var bound float64
+				if b < nb {
+					for _, v := range x[32*b : 32*b+32] {
+						bound += 64 * 0x1p-24 * math.Abs(float64(v))
+					}
+				}
+				if d := math.Abs(float64(a.s[b] - ref.s[b])); !(d <= bound) && !(math.IsNaN(float64(ref.s[b])) && math.IsNaN(float64(a.s[b]))) && a.s[b] != ref.s[b] {
+					t.Fatalf("%s, %d blocks: s[%d] = %g, want %g ± %.3g", k.name, nb, b, a.s[b], ref.s[b], bound)
+				}
 			}
 		}
 	}

@@ -6,4 +6,8 @@ package fastgo
 
 func simdQuantKernels() (quantKernels, bool) { return quantKernels{}, false }
 
+func avx2QuantKernels() (quantKernels, bool) { return quantKernels{}, false }
+
 func halves16Into([]byte, []float32) bool { return false }
+
+func halves8Into([]byte, []float32) bool { return false }

@@ -58,34 +58,41 @@ func TestQuantScaledActivations(t *testing.T) {
 // them into y: y equals the plain-Go kernel's within 1e-4 relative (seen failing with the
 // padding of x's scaled sums non-zero).
 func TestQuantTailLanesIgnored(t *testing.T) {
-	k, ok := simdQuantKernels()
-	if !ok {
-		t.Skip("no SIMD kernels in this build")
+	sets := simdKernelSets()
+	if len(sets) == 0 {
+		t.Skip("no SIMD kernels in this build or on this CPU")
 	}
-	for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
-		const rows, cols = 5, 576
-		m := randomPacked(t, f, rows, cols, 21)
-		bb, scales := f.BlockBytes(), 2
-		if f == gguf.TensorQ4_1 {
-			scales = 4
+	for _, k := range sets {
+		for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
+			testTailLanes(t, k, f)
 		}
-		for b := 0; b < rows*cols/32; b++ { // every quant byte 0xff (valid: nibbles 15, int8 −1)
-			for i := scales; i < bb; i++ {
-				m.Data[b*bb+i] = 0xff
-			}
+	}
+}
+
+// testTailLanes is TestQuantTailLanesIgnored for one kernel set and format.
+func testTailLanes(t *testing.T, k quantKernels, f gguf.TensorType) {
+	const rows, cols = 5, 576
+	m := randomPacked(t, f, rows, cols, 21)
+	bb, scales := f.BlockBytes(), 2
+	if f == gguf.TensorQ4_1 {
+		scales = 4
+	}
+	for b := 0; b < rows*cols/32; b++ { // every quant byte 0xff (valid: nibbles 15, int8 −1)
+		for i := scales; i < bb; i++ {
+			m.Data[b*bb+i] = 0xff
 		}
-		h := quant.Header{Format: f, Rows: rows, Cols: cols, Bt: 1}
-		x := make([]float32, cols)
-		for i := range x {
-			x[i] = float32(i%9) - 4
-		}
-		got, want := make([]float32, rows), make([]float32, rows)
-		quantMatMul(k, h, planar(m), x, 1, got, 1)
-		quantMatMul(goQuantKernels, h, planar(m), x, 1, want, 1)
-		for r := range rows {
-			if d := math.Abs(float64(got[r] - want[r])); !(d <= 1e-4*math.Abs(float64(want[r]))+1e-6) {
-				t.Fatalf("%s row %d: %s %g, go %g", f, r, k.name, got[r], want[r])
-			}
+	}
+	h := quant.Header{Format: f, Rows: rows, Cols: cols, Bt: 1}
+	x := make([]float32, cols)
+	for i := range x {
+		x[i] = float32(i%9) - 4
+	}
+	got, want := make([]float32, rows), make([]float32, rows)
+	quantMatMul(k, h, planar(m), x, 1, got, 1)
+	quantMatMul(goQuantKernels, h, planar(m), x, 1, want, 1)
+	for r := range rows {
+		if d := math.Abs(float64(got[r] - want[r])); !(d <= 1e-4*math.Abs(float64(want[r]))+1e-6) {
+			t.Fatalf("%s row %d: %s %g, go %g", f, r, k.name, got[r], want[r])
 		}
 	}
 }

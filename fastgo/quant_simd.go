@@ -10,7 +10,8 @@ package fastgo
 // Q4_1 a pair of blocks a step (dotQ4_1AVX512), Q8_0 a block. The integer sums equal the
 // plain-Go kernels' exactly; only the float32 additions come in another order. The loops index
 // through unsafe.Add after one length check, so that no bounds check or call sits in them.
-// AVX2-only CPUs get the plain-Go kernels.
+// CPUs with AVX2 and FMA but no AVX-512 get the same kernels in 256-bit registers
+// (quant_avx2.go).
 
 import (
 	"math"
@@ -19,9 +20,11 @@ import (
 	"simd/archsimd"
 )
 
+// simdQuantKernels is the kernel set the CPU runs best: AVX-512 (this file) when present, else
+// AVX2 with FMA (quant_avx2.go), else none (ok false: the plain-Go kernels).
 func simdQuantKernels() (quantKernels, bool) {
 	if !archsimd.X86.AVX512() {
-		return quantKernels{}, false
+		return avx2QuantKernels()
 	}
 	return quantKernels{name: "avx512", quantise: quantiseXAVX512, q4_1: dotQ4_1AVX512, q8_0: dotQ8_0AVX512, layout: simdLayout, dequant: dequantRowAVX512}, true
 }

@@ -14,10 +14,12 @@ import (
 
 // BenchmarkQuantStream: one decoding token's packed products out of memory — SmolLM2's 30
 // layers' Q4_1 matrices (q, k, v, o, gate, up, down) and its Q8_0 output head, ~96 MB, far more
-// than the caches — on 1 and 2 workers, in GB/s of packed bytes per second of elapsed time;
-// "read" is a plain 8-byte-word sum over the same bytes, the machine's read bandwidth. With one
-// worker the thread's CPU time is reported too (thread-cpu-GB/s), which a shared machine moves
-// much less than the elapsed time.
+// than the caches — on 1 and 2 workers, in GB/s of packed bytes per second of elapsed time, with
+// the kernel set in use (kernel/w…) and, with one worker, every other set this CPU runs
+// (kernel/<name>/w1: the plain-Go one, the AVX2 one on an AVX-512 CPU) for an A/B in one run;
+// "read" is a plain 8-byte-word sum over the same bytes, the machine's read bandwidth. The
+// calling thread's CPU time is reported too (thread-cpu-GB/s; with one worker the whole work's),
+// which a shared machine moves much less than the elapsed time.
 func BenchmarkQuantStream(b *testing.B) {
 	type mat struct {
 		h    quant.Header
@@ -42,6 +44,23 @@ func BenchmarkQuantStream(b *testing.B) {
 		x[i] = float32(i%7) - 3
 	}
 	out := make([]float32, 49152)
+	for _, k := range quantKernelSets() {
+		if k.name == quantK.name {
+			continue
+		}
+		b.Run(fmt.Sprintf("kernel/%s/w1", k.name), func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			b.SetBytes(int64(total))
+			start := threadCPU()
+			defer func() { cpuRate(b, start, total) }()
+			for range b.N {
+				for _, m := range mats {
+					quantMatMul(k, m.h, m.rows, x[:m.h.Cols], 1, out, 1)
+				}
+			}
+		})
+	}
 	for _, workers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("kernel/w%d", workers), func(b *testing.B) {
 			runtime.LockOSThread()
