@@ -19,6 +19,7 @@ func dotRowsF32AVX2(a, b []float32, ldb int, out []float32) bool {
 	_ = b[(n-1)*ldb+k-1]
 	if k == 64 {
 		dotRows64AVX2(a, b, ldb, out)
+		archsimd.ClearAVXUpperBits() // (gemv_avx2.go)
 		return true
 	}
 	j := 0
@@ -28,7 +29,7 @@ func dotRowsF32AVX2(a, b []float32, ldb int, out []float32) bool {
 	for ; j < n; j++ {
 		out[j], _ = dotF32AVX2(a, b[j*ldb:][:k])
 	}
-	return true
+	return true // (dot4F32AVX2 and dotF32AVX2 clear the upper register halves)
 }
 
 // dotRows64AVX2 is dotRowsF32AVX2 for len(a) == 64, as dotRows64: a lives in eight registers

@@ -21,6 +21,7 @@ func dotRowsF32Vec(a, b []float32, ldb int, out []float32) bool {
 	_ = b[(n-1)*ldb+k-1]
 	if k == 64 {
 		dotRows64(a, b, ldb, out)
+		archsimd.ClearAVXUpperBits() // (gemv_simd.go)
 		return true
 	}
 	j := 0

@@ -7,6 +7,11 @@ package fastgo
 // laptops, and AMD EPYCs before Zen 4). Each has the contract of its AVX-512 twin; they report
 // false without AVX2+FMA and gemv uses plain Go.
 //
+// Each kernel ends with VZEROUPPER (archsimd.ClearAVXUpperBits; Go 1.26 does not emit it): with
+// the upper halves of the ymm registers left dirty, the SSE code that follows ran many times
+// slower on this AMD EPYC (math.Exp over 4096 values after dotRowsF32AVX2: 8.0 ms against
+// 0.17, BenchmarkKVDecode's exp from 5 to 50 ms per token).
+//
 // Go 1.26's register allocator keeps 16 vector registers and spills with 10 or more live
 // accumulators (kernel_simd.go), and AVX2 has 16 ymm registers: the register tiles stay at 8
 // accumulators of 8 lanes, which holds half the columns of the AVX-512 tiles (axpy64AVX2 cuts
@@ -43,6 +48,7 @@ func axpyF32AVX2(dst []float32, s float32, x []float32) bool {
 		d := archsimd.LoadFloat32x8SlicePart(dst[i:n])
 		archsimd.LoadFloat32x8SlicePart(x[i:n]).MulAdd(sv, d).StoreSlicePart(dst[i:n])
 	}
+	archsimd.ClearAVXUpperBits()
 	return true
 }
 
@@ -73,6 +79,7 @@ func dotF32AVX2(a, b []float32) (float32, bool) {
 	x4 = x4.AddPairs(x4)
 	var lanes [4]float32
 	x4.Store(&lanes)
+	archsimd.ClearAVXUpperBits()
 	return lanes[0] + lanes[1], true
 }
 
@@ -102,6 +109,7 @@ func dot4F32AVX2(a0, a1, a2, a3, b []float32, out *[4]float32) bool {
 		s3 = archsimd.LoadFloat32x8SlicePart(a3[i:n]).MulAdd(x, s3)
 	}
 	sum4x8(s0, s1, s2, s3).Store(out)
+	archsimd.ClearAVXUpperBits()
 	return true
 }
 
@@ -121,6 +129,7 @@ func dot4x4F32AVX2(a, b *[4][]float32, out *[16]float32) bool {
 	}
 	dot2x4AVX2(a[0], a[1], b, (*[8]float32)(out[0:8]))
 	dot2x4AVX2(a[2], a[3], b, (*[8]float32)(out[8:16]))
+	archsimd.ClearAVXUpperBits()
 	return true
 }
 
@@ -175,6 +184,7 @@ func axpy64F32AVX2(a []float32, rows, k int, b []float32, base int, contractOff 
 	default:
 		return false
 	}
+	archsimd.ClearAVXUpperBits()
 	return true
 }
 

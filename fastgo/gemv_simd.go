@@ -4,7 +4,9 @@ package fastgo
 
 // AVX-512 loops of gemv (gemv.go), with simd/archsimd (same build constraints as kernel_simd.go);
 // without AVX-512 each calls its 256-bit twin (gemv_avx2.go), which reports false without
-// AVX2+FMA, and gemv uses plain Go.
+// AVX2+FMA, and gemv uses plain Go. Each ends with VZEROUPPER (archsimd.ClearAVXUpperBits), as
+// the AVX2 kernels do (gemv_avx2.go): SSE code after dirty upper register halves ran many times
+// slower on an AVX2 EPYC; on AVX-512 CPUs it is the usual exit of vector code (not measured).
 
 import "simd/archsimd"
 
@@ -34,6 +36,7 @@ func axpyF32Vec(dst []float32, s float32, x []float32) bool {
 		d := archsimd.LoadFloat32x16SlicePart(dst[i:n])
 		archsimd.LoadFloat32x16SlicePart(x[i:n]).MulAdd(sv, d).StoreSlicePart(dst[i:n])
 	}
+	archsimd.ClearAVXUpperBits()
 	return true
 }
 
@@ -66,6 +69,7 @@ func dotF32Vec(a, b []float32) (float32, bool) {
 	var lanes [4]float32
 	x4.Store(&lanes)
 	s := lanes[0] + lanes[1]
+	archsimd.ClearAVXUpperBits()
 	return s, true
 }
 
@@ -98,6 +102,7 @@ func dot4F32Vec(a0, a1, a2, a3, b []float32, out *[4]float32) bool {
 	lo := quarter(s0).AddPairs(quarter(s1))
 	hi := quarter(s2).AddPairs(quarter(s3))
 	lo.AddPairs(hi).Store(out)
+	archsimd.ClearAVXUpperBits()
 	return true
 }
 
@@ -111,6 +116,7 @@ func dot4x4F32Vec(a, b *[4][]float32, out *[16]float32) bool {
 	}
 	dot2x4(a[0], a[1], b, (*[8]float32)(out[0:8]))
 	dot2x4(a[2], a[3], b, (*[8]float32)(out[8:16]))
+	archsimd.ClearAVXUpperBits()
 	return true
 }
 
@@ -172,6 +178,7 @@ func axpy64F32Vec(a []float32, rows, k int, b []float32, base int, contractOff [
 	default:
 		return false
 	}
+	archsimd.ClearAVXUpperBits()
 	return true
 }
 

@@ -84,9 +84,10 @@ func benchModes(b *testing.B) []vecMode {
 }
 
 // vecLoop runs body(i), i = 0, 1, …, as the benchmark loop (b.Loop). With several modes in
-// benchVecEnv it alternates them in blocks of vecBlock operations, times each operation, and
-// reports µs/op of each mode ("µs/op-avx2", …) and each mode's time over the first's
-// ("go/avx2": > 1 where the first is faster).
+// benchVecEnv it alternates them in blocks of vecBlock operations and reports, per mode, the
+// elapsed and the process CPU time per operation ("µs/op-avx2", "cpu-µs/op-avx2", …; CPU time
+// moves less on a machine shared with other work) and each mode's elapsed and CPU time over
+// the first mode's ("go/avx2", "cpu-go/avx2": > 1 where the first is faster).
 func vecLoop(b *testing.B, body func(i int)) {
 	modes := benchModes(b)
 	if len(modes) > 0 {
@@ -98,27 +99,42 @@ func vecLoop(b *testing.B, body func(i int)) {
 		}
 		return
 	}
-	spent := make([]time.Duration, len(modes))
+	wall := make([]time.Duration, len(modes))
+	cpu := make([]float64, len(modes))
 	ops := make([]int, len(modes))
 	m := 0
-	for i := 0; b.Loop(); i++ {
-		start := time.Now()
+	start, startCPU := time.Now(), processCPU()
+	end := func() { // of a block of mode m
+		wall[m] += time.Since(start)
+		cpu[m] += processCPU() - startCPU
+	}
+	i := 0
+	for ; b.Loop(); i++ {
 		body(i)
-		spent[m] += time.Since(start)
 		ops[m]++
 		if (i+1)%vecBlock == 0 {
+			end()
 			m = (m + 1) % len(modes)
 			setVec(modes[m].avx512, modes[m].avx2)
+			start, startCPU = time.Now(), processCPU()
 		}
+	}
+	if i%vecBlock != 0 {
+		end()
 	}
 	if ops[len(modes)-1] == 0 {
 		return // calibration rounds (b.N < one block per mode): nothing to compare
 	}
-	per := func(k int) float64 { return spent[k].Seconds() * 1e6 / float64(ops[k]) }
+	us := func(k int) float64 { return wall[k].Seconds() * 1e6 / float64(ops[k]) }
+	cpuUS := func(k int) float64 { return cpu[k] * 1e6 / float64(ops[k]) }
 	for k, mode := range modes {
-		b.ReportMetric(per(k), "µs/op-"+mode.name)
+		b.ReportMetric(us(k), "µs/op-"+mode.name)
+		b.ReportMetric(cpuUS(k), "cpu-µs/op-"+mode.name)
 		if k > 0 {
-			b.ReportMetric(per(k)/per(0), fmt.Sprintf("%s/%s", mode.name, modes[0].name))
+			b.ReportMetric(us(k)/us(0), fmt.Sprintf("%s/%s", mode.name, modes[0].name))
+			if cpuUS(0) > 0 {
+				b.ReportMetric(cpuUS(k)/cpuUS(0), fmt.Sprintf("cpu-%s/%s", mode.name, modes[0].name))
+			}
 		}
 	}
 }

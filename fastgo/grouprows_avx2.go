@@ -24,6 +24,7 @@ func weightRows64AVX2(w []float32, ldw, g int, v []float32, ldv, n int, out []fl
 			weightPair32AVX2(w[i*ldw:], ldw, rows, v[32:], ldv, j0, j1, out[i*ldo+32:], ldo)
 		}
 	}
+	archsimd.ClearAVXUpperBits()
 }
 
 // weightPair32AVX2 is weightRows64AVX2 for rows 1 or 2, 32 columns (of v and out, from their

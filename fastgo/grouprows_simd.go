@@ -30,6 +30,7 @@ func weightRows64(w []float32, ldw, g int, v []float32, ldv, n int, out []float3
 			weightPair64(w[i*ldw:], ldw, rows, v, ldv, j0, j1, out[i*ldo:], ldo)
 		}
 	}
+	archsimd.ClearAVXUpperBits() // (gemv_simd.go)
 }
 
 // weightPair64 is weightRows64 for rows 1 or 2 and value rows j0 … j1−1, adding to out unless
