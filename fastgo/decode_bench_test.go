@@ -12,6 +12,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
+	"github.com/mhalab/mhalab/fastgo"
 	"github.com/mhalab/mhalab/mhalib"
 )
 
@@ -24,7 +25,9 @@ import (
 //
 // MHALAB_KVCHUNK=T sets the cache's chunk length (KVCache.SetChunkLen; default 256 here).
 // GODEBUG=asyncpreemptoff=1 keeps runtime.asyncPreempt from taking a third of the profile's
-// samples (it is charged for the loops it interrupts).
+// samples (it is charged for the loops it interrupts). MHALAB_FASTGO_VEC=avx2,go alternates the
+// vector modes of fastgo's gemv/groupRows kernels in one run (fastgo.VecLoop; the GEMM's micro-kernel
+// is the CPU's in every mode).
 func BenchmarkKVDecode(b *testing.B) {
 	const layers, E, Hq, L, pos = 4, 2048, 32, 4096, 4064
 	for _, hkv := range []int{32, 8, 1} {
@@ -53,9 +56,7 @@ func BenchmarkKVDecode(b *testing.B) {
 			exec.MustExec(x, at)[0].FinalizeAll()
 			b.ResetTimer()
 			start := cpuMS()
-			for b.Loop() {
-				exec.MustExec(x, at)[0].FinalizeAll()
-			}
+			fastgo.VecLoop(b, func(int) { exec.MustExec(x, at)[0].FinalizeAll() })
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 			reportCPU(b, start)
 		})

@@ -7,11 +7,12 @@ import "simd/archsimd"
 // dotRowsF32Vec sets out[j] = Σ_i a[i]·b[j·ldb + i] for j < len(out) — one row of A against
 // len(out) rows of B that lie ldb apart (a decoding step's q·Kᵀ over a cache chunk: one query
 // against 256 keys of 64 features) — and reports true, or false (nothing written) without
-// AVX-512. len(b) ≥ (len(out)−1)·ldb + len(a). With 64 features (dotRows64) the rows stream in
-// address order; other lengths go four rows at a time through dot4F32Vec.
+// AVX-512 or AVX2+FMA (dotRowsF32AVX2). len(b) ≥ (len(out)−1)·ldb + len(a). With 64 features
+// (dotRows64) the rows stream in address order; other lengths go four rows at a time through
+// dot4F32Vec.
 func dotRowsF32Vec(a, b []float32, ldb int, out []float32) bool {
 	if !vecAVX512 {
-		return false
+		return dotRowsF32AVX2(a, b, ldb, out)
 	}
 	n, k := len(out), len(a)
 	if n == 0 {
@@ -20,6 +21,7 @@ func dotRowsF32Vec(a, b []float32, ldb int, out []float32) bool {
 	_ = b[(n-1)*ldb+k-1]
 	if k == 64 {
 		dotRows64(a, b, ldb, out)
+		archsimd.ClearAVXUpperBits() // (gemv_simd.go)
 		return true
 	}
 	j := 0

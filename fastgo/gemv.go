@@ -224,7 +224,7 @@ func axpy64[T Float](a []T, rows, k int, b []T, base int, contractOff []int, c [
 }
 
 // dot4x4 sets out[4r+s] to the dot product of a[r] and b[s] and reports true, or reports false
-// (nothing written) where there is no vector kernel (float64, no AVX-512).
+// (nothing written) where there is no vector kernel (float64, neither AVX-512 nor AVX2+FMA).
 func dot4x4[T Float](a, b *[4][]T, out *[16]T) bool {
 	if o, ok := any(out).(*[16]float32); ok {
 		return dot4x4F32Vec(any(a).(*[4][]float32), any(b).(*[4][]float32), o)
@@ -240,7 +240,8 @@ func hasDot4x4[T Float]() bool {
 }
 
 // dot4 sets out[r] to the dot product of row a_r with b for four rows and reports true, or
-// reports false (nothing written) where there is no vector kernel (float64, no AVX-512).
+// reports false (nothing written) where there is no vector kernel (float64, neither AVX-512
+// nor AVX2+FMA).
 func dot4[T Float](a0, a1, a2, a3, b []T, out *[4]T) bool {
 	if o, ok := any(out).(*[4]float32); ok {
 		return dot4F32Vec(any(a0).([]float32), any(a1).([]float32), any(a2).([]float32), any(a3).([]float32), any(b).([]float32), o)

@@ -3,15 +3,18 @@
 package fastgo
 
 // AVX-512 loops of gemv (gemv.go), with simd/archsimd (same build constraints as kernel_simd.go);
-// without AVX-512 they report false and gemv uses plain Go.
+// without AVX-512 each calls its 256-bit twin (gemv_avx2.go), which reports false without
+// AVX2+FMA, and gemv uses plain Go. Each ends with VZEROUPPER (archsimd.ClearAVXUpperBits), as
+// the AVX2 kernels do (gemv_avx2.go): SSE code after dirty upper register halves ran many times
+// slower on an AVX2 EPYC; on AVX-512 CPUs it is the usual exit of vector code (not measured).
 
 import "simd/archsimd"
 
 // axpyF32Vec adds s·x to dst with fused multiply-adds and reports true, or reports false (and
-// does nothing) without AVX-512. len(x) ≥ len(dst).
+// does nothing) without AVX-512 or AVX2+FMA (axpyF32AVX2). len(x) ≥ len(dst).
 func axpyF32Vec(dst []float32, s float32, x []float32) bool {
 	if !vecAVX512 {
-		return false
+		return axpyF32AVX2(dst, s, x)
 	}
 	sv := archsimd.BroadcastFloat32x16(s)
 	n := len(dst)
@@ -33,14 +36,15 @@ func axpyF32Vec(dst []float32, s float32, x []float32) bool {
 		d := archsimd.LoadFloat32x16SlicePart(dst[i:n])
 		archsimd.LoadFloat32x16SlicePart(x[i:n]).MulAdd(sv, d).StoreSlicePart(dst[i:n])
 	}
+	archsimd.ClearAVXUpperBits()
 	return true
 }
 
 // dotF32Vec returns Σ a[i]·b[i] (fused multiply-adds in four vector accumulators) and true, or
-// false without AVX-512. len(b) ≥ len(a).
+// false without AVX-512 or AVX2+FMA (dotF32AVX2). len(b) ≥ len(a).
 func dotF32Vec(a, b []float32) (float32, bool) {
 	if !vecAVX512 {
-		return 0, false
+		return dotF32AVX2(a, b)
 	}
 	n := len(a)
 	b = b[:n]
@@ -65,15 +69,16 @@ func dotF32Vec(a, b []float32) (float32, bool) {
 	var lanes [4]float32
 	x4.Store(&lanes)
 	s := lanes[0] + lanes[1]
+	archsimd.ClearAVXUpperBits()
 	return s, true
 }
 
 // dot4F32Vec sets out[r] = Σ a_r[i]·b[i] for the four rows a0 … a3 (each len(a0) long) against
 // one b — four dot products that share b's loads and one horizontal reduction — and reports
-// true, or false (nothing written) without AVX-512. len(b) ≥ len(a0).
+// true, or false (nothing written) without AVX-512 or AVX2+FMA (dot4F32AVX2). len(b) ≥ len(a0).
 func dot4F32Vec(a0, a1, a2, a3, b []float32, out *[4]float32) bool {
 	if !vecAVX512 {
-		return false
+		return dot4F32AVX2(a0, a1, a2, a3, b, out)
 	}
 	n := len(a0)
 	a1, a2, a3, b = a1[:n], a2[:n], a3[:n], b[:n]
@@ -97,19 +102,21 @@ func dot4F32Vec(a0, a1, a2, a3, b []float32, out *[4]float32) bool {
 	lo := quarter(s0).AddPairs(quarter(s1))
 	hi := quarter(s2).AddPairs(quarter(s3))
 	lo.AddPairs(hi).Store(out)
+	archsimd.ClearAVXUpperBits()
 	return true
 }
 
 // dot4x4F32Vec sets out[4r+s] = Σ a[r][i]·b[s][i] for four rows of A and four rows of B (each
-// len(a[0]) long) and reports true, or false (nothing written) without AVX-512. It runs as two
-// blocks of 2 rows × 4 (8 accumulators: with 16 the compiler spilled them to the stack, it
-// allocates 16 vector registers).
+// len(a[0]) long) and reports true, or false (nothing written) without AVX-512 or AVX2+FMA
+// (dot4x4F32AVX2). It runs as two blocks of 2 rows × 4 (8 accumulators: with 16 the compiler
+// spilled them to the stack, it allocates 16 vector registers).
 func dot4x4F32Vec(a, b *[4][]float32, out *[16]float32) bool {
 	if !vecAVX512 {
-		return false
+		return dot4x4F32AVX2(a, b, out)
 	}
 	dot2x4(a[0], a[1], b, (*[8]float32)(out[0:8]))
 	dot2x4(a[2], a[3], b, (*[8]float32)(out[8:16]))
+	archsimd.ClearAVXUpperBits()
 	return true
 }
 
@@ -154,9 +161,12 @@ func quarter(s archsimd.Float32x16) archsimd.Float32x4 {
 // axpy64F32Vec sets c[r·ldc + j] = Σ_kk a[r·k + kk]·b[base + contractOff[kk] + j] for r < rows
 // (1 or 4) and j < 64 — the axpy form of gemv for 64 output columns (attention's dv = 64) with the
 // outputs in registers over the whole contracting axis — and reports true, or false (nothing
-// written) without AVX-512 or for another number of rows.
+// written) without AVX-512 or AVX2+FMA (axpy64F32AVX2) or for another number of rows.
 func axpy64F32Vec(a []float32, rows, k int, b []float32, base int, contractOff []int, c []float32, ldc int) bool {
-	if !vecAVX512 || len(contractOff) != k {
+	if !vecAVX512 {
+		return axpy64F32AVX2(a, rows, k, b, base, contractOff, c, ldc)
+	}
+	if len(contractOff) != k {
 		return false
 	}
 	switch rows {
@@ -168,6 +178,7 @@ func axpy64F32Vec(a []float32, rows, k int, b []float32, base int, contractOff [
 	default:
 		return false
 	}
+	archsimd.ClearAVXUpperBits()
 	return true
 }
 

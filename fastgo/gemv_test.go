@@ -12,8 +12,19 @@ import (
 // but for the dot form with a small B and the 4×4 vector kernel, up to gemvDotMaxRows. The
 // axpy form's 64-column kernel runs for n = 64 with up to 8 rows.
 // The case m > 1, n = 1 goes through the operand swap that run uses. With fewer than 4 rows in
-// the dot form, strided B rows stream through dotRows (k = 64: its register kernel).
+// the dot form, strided B rows stream through dotRows (k = 64: its register kernel). It runs in
+// every vector mode of the CPU (gemv_vec_test.go): AVX-512, AVX2+FMA (on an AVX-512 CPU with
+// AVX-512 switched off) and plain Go.
 func TestGEMVAgainstFloat64(t *testing.T) {
+	for _, m := range vecModes() {
+		t.Run(m.name, func(t *testing.T) {
+			withVecMode(t, m)
+			testGEMVAgainstFloat64(t)
+		})
+	}
+}
+
+func testGEMVAgainstFloat64(t *testing.T) {
 	cases := []gemmCase{{1, 1, 1, 1}, {1, 1, 7, 3}, {3, 2, 33, 17}, {1, 1, 1030, 100}, {2, 5, 513, 64},
 		{1, 8, 40, 2049}, {4, 4, 65, 256}, {1, 9, 16, 16}, {2, 7, 1, 33},
 		{1, 32, 256, 64}, {2, 13, 37, 19}, {1, 17, 6, 70}, {1, 12, 300, 300}, {1, 33, 8, 8},

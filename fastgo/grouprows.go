@@ -48,10 +48,11 @@ const (
 )
 
 // groupRows computes out[b, i, j] = Σ_k lhs(b, i, k)·rhs(b, j, k) for the two products above
-// (float32 with AVX-512; 2 ≤ m ≤ groupMaxRows lhs rows contiguous along k, a constant stride
-// apart; the scores: k = 64, rhs rows contiguous along k, a constant stride apart; the weighted
-// sum: n = 64, rhs contiguous along its 64 columns, its rows a constant stride apart) and
-// reports whether it did (false: nothing written, gemv or gemm takes the product).
+// (float32 with AVX-512 or AVX2+FMA; 2 ≤ m ≤ groupMaxRows lhs rows contiguous along k, a
+// constant stride apart; the scores: k = 64, rhs rows contiguous along k, a constant stride
+// apart; the weighted sum: n = 64, rhs contiguous along its 64 columns, its rows a constant
+// stride apart) and reports whether it did (false: nothing written, gemv or gemm takes the
+// product).
 //
 //	out: [batch, m, n], row-major, fully overwritten.
 func groupRows[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers int) bool {

@@ -9,9 +9,11 @@ import (
 // of the modern suite (32 query heads of 64, chunks of T positions; Hkv key/value heads, G =
 // 32/Hkv query rows per key/value head) through groupRows and through what runs without it (gemv,
 // or the GEMM where gemv declines), cycling through 16 chunks as a step does. GB/s counts the
-// chunk's bytes.
+// chunk's bytes. In a mode without groupRows' kernels (plain Go) the group path is the other one,
+// as in a step.
 //
 //	GOEXPERIMENT=simd go test ./fastgo -run NONE -bench GroupRowsDecode
+//	MHALAB_FASTGO_VEC=avx2,go GOEXPERIMENT=simd go test ./fastgo -run NONE -bench GroupRowsDecode/.*/group  # A/B (vecLoop)
 func BenchmarkGroupRowsDecode(b *testing.B) {
 	const d = 64
 	for _, c := range []struct{ hkv, T int }{{8, 256}, {1, 256}, {1, 4096}} {
@@ -34,17 +36,17 @@ func BenchmarkGroupRowsDecode(b *testing.B) {
 		for _, f := range forms {
 			for _, path := range []string{"group", "before"} {
 				b.Run(fmt.Sprintf("Hkv=%d/T=%d/%s/%s", hkv, T, f.name, path), func(b *testing.B) {
-					i := 0
-					for b.Loop() {
+					vecLoop(b, func(i int) {
 						l := newOperand(f.lhs, f.lhsDims, []int{2}, []int{0})
 						r := newOperand(chunk(i), []int{hkv, T, d}, []int{f.contract}, []int{0})
-						if path == "group" && !groupRows(l, r, f.out, hkv, G, f.n, f.k, 2) {
-							b.Fatal("groupRows declined")
-						} else if path == "before" && !gemv(l, r, f.out, hkv, G, f.n, f.k, 2) {
+						if path == "group" && hasGroupRows() {
+							if !groupRows(l, r, f.out, hkv, G, f.n, f.k, 2) {
+								b.Fatal("groupRows declined")
+							}
+						} else if !gemv(l, r, f.out, hkv, G, f.n, f.k, 2) {
 							gemm(kernelF32, l, r, f.out, hkv, G, f.n, f.k, 2)
 						}
-						i++
-					}
+					})
 					b.ReportMetric(float64(size*4)/1e9/(b.Elapsed().Seconds()/float64(b.N)), "GB/s")
 				})
 			}

@@ -5,16 +5,21 @@ package fastgo
 import "simd/archsimd"
 
 // AVX-512 kernels of groupRows (grouprows.go), with simd/archsimd (same build constraints as
-// kernel_simd.go).
+// kernel_simd.go); their 256-bit twins run where AVX-512 is absent (grouprows_avx2.go).
 
-// hasGroupRows reports whether groupRows has its kernels (AVX-512).
-func hasGroupRows() bool { return vecAVX512 }
+// hasGroupRows reports whether groupRows has its kernels (AVX-512, or AVX2 with FMA).
+func hasGroupRows() bool { return vecAVX512 || vecAVX2 }
 
 // weightRows64 sets out[i·ldo + c] = Σ_j w[i·ldw + j]·v[j·ldv + c] for i < g, c < 64, j < n:
 // g rows of attention weights times n value rows of 64 features. The value rows go in blocks of
 // groupBlockRows, each block against every pair of weight rows while it is in L1; a pair's 8
-// output vectors stay in registers within a block and in out between blocks.
+// output vectors stay in registers within a block and in out between blocks. Without AVX-512,
+// weightRows64AVX2 (hasGroupRows reports whether either runs).
 func weightRows64(w []float32, ldw, g int, v []float32, ldv, n int, out []float32, ldo int) {
+	if !vecAVX512 {
+		weightRows64AVX2(w, ldw, g, v, ldv, n, out, ldo)
+		return
+	}
 	_ = w[(g-1)*ldw+n-1]
 	_ = v[(n-1)*ldv+63]
 	_ = out[(g-1)*ldo+63]
@@ -25,6 +30,7 @@ func weightRows64(w []float32, ldw, g int, v []float32, ldv, n int, out []float3
 			weightPair64(w[i*ldw:], ldw, rows, v, ldv, j0, j1, out[i*ldo:], ldo)
 		}
 	}
+	archsimd.ClearAVXUpperBits() // (gemv_simd.go)
 }
 
 // weightPair64 is weightRows64 for rows 1 or 2 and value rows j0 … j1−1, adding to out unless

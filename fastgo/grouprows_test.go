@@ -43,11 +43,36 @@ func groupOperands(c groupCase, seed uint64) (l, r operand[float32], out []float
 // TestGroupRowsAgainstFloat64 checks groupRows — 2 … groupMaxRows weight rows (odd counts: a last single
 // row; more than a task's 8), value rows not a multiple of a 64-row block, rows a stride apart,
 // 1 and 3 workers — against a float64 reference with gemm's bound
-// |got − exact| ≤ 2(k+1)·u·Σ|lhs·rhs|.
+// |got − exact| ≤ 2(k+1)·u·Σ|lhs·rhs|. Like the tests below, in each vector mode with
+// groupRows' kernels (forGroupModes).
 func TestGroupRowsAgainstFloat64(t *testing.T) {
-	if !hasGroupRows() {
-		t.Skip("no AVX-512 kernels: groupRows declines every product")
+	forGroupModes(t, testGroupRowsAgainstFloat64)
+}
+
+// forGroupModes runs f in every vector mode of the CPU in which groupRows has kernels (AVX-512,
+// and AVX2+FMA — also on an AVX-512 CPU, with AVX-512 switched off), and skips t where there is
+// none.
+func forGroupModes(t *testing.T, f func(t *testing.T)) {
+	ran := false
+	for _, m := range vecModes() {
+		p512, p2 := setVec(m.avx512, m.avx2)
+		has := hasGroupRows()
+		setVec(p512, p2)
+		if !has {
+			continue
+		}
+		ran = true
+		t.Run(m.name, func(t *testing.T) {
+			withVecMode(t, m)
+			f(t)
+		})
 	}
+	if !ran {
+		t.Skip("no AVX-512 or AVX2+FMA kernels: groupRows declines every product")
+	}
+}
+
+func testGroupRowsAgainstFloat64(t *testing.T) {
 	var cases []groupCase
 	for _, m := range []int{2, 3, 4, 5, 8, 9, 31, groupMaxRows} {
 		for _, k := range []int{1, 5, 63, 64, 65, 200, 513} {
@@ -68,8 +93,18 @@ func TestGroupRowsAgainstFloat64(t *testing.T) {
 }
 
 // TestGroupRowsDeclines checks what groupRows leaves to gemv and the GEMM: one row, more than
-// groupMaxRows rows, float64, transposed weights, other widths.
+// groupMaxRows rows, float64, transposed weights, other widths — in every vector mode (in plain
+// Go it declines every product).
 func TestGroupRowsDeclines(t *testing.T) {
+	for _, m := range vecModes() {
+		t.Run(m.name, func(t *testing.T) {
+			withVecMode(t, m)
+			testGroupRowsDeclines(t)
+		})
+	}
+}
+
+func testGroupRowsDeclines(t *testing.T) {
 	l, r, out := groupOperands(groupCase{batch: 2, m: 4, k: 64, ldb: 64}, 1)
 	for _, c := range []struct {
 		name           string
@@ -99,10 +134,9 @@ func TestGroupRowsDeclines(t *testing.T) {
 // rows: every output whose float64 reference is NaN must be NaN, ±Inf the same infinity, and
 // finite outputs within the bound (a kernel that skips a row, or starts a block from stale
 // partial sums, fails here).
-func TestGroupRowsNonFinite(t *testing.T) {
-	if !hasGroupRows() {
-		t.Skip("no AVX-512 kernels")
-	}
+func TestGroupRowsNonFinite(t *testing.T) { forGroupModes(t, testGroupRowsNonFinite) }
+
+func testGroupRowsNonFinite(t *testing.T) {
 	for ci, c := range []groupCase{
 		{batch: 1, m: 32, k: 200, ldb: 80},
 		{batch: 2, m: 5, k: 130, ldb: 64},
@@ -125,9 +159,10 @@ func TestGroupRowsNonFinite(t *testing.T) {
 // of 4096 (more than gemv takes), key rows a stride apart, 1 and 3 workers — against a float64
 // reference with gemm's bound.
 func TestGroupScoresAgainstFloat64(t *testing.T) {
-	if !hasGroupRows() {
-		t.Skip("no AVX-512 kernels: groupRows declines every product")
-	}
+	forGroupModes(t, testGroupScoresAgainstFloat64)
+}
+
+func testGroupScoresAgainstFloat64(t *testing.T) {
 	ci := 0
 	for _, m := range []int{2, 3, 5, 17, groupMaxRows} {
 		for _, n := range []int{2, 3, 5, 63, 64, 65, 300, 4096} {
