@@ -22,9 +22,11 @@ import (
 // GoMLX, the products and sums run in other orders and exp differs by ≤ 2 ulp: within
 // 8·(k+1)·u·max|gomlx|, k = cols. A graph whose Sub has a second use (returned as well) must not
 // fuse the Sub and still be right.
-func TestFusedSoftmaxPasses(t *testing.T) {
-	if !fastgo.SIMD() {
-		t.Skip("fusing needs the AVX-512 loops (fastgo built without GOEXPERIMENT=simd or no AVX-512)")
+func TestFusedSoftmaxPasses(t *testing.T) { eachVec(t, testFusedSoftmaxPasses) }
+
+func testFusedSoftmaxPasses(t *testing.T) {
+	if !fastgo.SIMD() || len(fastgo.VecLevels()) == 0 {
+		t.Skip("fusing needs the vector loops (fastgo built without GOEXPERIMENT=simd, or a CPU with neither AVX-512 nor AVX2 and FMA)")
 	}
 	backend := newBackend(t)
 	rng := rand.New(rand.NewPCG(testSeed(t), 29))
@@ -130,9 +132,11 @@ func BenchmarkSoftmaxPasses(b *testing.B) {
 // TestFusedInFlashRows checks that mhalib's causal flash on this backend (flashrows) is the
 // graph fuse.go fuses: at L 1024, h 4, blocks of 512 rows (tiles of 4·512·512 scores, the
 // diagonal's groups 4·256·256 and 4·256·512), one fused Sub per tile.
-func TestFusedInFlashRows(t *testing.T) {
-	if !fastgo.SIMD() {
-		t.Skip("fusing needs the AVX-512 loops (fastgo built without GOEXPERIMENT=simd or no AVX-512)")
+func TestFusedInFlashRows(t *testing.T) { eachVec(t, testFusedInFlashRows) }
+
+func testFusedInFlashRows(t *testing.T) {
+	if !fastgo.SIMD() || len(fastgo.VecLevels()) == 0 {
+		t.Skip("fusing needs the vector loops (fastgo built without GOEXPERIMENT=simd, or a CPU with neither AVX-512 nor AVX2 and FMA)")
 	}
 	backend := newBackend(t)
 	ctx := mhalib.WithInit(context.New(), mhalib.InitXavierUniform)
