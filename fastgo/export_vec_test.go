@@ -17,8 +17,8 @@ func VecLevels() []string {
 	return l
 }
 
-// SetVec makes the element-wise loops those of level (one of VecLevels) until the test ends:
-// "avx2" clears vecAVX512, so an AVX-512 CPU runs the AVX2 loops.
+// SetVec makes the element-wise loops those of level (one of VecLevels, or "go": none) until
+// the test ends: "avx2" clears vecAVX512, so an AVX-512 CPU runs the AVX2 loops.
 func SetVec(t testing.TB, level string) {
 	prev512, prev2 := vecAVX512, vecAVX2
 	t.Cleanup(func() { vecAVX512, vecAVX2 = prev512, prev2 })
@@ -26,7 +26,9 @@ func SetVec(t testing.TB, level string) {
 	case "avx512":
 	case "avx2":
 		vecAVX512 = false
+	case "go":
+		vecAVX512, vecAVX2 = false, false
 	default:
-		t.Fatalf("SetVec(%q): want avx512 or avx2", level)
+		t.Fatalf("SetVec(%q): want avx512, avx2 or go", level)
 	}
 }

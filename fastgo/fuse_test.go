@@ -101,7 +101,8 @@ func flat32(t *testing.T, x *tensors.Tensor) []float32 {
 
 // BenchmarkSoftmaxPasses times flashrows' weighing of one tile of causal L4096's scores
 // ([1, 8, 512, 512]: m = ReduceMax, e = Exp(Sub(s, m)), ReduceSum(e), e·v) with fuse.go's one
-// pass and with the three executors apart, interleaved in one process.
+// pass and with the three executors apart, on each level of vector loops the CPU has and on
+// plain Go (go/apart: nothing fuses there), interleaved in one process.
 func BenchmarkSoftmaxPasses(b *testing.B) {
 	backend := newBackend(b)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -114,18 +115,24 @@ func BenchmarkSoftmaxPasses(b *testing.B) {
 		pv := DotGeneral(e, []int{3}, []int{0, 1}, v, []int{0}, []int{1, 2}) // [1, 8, 512, 64]
 		return []*Node{Div(pv, l)}
 	})
-	for _, fuse := range []bool{true, false} {
-		name := map[bool]string{true: "fused", false: "apart"}[fuse]
-		b.Run(name, func(b *testing.B) {
-			prev := fastgo.SetFuse(fuse)
-			defer fastgo.SetFuse(prev)
-			exec.MustExec(s, v)[0].FinalizeAll()
-			start := cpuMS()
-			for b.Loop() {
-				exec.MustExec(s, v)[0].FinalizeAll()
+	for _, level := range append(fastgo.VecLevels(), "go") {
+		for _, fuse := range []bool{true, false} {
+			if level == "go" && fuse {
+				continue
 			}
-			reportCPU(b, start)
-		})
+			name := level + "/" + map[bool]string{true: "fused", false: "apart"}[fuse]
+			b.Run(name, func(b *testing.B) {
+				fastgo.SetVec(b, level)
+				prev := fastgo.SetFuse(fuse)
+				defer fastgo.SetFuse(prev)
+				exec.MustExec(s, v)[0].FinalizeAll()
+				start := cpuMS()
+				for b.Loop() {
+					exec.MustExec(s, v)[0].FinalizeAll()
+				}
+				reportCPU(b, start)
+			})
+		}
 	}
 }
 
