@@ -57,19 +57,6 @@ func needAVX2(t *testing.T) {
 	}
 }
 
-// withoutAVX512 runs f with vecAVX512 cleared (the AVX2 loops behind the *Vec functions), and
-// again as the CPU is when it has AVX-512.
-func withoutAVX512(t *testing.T, f func(t *testing.T)) {
-	t.Helper()
-	if vecAVX512 {
-		t.Run("avx512", f)
-	}
-	prev := vecAVX512
-	vecAVX512 = false
-	t.Cleanup(func() { vecAVX512 = prev })
-	t.Run("avx2", f)
-}
-
 var (
 	negZero32 = float32(math.Copysign(0, -1))
 	inf32     = float32(math.Inf(1))
