@@ -37,6 +37,23 @@ func testSeed(t *testing.T) uint64 {
 	return seed
 }
 
+// eachVec runs f once on each level of element-wise vector loops this CPU has (fastgo.VecLevels:
+// AVX-512 and AVX2 where both run, so that an AVX-512 machine checks the AVX2 loops too), or
+// once on plain Go where there are none.
+func eachVec(t *testing.T, f func(t *testing.T)) {
+	levels := fastgo.VecLevels()
+	if len(levels) == 0 {
+		f(t)
+		return
+	}
+	for _, level := range levels {
+		t.Run(level, func(t *testing.T) {
+			fastgo.SetVec(t, level)
+			f(t)
+		})
+	}
+}
+
 func testCases(def int) int {
 	if n, err := strconv.Atoi(os.Getenv("MHALAB_FASTGO_CASES")); err == nil && n > 0 {
 		return n
@@ -196,7 +213,9 @@ func sameBits(t *testing.T, what string, a, b *tensors.Tensor) {
 	}
 }
 
-func TestTransposeMatchesGoMLX(t *testing.T) {
+func TestTransposeMatchesGoMLX(t *testing.T) { eachVec(t, testTransposeMatchesGoMLX) }
+
+func testTransposeMatchesGoMLX(t *testing.T) {
 	backend := newBackend(t)
 	rng := rand.New(rand.NewPCG(testSeed(t), 1))
 	var calls int64
@@ -271,7 +290,9 @@ var binaryOps = []struct {
 
 // TestBinaryOpsMatchGoMLX: equal shapes, scalars on either side and broadcasting along axes of
 // size 1 on either or both sides, float32 and float64 with ±0, ±Inf and NaN among the values.
-func TestBinaryOpsMatchGoMLX(t *testing.T) {
+func TestBinaryOpsMatchGoMLX(t *testing.T) { eachVec(t, testBinaryOpsMatchGoMLX) }
+
+func testBinaryOpsMatchGoMLX(t *testing.T) {
 	backend := newBackend(t)
 	rng := rand.New(rand.NewPCG(testSeed(t), 3))
 	for _, bop := range binaryOps {
@@ -319,7 +340,9 @@ func TestBinaryOpsMatchGoMLX(t *testing.T) {
 // GoMLX's sum of the values converted to float64 (exact but for the final rounding at these
 // sizes), within (n+1)·2⁻²⁴·Σ|x| — the bound of any summation order — and with the same NaN and
 // ±Inf.
-func TestReduceMatchesGoMLX(t *testing.T) {
+func TestReduceMatchesGoMLX(t *testing.T) { eachVec(t, testReduceMatchesGoMLX) }
+
+func testReduceMatchesGoMLX(t *testing.T) {
 	backend := newBackend(t)
 	rng := rand.New(rand.NewPCG(testSeed(t), 4))
 	for _, red := range []struct {
@@ -405,7 +428,9 @@ func identityAxes(first, n int) []int {
 // float32(math.Exp(float64(x))), correctly rounded but for rare ties; fastgo's float32 loop is
 // within 2 ulp of it (1 ulp expected; in the subnormal range 2 units of the smallest
 // subnormal), float64 is GoMLX's own formula (equal bit for bit).
-func TestExpMatchesGoMLX(t *testing.T) {
+func TestExpMatchesGoMLX(t *testing.T) { eachVec(t, testExpMatchesGoMLX) }
+
+func testExpMatchesGoMLX(t *testing.T) {
 	backend := newBackend(t)
 	rng := rand.New(rand.NewPCG(testSeed(t), 5))
 	var calls int64

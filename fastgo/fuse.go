@@ -160,7 +160,9 @@ func fusePlan(sub *simplego.Node, out, s, m shapes.Shape) (exp, sum *simplego.No
 // execFusedSub computes Sub node sub as exp(s − m) (and the rows' sums) when fusePlan allows;
 // ok false: not fused, nothing done.
 func execFusedSub(backend *simplego.Backend, sub *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (out *simplego.Buffer, ok bool, err error) {
-	if !enabled.Load() || !vecAVX512 || len(inputs) != 2 {
+	// The pass below calls the vector loops, whose results the executors apart return: without
+	// them (no AVX-512, no AVX2) nothing is fused.
+	if !enabled.Load() || !(vecAVX512 || vecAVX2) || len(inputs) != 2 {
 		return nil, false, nil
 	}
 	outShape := nodeShape(sub)

@@ -22,9 +22,11 @@ import (
 // GoMLX, the products and sums run in other orders and exp differs by ≤ 2 ulp: within
 // 8·(k+1)·u·max|gomlx|, k = cols. A graph whose Sub has a second use (returned as well) must not
 // fuse the Sub and still be right.
-func TestFusedSoftmaxPasses(t *testing.T) {
-	if !fastgo.SIMD() {
-		t.Skip("fusing needs the AVX-512 loops (fastgo built without GOEXPERIMENT=simd or no AVX-512)")
+func TestFusedSoftmaxPasses(t *testing.T) { eachVec(t, testFusedSoftmaxPasses) }
+
+func testFusedSoftmaxPasses(t *testing.T) {
+	if !fastgo.SIMD() || len(fastgo.VecLevels()) == 0 {
+		t.Skip("fusing needs the vector loops (fastgo built without GOEXPERIMENT=simd, or a CPU with neither AVX-512 nor AVX2 and FMA)")
 	}
 	backend := newBackend(t)
 	rng := rand.New(rand.NewPCG(testSeed(t), 29))
@@ -99,7 +101,8 @@ func flat32(t *testing.T, x *tensors.Tensor) []float32 {
 
 // BenchmarkSoftmaxPasses times flashrows' weighing of one tile of causal L4096's scores
 // ([1, 8, 512, 512]: m = ReduceMax, e = Exp(Sub(s, m)), ReduceSum(e), e·v) with fuse.go's one
-// pass and with the three executors apart, interleaved in one process.
+// pass and with the three executors apart, on each level of vector loops the CPU has and on
+// plain Go (go/apart: nothing fuses there), interleaved in one process.
 func BenchmarkSoftmaxPasses(b *testing.B) {
 	backend := newBackend(b)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -112,27 +115,35 @@ func BenchmarkSoftmaxPasses(b *testing.B) {
 		pv := DotGeneral(e, []int{3}, []int{0, 1}, v, []int{0}, []int{1, 2}) // [1, 8, 512, 64]
 		return []*Node{Div(pv, l)}
 	})
-	for _, fuse := range []bool{true, false} {
-		name := map[bool]string{true: "fused", false: "apart"}[fuse]
-		b.Run(name, func(b *testing.B) {
-			prev := fastgo.SetFuse(fuse)
-			defer fastgo.SetFuse(prev)
-			exec.MustExec(s, v)[0].FinalizeAll()
-			start := cpuMS()
-			for b.Loop() {
-				exec.MustExec(s, v)[0].FinalizeAll()
+	for _, level := range append(fastgo.VecLevels(), "go") {
+		for _, fuse := range []bool{true, false} {
+			if level == "go" && fuse {
+				continue
 			}
-			reportCPU(b, start)
-		})
+			name := level + "/" + map[bool]string{true: "fused", false: "apart"}[fuse]
+			b.Run(name, func(b *testing.B) {
+				fastgo.SetVec(b, level)
+				prev := fastgo.SetFuse(fuse)
+				defer fastgo.SetFuse(prev)
+				exec.MustExec(s, v)[0].FinalizeAll()
+				start := cpuMS()
+				for b.Loop() {
+					exec.MustExec(s, v)[0].FinalizeAll()
+				}
+				reportCPU(b, start)
+			})
+		}
 	}
 }
 
 // TestFusedInFlashRows checks that mhalib's causal flash on this backend (flashrows) is the
 // graph fuse.go fuses: at L 1024, h 4, blocks of 512 rows (tiles of 4·512·512 scores, the
 // diagonal's groups 4·256·256 and 4·256·512), one fused Sub per tile.
-func TestFusedInFlashRows(t *testing.T) {
-	if !fastgo.SIMD() {
-		t.Skip("fusing needs the AVX-512 loops (fastgo built without GOEXPERIMENT=simd or no AVX-512)")
+func TestFusedInFlashRows(t *testing.T) { eachVec(t, testFusedInFlashRows) }
+
+func testFusedInFlashRows(t *testing.T) {
+	if !fastgo.SIMD() || len(fastgo.VecLevels()) == 0 {
+		t.Skip("fusing needs the vector loops (fastgo built without GOEXPERIMENT=simd, or a CPU with neither AVX-512 nor AVX2 and FMA)")
 	}
 	backend := newBackend(t)
 	ctx := mhalib.WithInit(context.New(), mhalib.InitXavierUniform)

@@ -9,8 +9,9 @@ import (
 
 // Logistic (SiLU's sigmoid): GoMLX's kernel computes, element by element on one goroutine and
 // in float64, 1/(1 + e^−x) for x ≥ 0 and e^x/(1 + e^x) below, with math.Exp. float32 runs here
-// the same formula on AVX-512 lanes (logisticF32Vec: equal but for rare double roundings, 1
-// ulp), float64 (and float32 without AVX-512) GoMLX's own code cut over several goroutines.
+// the same formula on AVX-512 or AVX2 lanes (logisticF32Vec: equal but for rare double
+// roundings, 1 ulp), float64 (and float32 without either) GoMLX's own code cut over several
+// goroutines.
 
 //go:linkname gomlxLogistic github.com/gomlx/gomlx/backends/simplego.execLogistic
 func gomlxLogistic(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
@@ -19,7 +20,7 @@ func execLogistic(backend *simplego.Backend, node *simplego.Node, inputs []*simp
 	return execUnaryFloat(opLogistic, gomlxLogistic, logisticF32, logisticGo[float64], backend, node, inputs, inputsOwned)
 }
 
-// logisticF32 is Logistic on the AVX-512 loop, else GoMLX's formula.
+// logisticF32 is Logistic on the AVX-512 or AVX2 loop, else GoMLX's formula.
 func logisticF32(dst, src []float32) {
 	if !logisticF32Vec(dst, src) {
 		logisticGo(dst, src)

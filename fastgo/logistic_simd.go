@@ -8,13 +8,17 @@ import (
 )
 
 // logisticF32Vec sets dst[i] = 1 / (1 + exp(−src[i])) and reports true, or reports false (and
-// does nothing) without AVX-512. It computes as GoMLX's executor does — in float64,
-// 1/(1 + e^−x) for x ≥ 0 and e^x/(1 + e^x) below, rounded once to float32 — with a vector
-// float64 exp (exp64) in place of math.Exp: both are within about 1 ulp of float64, far below
-// float32's rounding, so the results agree but for rare double roundings (1 ulp of float32).
+// does nothing) without AVX-512 or AVX2 (logisticF32AVX2: the same values). It computes as
+// GoMLX's executor does — in float64, 1/(1 + e^−x) for x ≥ 0 and e^x/(1 + e^x) below, rounded
+// once to float32 — with a vector float64 exp (exp64) in place of math.Exp: both are within
+// about 1 ulp of float64, far below float32's rounding, so the results agree but for rare
+// double roundings (1 ulp of float32).
 func logisticF32Vec(dst, src []float32) bool {
 	if !vecAVX512 {
-		return false
+		if vecAVX2 {
+			logisticF32AVX2(dst, src)
+		}
+		return vecAVX2
 	}
 	one := archsimd.BroadcastFloat64x8(1)
 	zero := archsimd.BroadcastFloat64x8(0)

@@ -19,7 +19,9 @@ import (
 // loop uses the same formula with its vector float64 exp, so it may differ only where the two
 // float64 values round to neighbouring float32s: by 1 ulp, in at most 1 element per 10⁴
 // (measured: none). float64 is GoMLX's own code, equal bit for bit.
-func TestLogisticMatchesGoMLX(t *testing.T) {
+func TestLogisticMatchesGoMLX(t *testing.T) { eachVec(t, testLogisticMatchesGoMLX) }
+
+func testLogisticMatchesGoMLX(t *testing.T) {
 	backend := newBackend(t)
 	rng := rand.New(rand.NewPCG(testSeed(t), 9))
 	var calls int64

@@ -14,7 +14,9 @@ import (
 // TestReduceMaxZeroRows: long float32 rows whose maximum is ±0 (non-positive values with +0,
 // −0 or both among them, or all −0: a masked softmax's logits over a cache of zeros) reduce to
 // GoMLX's maximum bit for bit (+0 above −0).
-func TestReduceMaxZeroRows(t *testing.T) {
+func TestReduceMaxZeroRows(t *testing.T) { eachVec(t, testReduceMaxZeroRows) }
+
+func testReduceMaxZeroRows(t *testing.T) {
 	backend := newBackend(t)
 	rng := rand.New(rand.NewPCG(7, 29))
 	negZero := float32(math.Copysign(0, -1))

@@ -21,8 +21,9 @@ func gomlxTranspose(backend *simplego.Backend, node *simplego.Node, inputs []*si
 // columns, gathered transposed into a small buffer and written out as transposeTileX runs of
 // transposeTileY values. Writing each element straight to its place instead (32×32 tiles) ran
 // about 3× slower on [4096, 1536]: the output rows of a tile are a power of two apart in
-// memory and compete for the same L1 cache sets. float32 on AVX-512 transposes 16×16 blocks
-// in registers first (transposeBlocksF32), about 2× faster again; the tiles take the rest.
+// memory and compete for the same L1 cache sets. float32 on AVX-512 or AVX2 transposes 16×16
+// blocks in registers first (transposeBlocksF32; on AVX2 four 8×8 a block), about 2× faster
+// again; the tiles take the rest.
 const transposeTileX, transposeTileY = 16, 64
 
 func execTranspose(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
@@ -185,7 +186,8 @@ func transpose[T any](in, out []T, dims, perm []int, workers int) {
 			baseIn, baseOut := w.off[0], w.off[1]
 			x0 := 0
 			if f32in, ok := any(in).([]float32); ok {
-				// 16×16 blocks in AVX-512 registers where the CPU has it: x0 is where they stop.
+				// 16×16 blocks in vector registers where the CPU has AVX-512 or AVX2: x0 is where
+				// they stop.
 				x0 = transposeBlocksF32(f32in[baseIn:], yStrideIn, any(out).([]float32)[baseOut:], xStrideOut, y0, y1, nx)
 			}
 			for ; x0 < nx; x0 += tx {

@@ -8,10 +8,10 @@ import (
 )
 
 // Exp: GoMLX's kernel computes float32(math.Exp(float64(x))) element by element on one
-// goroutine. float32 runs here on the AVX-512 loop (expF32Vec, within about 1 ulp of GoMLX's
-// correctly rounded results), float64 (and float32 without AVX-512) with GoMLX's own formula —
-// the same values — cut over several goroutines. The input's buffer is reused when simplego
-// hands it over (its last use).
+// goroutine. float32 runs here on the AVX-512 or AVX2 loop (expF32Vec, within about 1 ulp of
+// GoMLX's correctly rounded results), float64 (and float32 without either) with GoMLX's own
+// formula — the same values — cut over several goroutines. The input's buffer is reused when
+// simplego hands it over (its last use).
 
 //go:linkname gomlxExp github.com/gomlx/gomlx/backends/simplego.execExp
 func gomlxExp(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
@@ -25,7 +25,7 @@ func execExp(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.
 	return out, err
 }
 
-// expF32 is exp on the AVX-512 loop, else GoMLX's formula.
+// expF32 is exp on the AVX-512 or AVX2 loop, else GoMLX's formula.
 func expF32(dst, src []float32) {
 	if !expF32Vec(dst, src) {
 		for i, x := range src {

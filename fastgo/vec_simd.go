@@ -3,7 +3,9 @@
 package fastgo
 
 // Vector loops of the element-wise executors (AVX-512, simd/archsimd; same build constraints as
-// kernel_simd.go). Without AVX-512 they report false and the callers use plain Go.
+// kernel_simd.go). Without AVX-512 they run their AVX2 versions (vec_avx2.go: the same contracts,
+// the same bits) where the CPU has AVX2 and FMA; without either they report false and the
+// callers use plain Go.
 
 import (
 	"math"
@@ -18,14 +20,17 @@ var vecAVX2 = archsimd.X86.AVX2() && archsimd.X86.FMA()
 
 // vecName names the vector loops in use (for Status).
 func vecName() string {
-	if vecAVX512 {
+	switch {
+	case vecAVX512:
 		return "avx512"
+	case vecAVX2:
+		return "avx2"
 	}
 	return "go"
 }
 
 // expF32Vec sets dst[i] = exp(src[i]) and reports true, or reports false (and does nothing)
-// without AVX-512.
+// without AVX-512 or AVX2 (expF32AVX2: the same values without VSCALEFPS).
 //
 // exp(x) = 2ⁿ · exp(r) with n = round(x / ln 2) and r = x − n·ln 2 (|r| ≤ ln2/2, ln 2 in two
 // parts, fused multiply-adds), exp(r) by its Taylor polynomial of degree 7 (truncation below
@@ -34,7 +39,10 @@ func vecName() string {
 // float32) and NaN passes through. Error: about 1 ulp (the tests bound it by 2).
 func expF32Vec(dst, src []float32) bool {
 	if !vecAVX512 {
-		return false
+		if vecAVX2 {
+			expF32AVX2(dst, src)
+		}
+		return vecAVX2
 	}
 	lo, hi := archsimd.BroadcastFloat32x16(-104), archsimd.BroadcastFloat32x16(88.8)
 	log2e := archsimd.BroadcastFloat32x16(math.Log2E)
@@ -73,10 +81,14 @@ func expF32Vec(dst, src []float32) bool {
 }
 
 // maxF32Vec returns max(init, src...) as Go's max would (any NaN gives NaN; +0 above −0) and
-// true, or false without AVX-512. The vector maximum is exact; rows that contain a NaN or whose
-// maximum is a zero are redone in plain Go, where the sign of zero and NaN follow Go's rules.
+// true, or false without AVX-512 or AVX2 (maxF32AVX2). The vector maximum is exact; rows that
+// contain a NaN or whose maximum is a zero are redone in plain Go, where the sign of zero and NaN
+// follow Go's rules.
 func maxF32Vec(init float32, src []float32) (float32, bool) {
 	if !vecAVX512 {
+		if vecAVX2 {
+			return maxF32AVX2(init, src), true
+		}
 		return 0, false
 	}
 	if init != init {
@@ -137,13 +149,17 @@ func maxF32Vec(init float32, src []float32) (float32, bool) {
 	return m, true
 }
 
-// sumF32Vec returns the sum of src and true, or false without AVX-512. It adds in 64 lanes
+// sumF32Vec returns the sum of src and true, or false without AVX-512 or AVX2 (sumF32AVX2, in
+// the same order). It adds in 64 lanes
 // (four vectors of 16, then the lanes pairwise, then the tail in order): another order than
 // GoMLX's one-by-one sum, within (len(src)+1)·u·Σ|src| of the exact sum like any order (u =
 // 2⁻²⁴), and a sequential sum's latency chain (one add per element, ~4 cycles each) becomes
 // four independent vector chains.
 func sumF32Vec(src []float32) (float32, bool) {
 	if !vecAVX512 {
+		if vecAVX2 {
+			return sumF32AVX2(src), true
+		}
 		return 0, false
 	}
 	var a0, a1, a2, a3 archsimd.Float32x16
@@ -170,16 +186,19 @@ func sumF32Vec(src []float32) (float32, bool) {
 
 // binaryF32Vec sets dst[i] = a[i] ⊙ b[i] (bVec) or a[i] ⊙ b[0] (!bVec) for ⊙ one of Add, Sub,
 // Mul, Div, swapped (b ⊙ a) when swap, and reports true; false (nothing written) for other ops or
-// without AVX-512. Vector add, subtract, multiply and divide round each lane correctly, so the
-// results equal the plain-Go loops' bit for bit.
+// without AVX-512 or AVX2 (binaryF32AVX2). Vector add, subtract, multiply and divide round each
+// lane correctly, so the results equal the plain-Go loops' bit for bit.
 func binaryF32Vec(o op, dst, a, b []float32, bVec, swap bool) bool {
-	if !vecAVX512 {
-		return false
-	}
 	switch o {
 	case opAdd, opSub, opMul, opDiv:
 	default:
 		return false
+	}
+	if !vecAVX512 {
+		if vecAVX2 {
+			binaryF32AVX2(o, dst, a, b, bVec, swap)
+		}
+		return vecAVX2
 	}
 	n := len(dst)
 	a = a[:n]
@@ -233,10 +252,17 @@ func binaryF32x16(o op, x, y archsimd.Float32x16) archsimd.Float32x16 {
 }
 
 // copyRunsF32 sets dst[k·width : (k+1)·width] = src[offs[k] : offs[k]+width] for each k and
-// reports true, or false (nothing written) without AVX-512 or when width is not a multiple of 16.
+// reports true, or false (nothing written) without AVX-512 or AVX2 (copyRunsF32AVX2) or when
+// width is not a multiple of 16.
 func copyRunsF32(dst, src []float32, offs []int, width int) bool {
-	if !vecAVX512 || width%16 != 0 {
+	if width%16 != 0 {
 		return false
+	}
+	if !vecAVX512 {
+		if vecAVX2 {
+			copyRunsF32AVX2(dst, src, offs, width)
+		}
+		return vecAVX2
 	}
 	for k, off := range offs {
 		d, s := dst[k*width:][:width], src[off:][:width]
@@ -271,9 +297,16 @@ var transposeIdx = func() (idx [4][2]archsimd.Uint32x16) {
 // transposeBlocksF32 transposes rows [y0, y1) of a float32 matrix in 16×16 blocks held in
 // AVX-512 registers (four stages that swap the off-diagonal blocks of size 8, 4, 2 and 1):
 // dst[x·ds + y] = src[y·ss + x] for the columns x < the returned value (a multiple of 16, up
-// to nx), which is 0 without AVX-512 or with fewer than 16 rows. The caller does the rest.
+// to nx), which is 0 without AVX-512 or AVX2 (transposeBlocksF32AVX2: four 8×8 transposes a
+// block) or with fewer than 16 rows. The caller does the rest.
 func transposeBlocksF32(src []float32, ss int, dst []float32, ds int, y0, y1, nx int) int {
-	if !vecAVX512 || y1-y0 < 16 || nx < 16 {
+	if !vecAVX512 {
+		if vecAVX2 {
+			return transposeBlocksF32AVX2(src, ss, dst, ds, y0, y1, nx)
+		}
+		return 0
+	}
+	if y1-y0 < 16 || nx < 16 {
 		return 0
 	}
 	end := nx / 16 * 16
