@@ -8,7 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"simd/archsimd"
-	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -17,37 +17,24 @@ import (
 // (the tails) with NaN, ±Inf, ±0 and the ends of exp's range; where the CPU has AVX-512 also with
 // the AVX-512 loops, whose bits they promise.
 
-// MHALAB_FASTGO_VEC=go or avx2 lowers the element-wise loops of this test binary (an A/B of
-// the benchmarks: go test -c, then run the binary with each value alternately). It clears
-// vecAVX512 (and for go vecAVX2), so the other loops gated on them fall back as well.
+// MHALAB_FASTGO_VEC=go or avx2 (one name) lowers the element-wise loops of this test binary (an
+// A/B of the benchmarks: go test -c, then run the binary with each value alternately). It clears
+// vecAVX512 (and for go vecAVX2), so the other loops gated on them fall back as well. A list
+// (avx2,go) or ab is vecLoop's: the benchmarks that use it alternate the modes themselves
+// (gemv_vec_test.go).
 func init() {
-	switch v := os.Getenv("MHALAB_FASTGO_VEC"); v {
-	case "":
-	case "go":
+	switch v := os.Getenv(benchVecEnv); {
+	case v == "", v == "ab", strings.Contains(v, ","):
+	case v == "go":
 		vecAVX512, vecAVX2 = false, false
-	case "avx2":
+	case v == "avx2":
 		if !vecAVX2 {
 			panic("MHALAB_FASTGO_VEC=avx2: this CPU has no AVX2 with FMA")
 		}
 		vecAVX512 = false
 	default:
-		panic(fmt.Sprintf("MHALAB_FASTGO_VEC=%q: want go or avx2", v))
+		panic(fmt.Sprintf("MHALAB_FASTGO_VEC=%q: want go, avx2, a list (avx2,go) or ab", v))
 	}
-}
-
-// vecSeed is the tests' seed: 20261201, or MHALAB_FASTGO_SEED (as the external tests' testSeed).
-func vecSeed(t *testing.T) uint64 {
-	t.Helper()
-	seed := uint64(20261201)
-	if s := os.Getenv("MHALAB_FASTGO_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("MHALAB_FASTGO_SEED=%q: %v", s, err)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (replay with MHALAB_FASTGO_SEED=%d)", seed, seed)
-	return seed
 }
 
 func needAVX2(t *testing.T) {
