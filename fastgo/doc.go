@@ -2,7 +2,7 @@
 // blocked, packed GEMM instead of its scalar DotGeneral kernel, and computes the element-wise
 // ops around attention (Exp, ReduceMax/Sum, broadcasts, binary ops, IsFinite, Where, Identity,
 // Transpose, Gather, Concatenate, whole-row Scatters) on
-// several goroutines and, for Exp and ReduceMax, with AVX-512. Import it for its side effect:
+// several goroutines and, for Exp and ReduceMax, with AVX-512 or AVX2. Import it for its side effect:
 //
 //	import _ "github.com/mhalab/mhalab/fastgo"
 //
@@ -34,7 +34,7 @@
 //     the Transposes and Gathers with which mhalib slices tensors here (the backend has no Pad,
 //     so Slice cannot be differentiated). Each executor handles the common cases (float32 and
 //     float64, the layouts attention produces) — cut into ranges over goroutines, copies of
-//     runs instead of index iterators, AVX-512 loops for exp, row sums and float32
+//     runs instead of index iterators, vector loops for exp, row sums and float32
 //     Add/Sub/Mul/Div — and hands the rest to GoMLX's executor.
 //     Results equal GoMLX's bit for bit, except Exp in float32 (within 2 ulp; GoMLX rounds
 //     float64's exp) and float32 ReduceSum along rows (added in vector lanes: within
@@ -49,18 +49,24 @@
 //   - Grouped decoding products (grouprows.go, grouprows_simd.go): with grouped-query
 //     attention, a decoding step's g ≤ 32 query rows per key/value head against a cache of
 //     64-feature rows — scores q·Kᵀ and the weighted sum w·V — are read where the cache lies
-//     (no gather of the rows, no packing of V or K), with AVX-512; gemv and the GEMM take the
-//     rest.
+//     (no gather of the rows, no packing of V or K), with vector kernels; gemv and the GEMM
+//     take the rest.
 //   - Packed matrices (quant.go, quant_go.go, quant_simd.go): a DotGeneral whose right operand
 //     is a models/quant carrier (a float32 tensor holding a Q8_0/Q4_1 matrix's blocks behind a
 //     checked header) is computed by a matrix–vector kernel that multiplies each 32-weight
-//     block's quants by x rounded to 16-bit blocks in integers and scales the sum (AVX-512,
-//     plain Go otherwise; a prompt's rows dequantise to float32 instead), whether or not the
+//     block's quants by x rounded to 16-bit blocks in integers and scales the sum (AVX-512 or
+//     AVX2, plain Go otherwise; a prompt's rows dequantise to float32 instead), whether or not the
 //     fast path is switched on — no other executor computes a carrier. QuantKernel names the
-//     kernel. The AVX-512 kernels prefetch the rows ahead of the ones they compute
+//     kernel. The vector kernels prefetch the rows ahead of the ones they compute
 //     (prefetch_simd_amd64.s, a PREFETCHT0 loop: the one piece of assembly here — Go offers no
 //     prefetch outside its runtime); without it they read a token's ~96 MB at a third of the
 //     machine's read bandwidth (BenchmarkQuantStream).
+//   - Vector loops come in three levels, picked once at start: AVX-512 where the CPU has it,
+//     else AVX2 with FMA (most laptops; AMD EPYC before Zen 4) in the *_avx2.go files, else
+//     plain Go. Each AVX2 loop keeps its AVX-512 twin's contract (the same bits where that one
+//     promises them) and its tests run it on AVX-512 CPUs too. Status names the level in use.
+//     Kernels that return to plain Go end with archsimd.ClearAVXUpperBits (VZEROUPPER, which
+//     Go 1.26 does not emit).
 //   - Scatters (scatter.go): ScatterMax/Min/Sum that combine whole float32 rows (the one-position
 //     KV-cache update of models/smollm2) run one loop per row instead of GoMLX's index iterators.
 //   - Gradients: GoMLX v0.26 differentiates DotGeneral as a broadcast multiply and a reduce-sum

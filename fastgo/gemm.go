@@ -326,7 +326,7 @@ func packPanels[T Float](dst []T, op operand[T], batch, r0, r1, p0, kc, width in
 
 // packTransposed fills panel [kc, width] with panel[k·width + w] = src[w·stride + k] for
 // w < width (a multiple of 16), k < kc, and reports true; false (nothing written) where the
-// 16×16 register transpose does not run (not float32, no AVX-512).
+// 16×16 register transpose does not run (not float32, neither AVX-512 nor AVX2).
 func packTransposed[T Float](panel, src []T, stride, width, kc int) bool {
 	dst, ok := any(panel).([]float32)
 	if !ok {
@@ -351,7 +351,7 @@ func packTransposed[T Float](panel, src []T, stride, width, kc int) bool {
 
 // packRuns sets panel[k·width : (k+1)·width] = first[off_k : off_k+width] for each k with
 // off_k = contract[k], and reports true; false (nothing written) where the vector copy does not
-// run (not float32, width not a multiple of 16, no AVX-512).
+// run (not float32, width not a multiple of 16, neither AVX-512 nor AVX2).
 func packRuns[T Float](panel, first []T, contract []int, width int) bool {
 	dst, ok := any(panel).([]float32)
 	if !ok {
