@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/mhalab/mhalab/models/gguf"
@@ -30,22 +28,6 @@ func simdKernelSets() []quantKernels {
 		kernels = append(kernels, k)
 	}
 	return kernels
-}
-
-// quantSeed is the seed of a randomised test, printed; MHALAB_FASTGO_SEED=S replays one (as the
-// element-wise tests' testSeed).
-func quantSeed(t *testing.T) uint64 {
-	t.Helper()
-	seed := uint64(20261202)
-	if s := os.Getenv("MHALAB_FASTGO_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("MHALAB_FASTGO_SEED=%q: %v", s, err)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (replay with MHALAB_FASTGO_SEED=%d)", seed, seed)
-	return seed
 }
 
 // randomPacked returns a rows × cols matrix of format t with random blocks: scales drawn from
@@ -336,7 +318,7 @@ func TestQuantKernelsSameIntegerSums(t *testing.T) {
 	if len(sets) == 0 {
 		t.Skip("no SIMD kernels in this build or on this CPU")
 	}
-	seed := quantSeed(t)
+	seed := vecSeed(t)
 	for _, k := range sets {
 		for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
 			for _, cols := range []int{32, 64, 96, 128, 160, 256, 288, 576, 1536, 2080, 2112} { // 1 … 66 blocks
@@ -439,7 +421,7 @@ func TestQuantiseSIMD(t *testing.T) {
 	if len(sets) == 0 {
 		t.Skip("no SIMD kernels in this build or on this CPU")
 	}
-	rng := rand.New(rand.NewPCG(quantSeed(t), 13))
+	rng := rand.New(rand.NewPCG(vecSeed(t), 13))
 	for _, k := range sets {
 		for _, nb := range []int{1, 2, 3, 17, 18, 48} {
 			x := make([]float32, 32*nb)
