@@ -190,7 +190,10 @@ func dotQ4_1AVX512(rows []byte, a *qAct, y []float32) {
 	// step adds the pair from block f of row p to acc, its blocks' scales at lanes perm of sc.
 	step := func(p unsafe.Pointer, xl, xh archsimd.Int16x32, sc archsimd.Float32x16, perm archsimd.Uint32x16, f int, acc archsimd.Float32x16) archsimd.Float32x16 {
 		w := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(p, 4*nb+16*f))).ExtendToUint16()
-		s := w.And(low).AsInt16x32().DotProductPairs(xl).Add(w.ShiftAllRight(4).AsInt16x32().DotProductPairs(xh))
+		// The high nibbles by an arithmetic shift (VPSRAW, which takes the count as an immediate;
+		// the same values: w ≤ 255): Go 1.26 compiles the logical one (VPSRLW) with its count moved
+		// into a vector register by a legacy-SSE MOVQ in the loop (quant_avx2.go's note on legacy SSE).
+		s := w.And(low).AsInt16x32().DotProductPairs(xl).Add(w.AsInt16x32().ShiftAllRight(4).DotProductPairs(xh))
 		return s.ConvertToFloat32().MulAdd(sc.Permute(perm), acc)
 	}
 	for r := 0; r < n; r += 4 {
