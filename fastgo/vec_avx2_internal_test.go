@@ -226,33 +226,7 @@ func TestSumF32AVX2(t *testing.T) {
 		for i := range row {
 			row[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(6)-3)))
 		}
-		var acc [4][16]float32
-		i := 0
-		for ; i+64 <= n; i += 64 {
-			for v := range 4 {
-				for l := range 16 {
-					acc[v][l] += row[i+16*v+l]
-				}
-			}
-		}
-		for ; i+16 <= n; i += 16 {
-			for l := range 16 {
-				acc[0][l] += row[i+l]
-			}
-		}
-		var lanes [16]float32
-		for l := range 16 {
-			lanes[l] = (acc[0][l] + acc[1][l]) + (acc[2][l] + acc[3][l])
-		}
-		for w := 8; w >= 1; w /= 2 {
-			for j := range w {
-				lanes[j] += lanes[j+w]
-			}
-		}
-		want := lanes[0]
-		for _, v := range row[i:] {
-			want += v
-		}
+		want := sumF32DocumentedOrder(row)
 		if got := sumF32AVX2(row); math.Float32bits(got) != math.Float32bits(want) {
 			t.Fatalf("n %d: sumF32AVX2 = %v, the documented order gives %v", n, got, want)
 		}
