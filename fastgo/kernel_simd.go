@@ -25,7 +25,8 @@ func simdKernelF32() (microKernel[float32], bool) {
 	case archsimd.X86.AVX512():
 		return microKernel[float32]{name: "avx512-4x32", mr: 4, nr: 32, fn: kernelF32x16, rows: kernelF32x16Rows, rowsHalf: kernelF32x16RowsHalf}, true
 	case archsimd.X86.AVX2() && archsimd.X86.FMA():
-		return microKernel[float32]{name: "avx2-4x16", mr: 4, nr: 16, fn: kernelF32x8, rows: kernelF32x8Rows}, true
+		return microKernel[float32]{name: "avx2-4x16", mr: 4, nr: 16, fn: kernelF32x8, rows: kernelF32x8Rows,
+			bcast: kernelF32x8Bcast, bcastFill: bcastF32Rows, bcastKC: bcastKCF32}, true
 	}
 	return microKernel[float32]{}, false
 }

@@ -1,0 +1,65 @@
+//go:build goexperiment.simd && amd64 && !go1.27
+
+package fastgo
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+)
+
+// gemmABCases are the GEMMs of BenchmarkMHA's cases as this package sees them (lhs, rhs layouts
+// as simplego hands them over), for BenchmarkGEMMAVX2AB.
+var gemmABCases = []struct {
+	name   string
+	c      gemmCase
+	ll, rl layout
+}{
+	// seed003's projections: x [4096, 512] · W, W stored [512, 1536] ([k, rows] for the rhs).
+	{"proj_4096x1536x512", gemmCase{1, 4096, 1536, 512}, layouts[0], layouts[1]},
+	// scores q·kᵀ per head: [b, 128, 64] · [b, 128, 64]ᵀ.
+	{"scores_64x128x128x64", gemmCase{64, 128, 128, 64}, layouts[0], layouts[0]},
+	// weights·v per head: [b, 128, 128] · [b, 128(k), 64].
+	{"values_64x128x64x128", gemmCase{64, 128, 64, 128}, layouts[0], layouts[1]},
+	// long's scores, one head: [4096, 64] · [4096, 64]ᵀ.
+	{"longscores_1x4096x4096x64", gemmCase{1, 1024, 4096, 64}, layouts[0], layouts[0]},
+	// long's weights·v, one head: [1024, 4096] · [4096, 64].
+	{"longvalues_1x1024x64x4096", gemmCase{1, 1024, 64, 4096}, layouts[0], layouts[1]},
+	// a narrow product: 2 column tiles.
+	{"narrow_1x2048x32x512", gemmCase{1, 2048, 32, 512}, layouts[0], layouts[1]},
+}
+
+// BenchmarkGEMMAVX2AB times the whole GEMM (packing included) on one goroutine with the AVX2
+// kernel's bcast path (kernel_avx2.go) and without it (kernelF32x8Rows / kernelF32x8, the kernels
+// before it), alternating in one process, in GFLOP per CPU-second of the thread.
+func BenchmarkGEMMAVX2AB(b *testing.B) {
+	kern, ok := simdKernelF32()
+	if !ok || kern.bcast == nil {
+		b.Skip("no AVX2 bcast kernel on this CPU")
+	}
+	old := kern
+	old.bcast = nil
+	for _, tc := range gemmABCases {
+		l, r, out := randProduct[float32](tc.c, tc.ll, tc.rl, 1, 2)
+		flops := 2 * float64(tc.c.batch*tc.c.m*tc.c.n*tc.c.k)
+		for rep := range 3 {
+			for _, v := range []struct {
+				name string
+				kern microKernel[float32]
+			}{{"old", old}, {"bcast", kern}} {
+				b.Run(fmt.Sprintf("%s/%s/%d", tc.name, v.name, rep), func(b *testing.B) {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					cpu0 := threadCPUNS()
+					for b.Loop() {
+						gemm(v.kern, l, r, out, tc.c.batch, tc.c.m, tc.c.n, tc.c.k, 1)
+					}
+					cpu1 := threadCPUNS()
+					if cpu0 >= 0 && cpu1 > cpu0 {
+						b.ReportMetric(flops*float64(b.N)/float64(cpu1-cpu0), "GFLOP/cpu-s")
+					}
+				})
+			}
+		}
+	}
+}

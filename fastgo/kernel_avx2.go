@@ -1,0 +1,132 @@
+//go:build goexperiment.simd && amd64 && !go1.27
+
+package fastgo
+
+// The AVX2 float32 micro-kernel on a pre-broadcast A micro-panel (the GEMM's "bcast" path,
+// gemm.go: macroKernelBcast).
+//
+// Why pre-broadcast: archsimd has no broadcast from memory (BroadcastFloat32x8 is VMOVSS into an
+// XMM register, then VBROADCASTSS register to register; no SSA rule folds the load), and on
+// Zen 3 the register VBROADCASTSS is a shuffle µop on the FP pipes that the FMAs need: the 4×16
+// kernel on a packed [kc, 4] A panel, with 4 broadcasts per 8 FMAs, measured 52 GFLOP/cpu-s
+// however it was unrolled and scheduled. Storing every A value as a whole vector, [kc, 4, 8],
+// turns each broadcast into a plain 32-byte load (the load ports are not the bottleneck: 6 loads
+// per 8 FMAs). The GEMM fills that panel for one group of 4 rows, then runs the kernel across all
+// the column tiles of the B panel (bcastF32Rows: 3 µops per A value, paid once per row group
+// instead of once per column tile).
+//
+// Why a bottom-tested loop: Go 1.26's scheduler places values that have uses inside their own
+// block first, so in a loop whose body is not the block of its phis, the last FMA of every
+// accumulator (used only by the next iteration's phi) sinks below every load of the body — for
+// 8×8 or 6×16 tiles that is more live vectors than the 16 YMM registers, and it spills. With the
+// test at the bottom ("for { …; if n == 0 { break } }") body and phis are one block, the FMAs
+// count as used in-block, and the body is scheduled in source order. Unrolled by 4, the eight
+// register moves that put the rotated accumulators back (VFMADD213PS writes its result over the
+// broadcast operand, not over the accumulator) are paid once per 4 k.
+//
+// BenchmarkMicroKernelAVX2AB (kc = 128, panels in L1, per-thread CPU time, this AVX2-only Zen 3
+// with other load): kernelF32x8Bcast ~80 GFLOP/cpu-s against ~52 for kernelF32x8Rows and
+// kernelF32x8; 8 independent register FMA chains, the ceiling of any 8-accumulator tile, measure
+// ~87 here (12 chains ~95). Tiles with more accumulators (6×16 = 12, 8×8 with one B vector and no
+// copies) measured slower: 53 and 56, the copies of the A vectors spill at 12 accumulators and 8×8
+// needs 9 loads per 8 FMAs.
+
+import (
+	"simd/archsimd"
+	"unsafe"
+)
+
+// bcastKCF32 is the depth of a k-block on the bcast path: the pre-broadcast A panel of a row
+// group, kc·4·8 float32 = 16 KiB, stays in Zen 3's 32 KiB L1 while the B micro-panels
+// (kc·16 float32 = 8 KiB each) stream through it from L2.
+const bcastKCF32 = 128
+
+// kernelF32x8Bcast: a: [kc, 4, 8] (every A value broadcast to a vector: bcastF32Rows),
+// b: [kc, 16], c: 4 rows of ≥ 16, ldc apart. Each output is the FMA chain over k in order from
+// zero, as kernelF32x8 and kernelF32x8Rows (the same bits for the same kc), then added to c with
+// accumulate.
+func kernelF32x8Bcast(kc int, a, b, c []float32, ldc int, accumulate bool) {
+	var c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x8
+	if kc > 0 {
+		_ = a[32*kc-1] // A: [kc, 4, 8]
+		_ = b[16*kc-1] // B: [kc, 16]
+		pa, pb := unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0])
+		if n := kc >> 2; n > 0 {
+			for {
+				c00, c01, c10, c11, c20, c21, c30, c31 = bcastStep(pa, 0, pb, 0, c00, c01, c10, c11, c20, c21, c30, c31)
+				c00, c01, c10, c11, c20, c21, c30, c31 = bcastStep(pa, 128, pb, 64, c00, c01, c10, c11, c20, c21, c30, c31)
+				c00, c01, c10, c11, c20, c21, c30, c31 = bcastStep(pa, 256, pb, 128, c00, c01, c10, c11, c20, c21, c30, c31)
+				c00, c01, c10, c11, c20, c21, c30, c31 = bcastStep(pa, 384, pb, 192, c00, c01, c10, c11, c20, c21, c30, c31)
+				n--
+				if n == 0 {
+					break
+				}
+				pa, pb = unsafe.Add(pa, 512), unsafe.Add(pb, 256) // never past the panels' ends
+			}
+		}
+		for k := kc &^ 3; k < kc; k++ {
+			c00, c01, c10, c11, c20, c21, c30, c31 = bcastStep(unsafe.Pointer(&a[32*k]), 0, unsafe.Pointer(&b[16*k]), 0, c00, c01, c10, c11, c20, c21, c30, c31)
+		}
+	}
+	_ = c[3*ldc+15] // C: 4 rows of 16, ldc apart (ldc ≥ 16)
+	p0 := unsafe.Pointer(&c[0])
+	p1, p2, p3 := unsafe.Add(p0, 4*ldc), unsafe.Add(p0, 8*ldc), unsafe.Add(p0, 12*ldc)
+	if accumulate {
+		c00, c01 = c00.Add(ldF32x8(p0, 0)), c01.Add(ldF32x8(p0, 32))
+		c10, c11 = c10.Add(ldF32x8(p1, 0)), c11.Add(ldF32x8(p1, 32))
+		c20, c21 = c20.Add(ldF32x8(p2, 0)), c21.Add(ldF32x8(p2, 32))
+		c30, c31 = c30.Add(ldF32x8(p3, 0)), c31.Add(ldF32x8(p3, 32))
+	}
+	c00.Store((*[8]float32)(p0))
+	c01.Store((*[8]float32)(unsafe.Add(p0, 32)))
+	c10.Store((*[8]float32)(p1))
+	c11.Store((*[8]float32)(unsafe.Add(p1, 32)))
+	c20.Store((*[8]float32)(p2))
+	c21.Store((*[8]float32)(unsafe.Add(p2, 32)))
+	c30.Store((*[8]float32)(p3))
+	c31.Store((*[8]float32)(unsafe.Add(p3, 32)))
+}
+
+// bcastStep is one k of kernelF32x8Bcast: B's row at pb + bo (16 values), A's four broadcast
+// values at pa + ao (4 vectors), the eight accumulators updated. Each A vector's second FMA
+// takes the result (it dies there); b0 and b1 take the last row's.
+func bcastStep(pa unsafe.Pointer, ao uintptr, pb unsafe.Pointer, bo uintptr,
+	c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x8) (_, _, _, _, _, _, _, _ archsimd.Float32x8) {
+	b0, b1 := ldF32x8(pb, bo), ldF32x8(pb, bo+32)
+	x0 := ldF32x8(pa, ao)
+	c00 = x0.MulAdd(b0, c00)
+	c01 = x0.MulAdd(b1, c01)
+	x1 := ldF32x8(pa, ao+32)
+	c10 = x1.MulAdd(b0, c10)
+	c11 = x1.MulAdd(b1, c11)
+	x2 := ldF32x8(pa, ao+64)
+	c20 = x2.MulAdd(b0, c20)
+	c21 = x2.MulAdd(b1, c21)
+	x3 := ldF32x8(pa, ao+96)
+	c30 = b0.MulAdd(x3, c30)
+	c31 = b1.MulAdd(x3, c31)
+	return c00, c01, c10, c11, c20, c21, c30, c31
+}
+
+// bcastF32Rows fills dst [kc, 4, 8] with dst[k, r, :] = a_r[k·stride] broadcast, for the four
+// rows a0…a3 (each with at least (kc−1)·stride + 1 values): stride 1 reads A's rows in place,
+// stride 4 a packed [kc, 4] micro-panel.
+func bcastF32Rows(dst, a0, a1, a2, a3 []float32, stride, kc int) {
+	if kc <= 0 {
+		return
+	}
+	last := (kc - 1) * stride
+	_, _, _, _ = a0[last], a1[last], a2[last], a3[last]
+	_ = dst[32*kc-1]
+	p0, p1, p2, p3 := unsafe.Pointer(&a0[0]), unsafe.Pointer(&a1[0]), unsafe.Pointer(&a2[0]), unsafe.Pointer(&a3[0])
+	pd := unsafe.Pointer(&dst[0])
+	step := uintptr(4 * stride)
+	var ao, do uintptr // offsets from the bases: no pointer past an end
+	for range kc {
+		archsimd.BroadcastFloat32x8(ldF32(p0, ao)).Store((*[8]float32)(unsafe.Add(pd, do)))
+		archsimd.BroadcastFloat32x8(ldF32(p1, ao)).Store((*[8]float32)(unsafe.Add(pd, do+32)))
+		archsimd.BroadcastFloat32x8(ldF32(p2, ao)).Store((*[8]float32)(unsafe.Add(pd, do+64)))
+		archsimd.BroadcastFloat32x8(ldF32(p3, ao)).Store((*[8]float32)(unsafe.Add(pd, do+96)))
+		ao, do = ao+step, do+128
+	}
+}
