@@ -3,8 +3,6 @@
 package fastgo
 
 import (
-	"fmt"
-	"runtime"
 	"testing"
 )
 
@@ -17,6 +15,8 @@ var gemmABCases = []struct {
 }{
 	// seed003's projections: x [4096, 512] · W, W stored [512, 1536] ([k, rows] for the rhs).
 	{"proj_4096x1536x512", gemmCase{1, 4096, 1536, 512}, layouts[0], layouts[1]},
+	{"projsmall_512x1536x512", gemmCase{1, 512, 1536, 512}, layouts[0], layouts[1]},
+	{"projk128_4096x1536x128", gemmCase{1, 4096, 1536, 128}, layouts[0], layouts[1]},
 	// scores q·kᵀ per head: [b, 128, 64] · [b, 128, 64]ᵀ.
 	{"scores_64x128x128x64", gemmCase{64, 128, 128, 64}, layouts[0], layouts[0]},
 	// weights·v per head: [b, 128, 128] · [b, 128(k), 64].
@@ -31,7 +31,7 @@ var gemmABCases = []struct {
 
 // BenchmarkGEMMAVX2AB times the whole GEMM (packing included) on one goroutine with the AVX2
 // kernel's bcast path (kernel_avx2.go) and without it (kernelF32x8Rows / kernelF32x8, the kernels
-// before it), alternating in one process, in GFLOP per CPU-second of the thread.
+// before it): medians of interleaved rounds (abTime), in GFLOP per CPU-second of the thread.
 func BenchmarkGEMMAVX2AB(b *testing.B) {
 	kern, ok := simdKernelF32()
 	if !ok || kern.bcast == nil {
@@ -42,24 +42,11 @@ func BenchmarkGEMMAVX2AB(b *testing.B) {
 	for _, tc := range gemmABCases {
 		l, r, out := randProduct[float32](tc.c, tc.ll, tc.rl, 1, 2)
 		flops := 2 * float64(tc.c.batch*tc.c.m*tc.c.n*tc.c.k)
-		for rep := range 3 {
-			for _, v := range []struct {
-				name string
-				kern microKernel[float32]
-			}{{"old", old}, {"bcast", kern}} {
-				b.Run(fmt.Sprintf("%s/%s/%d", tc.name, v.name, rep), func(b *testing.B) {
-					runtime.LockOSThread()
-					defer runtime.UnlockOSThread()
-					cpu0 := threadCPUNS()
-					for b.Loop() {
-						gemm(v.kern, l, r, out, tc.c.batch, tc.c.m, tc.c.n, tc.c.k, 1)
-					}
-					cpu1 := threadCPUNS()
-					if cpu0 >= 0 && cpu1 > cpu0 {
-						b.ReportMetric(flops*float64(b.N)/float64(cpu1-cpu0), "GFLOP/cpu-s")
-					}
-				})
-			}
+		run := func(kern microKernel[float32]) func() {
+			return func() { gemm(kern, l, r, out, tc.c.batch, tc.c.m, tc.c.n, tc.c.k, 1) }
 		}
+		b.Run(tc.name, func(b *testing.B) {
+			abTime(b, 7, 30e6, abVariant{"old", flops, run(old)}, abVariant{"bcast", flops, run(kern)})
+		})
 	}
 }

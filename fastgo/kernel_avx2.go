@@ -45,6 +45,12 @@ const bcastKCF32 = 128
 // b: [kc, 16], c: 4 rows of ≥ 16, ldc apart. Each output is the FMA chain over k in order from
 // zero, as kernelF32x8 and kernelF32x8Rows (the same bits for the same kc), then added to c with
 // accumulate.
+//
+// The four steps of the unrolled loop are written out, with archsimd's intrinsics only: every
+// call of a Go helper that the compiler inlines (ldF32x8, a step function) leaves an inline mark,
+// emitted as a 1-byte NOP wherever no instruction of the caller shares the call's line — 28 NOPs
+// in 4 k with helpers, which took dispatch slots: 75–80 GFLOP/cpu-s with helpers, 89–95 written
+// out (BenchmarkMicroKernelAVX2AB, medians of interleaved rounds).
 func kernelF32x8Bcast(kc int, a, b, c []float32, ldc int, accumulate bool) {
 	var c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x8
 	if kc > 0 {
@@ -53,10 +59,50 @@ func kernelF32x8Bcast(kc int, a, b, c []float32, ldc int, accumulate bool) {
 		pa, pb := unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0])
 		if n := kc >> 2; n > 0 {
 			for {
-				c00, c01, c10, c11, c20, c21, c30, c31 = bcastStep(pa, 0, pb, 0, c00, c01, c10, c11, c20, c21, c30, c31)
-				c00, c01, c10, c11, c20, c21, c30, c31 = bcastStep(pa, 128, pb, 64, c00, c01, c10, c11, c20, c21, c30, c31)
-				c00, c01, c10, c11, c20, c21, c30, c31 = bcastStep(pa, 256, pb, 128, c00, c01, c10, c11, c20, c21, c30, c31)
-				c00, c01, c10, c11, c20, c21, c30, c31 = bcastStep(pa, 384, pb, 192, c00, c01, c10, c11, c20, c21, c30, c31)
+				{ // k + 0
+					b0, b1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 0))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 32)))
+					x0 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 0)))
+					c00, c01 = x0.MulAdd(b0, c00), x0.MulAdd(b1, c01)
+					x1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 32)))
+					c10, c11 = x1.MulAdd(b0, c10), x1.MulAdd(b1, c11)
+					x2 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 64)))
+					c20, c21 = x2.MulAdd(b0, c20), x2.MulAdd(b1, c21)
+					x3 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 96)))
+					c30, c31 = b0.MulAdd(x3, c30), b1.MulAdd(x3, c31) // b0, b1 die here: they take the results
+				}
+				{ // k + 1
+					b0, b1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 64))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 96)))
+					x0 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 128)))
+					c00, c01 = x0.MulAdd(b0, c00), x0.MulAdd(b1, c01)
+					x1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 160)))
+					c10, c11 = x1.MulAdd(b0, c10), x1.MulAdd(b1, c11)
+					x2 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 192)))
+					c20, c21 = x2.MulAdd(b0, c20), x2.MulAdd(b1, c21)
+					x3 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 224)))
+					c30, c31 = b0.MulAdd(x3, c30), b1.MulAdd(x3, c31) // b0, b1 die here: they take the results
+				}
+				{ // k + 2
+					b0, b1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 128))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 160)))
+					x0 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 256)))
+					c00, c01 = x0.MulAdd(b0, c00), x0.MulAdd(b1, c01)
+					x1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 288)))
+					c10, c11 = x1.MulAdd(b0, c10), x1.MulAdd(b1, c11)
+					x2 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 320)))
+					c20, c21 = x2.MulAdd(b0, c20), x2.MulAdd(b1, c21)
+					x3 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 352)))
+					c30, c31 = b0.MulAdd(x3, c30), b1.MulAdd(x3, c31) // b0, b1 die here: they take the results
+				}
+				{ // k + 3
+					b0, b1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 192))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 224)))
+					x0 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 384)))
+					c00, c01 = x0.MulAdd(b0, c00), x0.MulAdd(b1, c01)
+					x1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 416)))
+					c10, c11 = x1.MulAdd(b0, c10), x1.MulAdd(b1, c11)
+					x2 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 448)))
+					c20, c21 = x2.MulAdd(b0, c20), x2.MulAdd(b1, c21)
+					x3 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 480)))
+					c30, c31 = b0.MulAdd(x3, c30), b1.MulAdd(x3, c31) // b0, b1 die here: they take the results
+				}
 				n--
 				if n == 0 {
 					break
@@ -65,17 +111,32 @@ func kernelF32x8Bcast(kc int, a, b, c []float32, ldc int, accumulate bool) {
 			}
 		}
 		for k := kc &^ 3; k < kc; k++ {
-			c00, c01, c10, c11, c20, c21, c30, c31 = bcastStep(unsafe.Pointer(&a[32*k]), 0, unsafe.Pointer(&b[16*k]), 0, c00, c01, c10, c11, c20, c21, c30, c31)
+			pa, pb := unsafe.Pointer(&a[32*k]), unsafe.Pointer(&b[16*k])
+			{
+				b0, b1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 0))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 32)))
+				x0 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 0)))
+				c00, c01 = x0.MulAdd(b0, c00), x0.MulAdd(b1, c01)
+				x1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 32)))
+				c10, c11 = x1.MulAdd(b0, c10), x1.MulAdd(b1, c11)
+				x2 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 64)))
+				c20, c21 = x2.MulAdd(b0, c20), x2.MulAdd(b1, c21)
+				x3 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pa, 96)))
+				c30, c31 = b0.MulAdd(x3, c30), b1.MulAdd(x3, c31) // b0, b1 die here: they take the results
+			}
 		}
 	}
 	_ = c[3*ldc+15] // C: 4 rows of 16, ldc apart (ldc ≥ 16)
 	p0 := unsafe.Pointer(&c[0])
 	p1, p2, p3 := unsafe.Add(p0, 4*ldc), unsafe.Add(p0, 8*ldc), unsafe.Add(p0, 12*ldc)
 	if accumulate {
-		c00, c01 = c00.Add(ldF32x8(p0, 0)), c01.Add(ldF32x8(p0, 32))
-		c10, c11 = c10.Add(ldF32x8(p1, 0)), c11.Add(ldF32x8(p1, 32))
-		c20, c21 = c20.Add(ldF32x8(p2, 0)), c21.Add(ldF32x8(p2, 32))
-		c30, c31 = c30.Add(ldF32x8(p3, 0)), c31.Add(ldF32x8(p3, 32))
+		c00 = c00.Add(archsimd.LoadFloat32x8((*[8]float32)(p0)))
+		c01 = c01.Add(archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p0, 32))))
+		c10 = c10.Add(archsimd.LoadFloat32x8((*[8]float32)(p1)))
+		c11 = c11.Add(archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p1, 32))))
+		c20 = c20.Add(archsimd.LoadFloat32x8((*[8]float32)(p2)))
+		c21 = c21.Add(archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p2, 32))))
+		c30 = c30.Add(archsimd.LoadFloat32x8((*[8]float32)(p3)))
+		c31 = c31.Add(archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p3, 32))))
 	}
 	c00.Store((*[8]float32)(p0))
 	c01.Store((*[8]float32)(unsafe.Add(p0, 32)))
@@ -85,27 +146,6 @@ func kernelF32x8Bcast(kc int, a, b, c []float32, ldc int, accumulate bool) {
 	c21.Store((*[8]float32)(unsafe.Add(p2, 32)))
 	c30.Store((*[8]float32)(p3))
 	c31.Store((*[8]float32)(unsafe.Add(p3, 32)))
-}
-
-// bcastStep is one k of kernelF32x8Bcast: B's row at pb + bo (16 values), A's four broadcast
-// values at pa + ao (4 vectors), the eight accumulators updated. Each A vector's second FMA
-// takes the result (it dies there); b0 and b1 take the last row's.
-func bcastStep(pa unsafe.Pointer, ao uintptr, pb unsafe.Pointer, bo uintptr,
-	c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x8) (_, _, _, _, _, _, _, _ archsimd.Float32x8) {
-	b0, b1 := ldF32x8(pb, bo), ldF32x8(pb, bo+32)
-	x0 := ldF32x8(pa, ao)
-	c00 = x0.MulAdd(b0, c00)
-	c01 = x0.MulAdd(b1, c01)
-	x1 := ldF32x8(pa, ao+32)
-	c10 = x1.MulAdd(b0, c10)
-	c11 = x1.MulAdd(b1, c11)
-	x2 := ldF32x8(pa, ao+64)
-	c20 = x2.MulAdd(b0, c20)
-	c21 = x2.MulAdd(b1, c21)
-	x3 := ldF32x8(pa, ao+96)
-	c30 = b0.MulAdd(x3, c30)
-	c31 = b1.MulAdd(x3, c31)
-	return c00, c01, c10, c11, c20, c21, c30, c31
 }
 
 // bcastF32Rows fills dst [kc, 4, 8] with dst[k, r, :] = a_r[k·stride] broadcast, for the four
@@ -122,11 +162,14 @@ func bcastF32Rows(dst, a0, a1, a2, a3 []float32, stride, kc int) {
 	pd := unsafe.Pointer(&dst[0])
 	step := uintptr(4 * stride)
 	var ao, do uintptr // offsets from the bases: no pointer past an end
+	var z archsimd.Float32x4
+	// No inlined helpers (BroadcastFloat32x8 is one): their inline marks would be NOPs
+	// (kernelF32x8Bcast).
 	for range kc {
-		archsimd.BroadcastFloat32x8(ldF32(p0, ao)).Store((*[8]float32)(unsafe.Add(pd, do)))
-		archsimd.BroadcastFloat32x8(ldF32(p1, ao)).Store((*[8]float32)(unsafe.Add(pd, do+32)))
-		archsimd.BroadcastFloat32x8(ldF32(p2, ao)).Store((*[8]float32)(unsafe.Add(pd, do+64)))
-		archsimd.BroadcastFloat32x8(ldF32(p3, ao)).Store((*[8]float32)(unsafe.Add(pd, do+96)))
+		z.SetElem(0, *(*float32)(unsafe.Add(p0, ao))).Broadcast1To8().Store((*[8]float32)(unsafe.Add(pd, do)))
+		z.SetElem(0, *(*float32)(unsafe.Add(p1, ao))).Broadcast1To8().Store((*[8]float32)(unsafe.Add(pd, do+32)))
+		z.SetElem(0, *(*float32)(unsafe.Add(p2, ao))).Broadcast1To8().Store((*[8]float32)(unsafe.Add(pd, do+64)))
+		z.SetElem(0, *(*float32)(unsafe.Add(p3, ao))).Broadcast1To8().Store((*[8]float32)(unsafe.Add(pd, do+96)))
 		ao, do = ao+step, do+128
 	}
 }
