@@ -50,6 +50,9 @@ type microKernel[T Float] struct {
 	bcast     func(kc int, a, b, c []T, ldc int, accumulate bool)
 	bcastFill func(dst, a0, a1, a2, a3 []T, stride, kc int)
 	bcastKC   int
+	// bcastRows, when set, is bcast for a row group's first column tile reading A's four rows
+	// in place (a0…a3: [kc] each) and filling dst [kc, mr, 8] as bcastFill would, on the way.
+	bcastRows func(kc int, a0, a1, a2, a3, dst, b, c []T, ldc int, accumulate bool)
 }
 
 // bcastMinTiles is the fewest column tiles (of nr) in a task's panel for which the GEMM takes
@@ -306,14 +309,19 @@ func macroKernelBcast[T Float](kern microKernel[T], ws *workspace[T], lhs operan
 	row := func(i int) []T { return lhs.flat[base+lhs.crossOff[i]:][:kc] }
 	for i := i0; i < i1; i += mr {
 		nRows := min(mr, i1-i)
-		if lhs.contiguous && nRows == mr {
+		j, bOff := j0, 0
+		switch {
+		case lhs.contiguous && nRows == mr && kern.bcastRows != nil && j1-j0 >= nr:
+			kern.bcastRows(kc, row(i), row(i+1), row(i+2), row(i+3), abc, ws.b[:kc*nr], c[i*ldc+j0:], ldc, accumulate)
+			j, bOff = j0+nr, kc*nr
+		case lhs.contiguous && nRows == mr:
 			kern.bcastFill(abc, row(i), row(i+1), row(i+2), row(i+3), 1, kc)
-		} else {
+		default:
 			packPanels(ws.a, lhs, batch, i, i+nRows, p0, kc, mr)
 			p := ws.a[:kc*mr]
 			kern.bcastFill(abc, p, p[1:], p[2:], p[3:], mr, kc)
 		}
-		for j, bOff := j0, 0; j < j1; j, bOff = j+nr, bOff+kc*nr {
+		for ; j < j1; j, bOff = j+nr, bOff+kc*nr {
 			bPanel := ws.b[bOff:][:kc*nr]
 			nCols := min(nr, j1-j)
 			if nRows == mr && nCols == nr {

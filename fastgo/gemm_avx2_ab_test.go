@@ -39,6 +39,8 @@ func BenchmarkGEMMAVX2AB(b *testing.B) {
 	}
 	old := kern
 	old.bcast = nil
+	noFill := kern
+	noFill.bcastRows = nil
 	for _, tc := range gemmABCases {
 		l, r, out := randProduct[float32](tc.c, tc.ll, tc.rl, 1, 2)
 		flops := 2 * float64(tc.c.batch*tc.c.m*tc.c.n*tc.c.k)
@@ -46,7 +48,7 @@ func BenchmarkGEMMAVX2AB(b *testing.B) {
 			return func() { gemm(kern, l, r, out, tc.c.batch, tc.c.m, tc.c.n, tc.c.k, 1) }
 		}
 		b.Run(tc.name, func(b *testing.B) {
-			abTime(b, 7, 30e6, abVariant{"old", flops, run(old)}, abVariant{"bcast", flops, run(kern)})
+			abTime(b, 7, 30e6, abVariant{"old", flops, run(old)}, abVariant{"bcast", flops, run(kern)}, abVariant{"nofill", flops, run(noFill)})
 		})
 	}
 }

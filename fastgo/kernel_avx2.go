@@ -125,7 +125,122 @@ func kernelF32x8Bcast(kc int, a, b, c []float32, ldc int, accumulate bool) {
 			}
 		}
 	}
-	_ = c[3*ldc+15] // C: 4 rows of 16, ldc apart (ldc ≥ 16)
+	storeTile4x16(c, ldc, accumulate, c00, c01, c10, c11, c20, c21, c30, c31)
+}
+
+// kernelF32x8RowsFill is kernelF32x8Bcast for the first column tile of a row group, reading A's
+// four rows in place (a0…a3: [kc] each) and broadcasting each value in a register, as
+// kernelF32x8Rows, while it stores the broadcast vectors to dst [kc, 4, 8] for the row group's
+// other column tiles (what bcastF32Rows fills). The same FMAs in the same order as
+// kernelF32x8Bcast: the same bits. A separate fill costs 4 vector stores per k, as much as a
+// tile's 8 FMAs; here the stores run beside the FMAs. Written out without inlined helpers (see
+// kernelF32x8Bcast).
+func kernelF32x8RowsFill(kc int, a0, a1, a2, a3, dst, b, c []float32, ldc int, accumulate bool) {
+	var c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x8
+	if kc > 0 {
+		_, _, _, _ = a0[kc-1], a1[kc-1], a2[kc-1], a3[kc-1] // A: 4 rows of kc
+		_ = dst[32*kc-1]                                    // [kc, 4, 8]
+		_ = b[16*kc-1]                                      // B: [kc, 16]
+		p0, p1, p2, p3 := unsafe.Pointer(&a0[0]), unsafe.Pointer(&a1[0]), unsafe.Pointer(&a2[0]), unsafe.Pointer(&a3[0])
+		pd, pb := unsafe.Pointer(&dst[0]), unsafe.Pointer(&b[0])
+		var z archsimd.Float32x4
+		if n := kc >> 2; n > 0 {
+			for {
+				{ // k + 0
+					b0, b1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 0))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 32)))
+					x0 := z.SetElem(0, *(*float32)(unsafe.Add(p0, 0))).Broadcast1To8()
+					x0.Store((*[8]float32)(unsafe.Add(pd, 0)))
+					c00, c01 = x0.MulAdd(b0, c00), x0.MulAdd(b1, c01)
+					x1 := z.SetElem(0, *(*float32)(unsafe.Add(p1, 0))).Broadcast1To8()
+					x1.Store((*[8]float32)(unsafe.Add(pd, 32)))
+					c10, c11 = x1.MulAdd(b0, c10), x1.MulAdd(b1, c11)
+					x2 := z.SetElem(0, *(*float32)(unsafe.Add(p2, 0))).Broadcast1To8()
+					x2.Store((*[8]float32)(unsafe.Add(pd, 64)))
+					c20, c21 = x2.MulAdd(b0, c20), x2.MulAdd(b1, c21)
+					x3 := z.SetElem(0, *(*float32)(unsafe.Add(p3, 0))).Broadcast1To8()
+					x3.Store((*[8]float32)(unsafe.Add(pd, 96)))
+					c30, c31 = b0.MulAdd(x3, c30), b1.MulAdd(x3, c31)
+				}
+				{ // k + 1
+					b0, b1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 64))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 96)))
+					x0 := z.SetElem(0, *(*float32)(unsafe.Add(p0, 4))).Broadcast1To8()
+					x0.Store((*[8]float32)(unsafe.Add(pd, 128)))
+					c00, c01 = x0.MulAdd(b0, c00), x0.MulAdd(b1, c01)
+					x1 := z.SetElem(0, *(*float32)(unsafe.Add(p1, 4))).Broadcast1To8()
+					x1.Store((*[8]float32)(unsafe.Add(pd, 160)))
+					c10, c11 = x1.MulAdd(b0, c10), x1.MulAdd(b1, c11)
+					x2 := z.SetElem(0, *(*float32)(unsafe.Add(p2, 4))).Broadcast1To8()
+					x2.Store((*[8]float32)(unsafe.Add(pd, 192)))
+					c20, c21 = x2.MulAdd(b0, c20), x2.MulAdd(b1, c21)
+					x3 := z.SetElem(0, *(*float32)(unsafe.Add(p3, 4))).Broadcast1To8()
+					x3.Store((*[8]float32)(unsafe.Add(pd, 224)))
+					c30, c31 = b0.MulAdd(x3, c30), b1.MulAdd(x3, c31)
+				}
+				{ // k + 2
+					b0, b1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 128))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 160)))
+					x0 := z.SetElem(0, *(*float32)(unsafe.Add(p0, 8))).Broadcast1To8()
+					x0.Store((*[8]float32)(unsafe.Add(pd, 256)))
+					c00, c01 = x0.MulAdd(b0, c00), x0.MulAdd(b1, c01)
+					x1 := z.SetElem(0, *(*float32)(unsafe.Add(p1, 8))).Broadcast1To8()
+					x1.Store((*[8]float32)(unsafe.Add(pd, 288)))
+					c10, c11 = x1.MulAdd(b0, c10), x1.MulAdd(b1, c11)
+					x2 := z.SetElem(0, *(*float32)(unsafe.Add(p2, 8))).Broadcast1To8()
+					x2.Store((*[8]float32)(unsafe.Add(pd, 320)))
+					c20, c21 = x2.MulAdd(b0, c20), x2.MulAdd(b1, c21)
+					x3 := z.SetElem(0, *(*float32)(unsafe.Add(p3, 8))).Broadcast1To8()
+					x3.Store((*[8]float32)(unsafe.Add(pd, 352)))
+					c30, c31 = b0.MulAdd(x3, c30), b1.MulAdd(x3, c31)
+				}
+				{ // k + 3
+					b0, b1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 192))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 224)))
+					x0 := z.SetElem(0, *(*float32)(unsafe.Add(p0, 12))).Broadcast1To8()
+					x0.Store((*[8]float32)(unsafe.Add(pd, 384)))
+					c00, c01 = x0.MulAdd(b0, c00), x0.MulAdd(b1, c01)
+					x1 := z.SetElem(0, *(*float32)(unsafe.Add(p1, 12))).Broadcast1To8()
+					x1.Store((*[8]float32)(unsafe.Add(pd, 416)))
+					c10, c11 = x1.MulAdd(b0, c10), x1.MulAdd(b1, c11)
+					x2 := z.SetElem(0, *(*float32)(unsafe.Add(p2, 12))).Broadcast1To8()
+					x2.Store((*[8]float32)(unsafe.Add(pd, 448)))
+					c20, c21 = x2.MulAdd(b0, c20), x2.MulAdd(b1, c21)
+					x3 := z.SetElem(0, *(*float32)(unsafe.Add(p3, 12))).Broadcast1To8()
+					x3.Store((*[8]float32)(unsafe.Add(pd, 480)))
+					c30, c31 = b0.MulAdd(x3, c30), b1.MulAdd(x3, c31)
+				}
+				n--
+				if n == 0 {
+					break
+				}
+				p0, p1, p2, p3 = unsafe.Add(p0, 16), unsafe.Add(p1, 16), unsafe.Add(p2, 16), unsafe.Add(p3, 16)
+				pd, pb = unsafe.Add(pd, 512), unsafe.Add(pb, 256)
+			}
+		}
+		for k := kc &^ 3; k < kc; k++ {
+			p0, p1, p2, p3 := unsafe.Pointer(&a0[k]), unsafe.Pointer(&a1[k]), unsafe.Pointer(&a2[k]), unsafe.Pointer(&a3[k])
+			pd, pb := unsafe.Pointer(&dst[32*k]), unsafe.Pointer(&b[16*k])
+			{
+				b0, b1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 0))), archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 32)))
+				x0 := z.SetElem(0, *(*float32)(unsafe.Add(p0, 0))).Broadcast1To8()
+				x0.Store((*[8]float32)(unsafe.Add(pd, 0)))
+				c00, c01 = x0.MulAdd(b0, c00), x0.MulAdd(b1, c01)
+				x1 := z.SetElem(0, *(*float32)(unsafe.Add(p1, 0))).Broadcast1To8()
+				x1.Store((*[8]float32)(unsafe.Add(pd, 32)))
+				c10, c11 = x1.MulAdd(b0, c10), x1.MulAdd(b1, c11)
+				x2 := z.SetElem(0, *(*float32)(unsafe.Add(p2, 0))).Broadcast1To8()
+				x2.Store((*[8]float32)(unsafe.Add(pd, 64)))
+				c20, c21 = x2.MulAdd(b0, c20), x2.MulAdd(b1, c21)
+				x3 := z.SetElem(0, *(*float32)(unsafe.Add(p3, 0))).Broadcast1To8()
+				x3.Store((*[8]float32)(unsafe.Add(pd, 96)))
+				c30, c31 = b0.MulAdd(x3, c30), b1.MulAdd(x3, c31)
+			}
+		}
+	}
+	storeTile4x16(c, ldc, accumulate, c00, c01, c10, c11, c20, c21, c30, c31)
+}
+
+// storeTile4x16 writes (or adds, with accumulate) the 4×16 tile c00…c31 to c: 4 rows of 16,
+// ldc apart (ldc ≥ 16).
+func storeTile4x16(c []float32, ldc int, accumulate bool, c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x8) {
+	_ = c[3*ldc+15]
 	p0 := unsafe.Pointer(&c[0])
 	p1, p2, p3 := unsafe.Add(p0, 4*ldc), unsafe.Add(p0, 8*ldc), unsafe.Add(p0, 12*ldc)
 	if accumulate {

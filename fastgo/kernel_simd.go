@@ -21,14 +21,21 @@ import (
 
 // simdKernelF32 returns the best float32 kernel this CPU runs, and false if none.
 func simdKernelF32() (microKernel[float32], bool) {
-	switch {
-	case archsimd.X86.AVX512():
+	if archsimd.X86.AVX512() {
 		return microKernel[float32]{name: "avx512-4x32", mr: 4, nr: 32, fn: kernelF32x16, rows: kernelF32x16Rows, rowsHalf: kernelF32x16RowsHalf}, true
-	case archsimd.X86.AVX2() && archsimd.X86.FMA():
-		return microKernel[float32]{name: "avx2-4x16", mr: 4, nr: 16, fn: kernelF32x8, rows: kernelF32x8Rows,
-			bcast: kernelF32x8Bcast, bcastFill: bcastF32Rows, bcastKC: bcastKCF32}, true
 	}
-	return microKernel[float32]{}, false
+	return avx2KernelF32()
+}
+
+// avx2KernelF32 returns the AVX2+FMA float32 kernel (kernel_avx2.go's bcast path beside
+// kernelF32x8 and kernelF32x8Rows), and false where the CPU lacks AVX2 or FMA. Tests call it
+// directly to run it on AVX-512 machines too.
+func avx2KernelF32() (microKernel[float32], bool) {
+	if !archsimd.X86.AVX2() || !archsimd.X86.FMA() {
+		return microKernel[float32]{}, false
+	}
+	return microKernel[float32]{name: "avx2-4x16", mr: 4, nr: 16, fn: kernelF32x8, rows: kernelF32x8Rows,
+		bcast: kernelF32x8Bcast, bcastFill: bcastF32Rows, bcastKC: bcastKCF32, bcastRows: kernelF32x8RowsFill}, true
 }
 
 // simdKernelF64 returns the best float64 kernel this CPU runs, and false if none.
