@@ -56,10 +56,11 @@ type microKernel[T Float] struct {
 }
 
 // bcastMinTiles is the fewest column tiles (of nr) in a task's panel for which the GEMM takes
-// the bcast path: filling the pre-broadcast A panel of a row group costs about one tile's
-// products, paid once per row group, so with fewer tiles the kernel reading A's rows in place
-// is faster. TODO measured.
-var bcastMinTiles = 3
+// the bcast path. Its first tile of a row group (kernelF32x8RowsFill, broadcasting in registers)
+// runs at the speed of kernelF32x8Rows, the others at twice that; with one tile only the fill
+// would be paid for nothing. BenchmarkGEMMAVX2AB, [2048, 512]·[512, n], GFLOP/cpu-s: n = 32
+// (2 tiles) 60.4 bcast against 49.1 rows; n = 48 67.4 against 49.4.
+const bcastMinTiles = 2
 
 // operand describes one side of a normalised DotGeneral without copying it: element (batch,
 // cross, contract) lives at flat[batchOff[batch] + crossOff[cross] + contractOff[contract]].
@@ -447,9 +448,12 @@ var workspacePools sync.Map // key: [4]int{sizeof T, len a, len b, len tile} →
 func getWorkspace[T Float](mc, nc, mr, nr int) *workspace[T] {
 	var zero T
 	key := [4]int{int(sizeOf(zero)), mc * kcBlock, nc * kcBlock, mr * nr}
-	p, _ := workspacePools.LoadOrStore(key, &sync.Pool{New: func() any {
-		return &workspace[T]{a: make([]T, key[1]), b: make([]T, key[2]), tile: make([]T, key[3])}
-	}})
+	p, ok := workspacePools.Load(key)
+	if !ok { // LoadOrStore alone allocated a pool and a closure on every call
+		p, _ = workspacePools.LoadOrStore(key, &sync.Pool{New: func() any {
+			return &workspace[T]{a: make([]T, key[1]), b: make([]T, key[2]), tile: make([]T, key[3])}
+		}})
+	}
 	return p.(*sync.Pool).Get().(*workspace[T])
 }
 

@@ -19,14 +19,16 @@ var gemmABCases = []struct {
 	{"projk128_4096x1536x128", gemmCase{1, 4096, 1536, 128}, layouts[0], layouts[1]},
 	// scores q·kᵀ per head: [b, 128, 64] · [b, 128, 64]ᵀ.
 	{"scores_64x128x128x64", gemmCase{64, 128, 128, 64}, layouts[0], layouts[0]},
+	{"scores1_1x128x128x64", gemmCase{1, 128, 128, 64}, layouts[0], layouts[0]},
 	// weights·v per head: [b, 128, 128] · [b, 128(k), 64].
 	{"values_64x128x64x128", gemmCase{64, 128, 64, 128}, layouts[0], layouts[1]},
 	// long's scores, one head: [4096, 64] · [4096, 64]ᵀ.
 	{"longscores_1x4096x4096x64", gemmCase{1, 1024, 4096, 64}, layouts[0], layouts[0]},
 	// long's weights·v, one head: [1024, 4096] · [4096, 64].
 	{"longvalues_1x1024x64x4096", gemmCase{1, 1024, 64, 4096}, layouts[0], layouts[1]},
-	// a narrow product: 2 column tiles.
+	// narrow products: 2 and 3 column tiles.
 	{"narrow_1x2048x32x512", gemmCase{1, 2048, 32, 512}, layouts[0], layouts[1]},
+	{"narrow_1x2048x48x512", gemmCase{1, 2048, 48, 512}, layouts[0], layouts[1]},
 }
 
 // BenchmarkGEMMAVX2AB times the whole GEMM (packing included) on one goroutine with the AVX2
