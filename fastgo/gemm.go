@@ -123,7 +123,9 @@ func isRun(offs []int) bool {
 // A task is one column panel of nc columns and a run of consecutive mc-row tiles: for each kc
 // slice it packs the B panel once and runs the Goto loop nest (ic → jr → ir) over its row
 // tiles. (One task per tile packed the same B panel again for every row tile: for seed003's
-// projections, [4096, 512]·[512, 1536], 32 times.)
+// projections, [4096, 512]·[512, 1536], 32 times.) With a bcast kernel (AVX2) and at least
+// bcastMinTiles column tiles, the slices are kern.bcastKC deep and the loop nest is
+// macroKernelBcast's (row groups outer, column tiles inner).
 func gemm[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch, m, n, k, workers int) {
 	gemmThen(kern, lhs, rhs, out, batch, m, n, k, workers, nil)
 }

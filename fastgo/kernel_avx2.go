@@ -6,30 +6,39 @@ package fastgo
 // gemm.go: macroKernelBcast).
 //
 // Why pre-broadcast: archsimd has no broadcast from memory (BroadcastFloat32x8 is VMOVSS into an
-// XMM register, then VBROADCASTSS register to register; no SSA rule folds the load), and on
-// Zen 3 the register VBROADCASTSS is a shuffle µop on the FP pipes that the FMAs need: the 4×16
-// kernel on a packed [kc, 4] A panel, with 4 broadcasts per 8 FMAs, measured 52 GFLOP/cpu-s
-// however it was unrolled and scheduled. Storing every A value as a whole vector, [kc, 4, 8],
-// turns each broadcast into a plain 32-byte load (the load ports are not the bottleneck: 6 loads
-// per 8 FMAs). The GEMM fills that panel for one group of 4 rows, then runs the kernel across all
-// the column tiles of the B panel (bcastF32Rows: 3 µops per A value, paid once per row group
-// instead of once per column tile).
+// XMM register, then VBROADCASTSS register to register; no SSA rule folds the load: the load
+// folding rules of simdAMD64.rules are for EVEX forms only), and on Zen 3 the register
+// VBROADCASTSS is a shuffle µop on the FP pipes the FMAs need: a 4×16 kernel broadcasting its 4 A
+// values per k in registers (kernelF32x8Rows, kernelF32x8, kernelF32x8RowsFill) runs at ~47
+// GFLOP/cpu-s however it is unrolled. Storing every A value as a whole vector, [kc, 4, 8], turns
+// each broadcast into a plain 32-byte load (6 loads per 8 FMAs). The GEMM fills that panel once
+// per group of 4 rows and k-block (kernelF32x8RowsFill, while it computes the first column tile,
+// or bcastF32Rows), then runs kernelF32x8Bcast across all the other column tiles of the B panel.
 //
 // Why a bottom-tested loop: Go 1.26's scheduler places values that have uses inside their own
 // block first, so in a loop whose body is not the block of its phis, the last FMA of every
-// accumulator (used only by the next iteration's phi) sinks below every load of the body — for
-// 8×8 or 6×16 tiles that is more live vectors than the 16 YMM registers, and it spills. With the
-// test at the bottom ("for { …; if n == 0 { break } }") body and phis are one block, the FMAs
-// count as used in-block, and the body is scheduled in source order. Unrolled by 4, the eight
-// register moves that put the rotated accumulators back (VFMADD213PS writes its result over the
-// broadcast operand, not over the accumulator) are paid once per 4 k.
+// accumulator (used only by the next iteration's phi) sinks below every load of the body; for
+// more accumulators than 8 that is more live vectors than the 15 YMM registers Go allocates (X15
+// is the ABI's zero register), and it spills. With the test at the bottom ("for { …; if n == 0 {
+// break } }") body and phis are one block, the FMAs count as used in-block, and the body is
+// scheduled in source order. Unrolled by 4, the register moves that put the rotated accumulators
+// back (VFMADD213PS writes its result over the A or B operand, not over the accumulator) are paid
+// once per 4 k.
 //
-// BenchmarkMicroKernelAVX2AB (kc = 128, panels in L1, per-thread CPU time, this AVX2-only Zen 3
-// with other load): kernelF32x8Bcast ~80 GFLOP/cpu-s against ~52 for kernelF32x8Rows and
-// kernelF32x8; 8 independent register FMA chains, the ceiling of any 8-accumulator tile, measure
-// ~87 here (12 chains ~95). Tiles with more accumulators (6×16 = 12, 8×8 with one B vector and no
-// copies) measured slower: 53 and 56, the copies of the A vectors spill at 12 accumulators and 8×8
-// needs 9 loads per 8 FMAs.
+// Why written out: every call of a Go helper the compiler inlines (a load wrapper, a step
+// function, archsimd.BroadcastFloat32x8) leaves an inline mark, emitted as a 1-byte NOP wherever
+// no instruction of the caller shares the call's line: 28 NOPs per 4 k in this loop with
+// helpers, which took dispatch slots (75–80 GFLOP/cpu-s with them, 89–95 without).
+//
+// Per-thread CPU time, kc = 128, panels in L1, medians of interleaved rounds (abTime), this
+// AVX2-only Zen 3 shared with other work: kernelF32x8Bcast 93–99 GFLOP/cpu-s in most layouts of
+// its buffers, 80 in BenchmarkMicroKernelAVX2AB's (the same binary; not understood: no 4 KiB
+// offset between A and B panels reproduced it), against 48–51 for kernelF32x8 and
+// kernelF32x8Rows and ~50 for kernelF32x8RowsFill; 8 independent register FMA chains ~87,
+// 12 chains ~98: at the FMA ceiling, so no larger tile was kept. (Before the NOPs were found: 5×16, 10 accumulators, 81–85 against 77–81 for 4×16;
+// 12×8 with one B vector, kc = 64, 68–76 against 74–76; 6×16 spilled the copies of its A vectors,
+// or, with each A vector loaded twice, 14 loads per 12 FMAs, ~68.) In the GEMM the kernel loses
+// ~10–20% to B streaming from L2, C in L3 and the first tile's fill (BenchmarkGEMMAVX2AB).
 
 import (
 	"simd/archsimd"

@@ -12,7 +12,12 @@ package fastgo
 // broadcasts the 4 values of the packed A column, and does 8 fused multiply-adds. Go 1.26's
 // register allocator keeps 8 accumulators in registers; with 10 or more it spills to the stack
 // and the kernel runs ~10× slower (BenchmarkMicroKernel), so the tile is 4×2 vectors even with
-// AVX-512's 32 registers: 4×32 float32 (AVX-512), 4×16 (AVX2).
+// AVX-512's 32 registers: 4×32 float32 (AVX-512), 4×16 (AVX2). (kernel_avx2.go found much of
+// that to be the scheduler, not the allocator: with the loop test at the bottom, 10 Float32x8
+// accumulators stay in registers; and the inlined helpers here cost a NOP each in the loop.)
+//
+// For float32 on AVX2 the GEMM mostly runs kernel_avx2.go's kernels (the bcast path); the AVX2
+// kernels below serve products of a single column tile (n ≤ 16).
 
 import (
 	"simd/archsimd"
