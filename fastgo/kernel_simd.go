@@ -234,13 +234,17 @@ func kernelF32x8Rows(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accumulate
 			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep8(pb, 64, p0, p1, p2, p3, 4, c00, c01, c10, c11, c20, c21, c30, c31)
 			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep8(pb, 128, p0, p1, p2, p3, 8, c00, c01, c10, c11, c20, c21, c30, c31)
 			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep8(pb, 192, p0, p1, p2, p3, 12, c00, c01, c10, c11, c20, c21, c30, c31)
-			p0, p1, p2, p3 = unsafe.Add(p0, 16), unsafe.Add(p1, 16), unsafe.Add(p2, 16), unsafe.Add(p3, 16)
-			pb = unsafe.Add(pb, 256)
+			if k+4 < kc { // never past the ends (go test -race's checkptr: "points to invalid allocation")
+				p0, p1, p2, p3 = unsafe.Add(p0, 16), unsafe.Add(p1, 16), unsafe.Add(p2, 16), unsafe.Add(p3, 16)
+				pb = unsafe.Add(pb, 256)
+			}
 		}
 		for ; k < kc; k++ {
 			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep8(pb, 0, p0, p1, p2, p3, 0, c00, c01, c10, c11, c20, c21, c30, c31)
-			p0, p1, p2, p3 = unsafe.Add(p0, 4), unsafe.Add(p1, 4), unsafe.Add(p2, 4), unsafe.Add(p3, 4)
-			pb = unsafe.Add(pb, 64)
+			if k+1 < kc {
+				p0, p1, p2, p3 = unsafe.Add(p0, 4), unsafe.Add(p1, 4), unsafe.Add(p2, 4), unsafe.Add(p3, 4)
+				pb = unsafe.Add(pb, 64)
+			}
 		}
 	}
 	storeFloat32x8(c[0*ldc+0:], c00, accumulate)
