@@ -12,7 +12,12 @@ package fastgo
 // broadcasts the 4 values of the packed A column, and does 8 fused multiply-adds. Go 1.26's
 // register allocator keeps 8 accumulators in registers; with 10 or more it spills to the stack
 // and the kernel runs ~10× slower (BenchmarkMicroKernel), so the tile is 4×2 vectors even with
-// AVX-512's 32 registers: 4×32 float32 (AVX-512), 4×16 (AVX2).
+// AVX-512's 32 registers: 4×32 float32 (AVX-512), 4×16 (AVX2). (kernel_avx2.go found much of
+// that to be the scheduler, not the allocator: with the loop test at the bottom, 10 Float32x8
+// accumulators stay in registers; and the inlined helpers here cost a NOP each in the loop.)
+//
+// For float32 on AVX2 the GEMM mostly runs kernel_avx2.go's kernels (the bcast path); the AVX2
+// kernels below serve products of a single column tile (n ≤ 16).
 
 import (
 	"simd/archsimd"
@@ -21,13 +26,21 @@ import (
 
 // simdKernelF32 returns the best float32 kernel this CPU runs, and false if none.
 func simdKernelF32() (microKernel[float32], bool) {
-	switch {
-	case archsimd.X86.AVX512():
+	if archsimd.X86.AVX512() {
 		return microKernel[float32]{name: "avx512-4x32", mr: 4, nr: 32, fn: kernelF32x16, rows: kernelF32x16Rows, rowsHalf: kernelF32x16RowsHalf}, true
-	case archsimd.X86.AVX2() && archsimd.X86.FMA():
-		return microKernel[float32]{name: "avx2-4x16", mr: 4, nr: 16, fn: kernelF32x8, rows: kernelF32x8Rows}, true
 	}
-	return microKernel[float32]{}, false
+	return avx2KernelF32()
+}
+
+// avx2KernelF32 returns the AVX2+FMA float32 kernel (kernel_avx2.go's bcast path beside
+// kernelF32x8 and kernelF32x8Rows), and false where the CPU lacks AVX2 or FMA. Tests call it
+// directly to run it on AVX-512 machines too.
+func avx2KernelF32() (microKernel[float32], bool) {
+	if !archsimd.X86.AVX2() || !archsimd.X86.FMA() {
+		return microKernel[float32]{}, false
+	}
+	return microKernel[float32]{name: "avx2-4x16", mr: 4, nr: 16, fn: kernelF32x8, rows: kernelF32x8Rows,
+		bcast: kernelF32x8Bcast, bcastFill: bcastF32Rows, bcastKC: bcastKCF32, bcastRows: kernelF32x8RowsFill}, true
 }
 
 // simdKernelF64 returns the best float64 kernel this CPU runs, and false if none.
@@ -221,13 +234,17 @@ func kernelF32x8Rows(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accumulate
 			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep8(pb, 64, p0, p1, p2, p3, 4, c00, c01, c10, c11, c20, c21, c30, c31)
 			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep8(pb, 128, p0, p1, p2, p3, 8, c00, c01, c10, c11, c20, c21, c30, c31)
 			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep8(pb, 192, p0, p1, p2, p3, 12, c00, c01, c10, c11, c20, c21, c30, c31)
-			p0, p1, p2, p3 = unsafe.Add(p0, 16), unsafe.Add(p1, 16), unsafe.Add(p2, 16), unsafe.Add(p3, 16)
-			pb = unsafe.Add(pb, 256)
+			if k+4 < kc { // never past the ends (go test -race's checkptr: "points to invalid allocation")
+				p0, p1, p2, p3 = unsafe.Add(p0, 16), unsafe.Add(p1, 16), unsafe.Add(p2, 16), unsafe.Add(p3, 16)
+				pb = unsafe.Add(pb, 256)
+			}
 		}
 		for ; k < kc; k++ {
 			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep8(pb, 0, p0, p1, p2, p3, 0, c00, c01, c10, c11, c20, c21, c30, c31)
-			p0, p1, p2, p3 = unsafe.Add(p0, 4), unsafe.Add(p1, 4), unsafe.Add(p2, 4), unsafe.Add(p3, 4)
-			pb = unsafe.Add(pb, 64)
+			if k+1 < kc {
+				p0, p1, p2, p3 = unsafe.Add(p0, 4), unsafe.Add(p1, 4), unsafe.Add(p2, 4), unsafe.Add(p3, 4)
+				pb = unsafe.Add(pb, 64)
+			}
 		}
 	}
 	storeFloat32x8(c[0*ldc+0:], c00, accumulate)
