@@ -39,13 +39,24 @@ var (
 
 // groupBlockRows is the V rows weightRows64 reads per block (16 KB, in L1 for every pair of
 // weight rows), groupTileKeys the K rows per task of groupScores (the same 16 KB), groupPairs
-// the pairs of weight rows per task, groupMinWork the fewest multiply-adds per task.
+// the pairs of weight rows per task.
 const (
 	groupBlockRows = 64
 	groupTileKeys  = 64
 	groupPairs     = 4
-	groupMinWork   = 1 << 20
 )
+
+// groupMinWork is the fewest multiply-adds per task (a variable for the benchmarks' A/B,
+// MHALAB_FASTGO_AB=groupmin=…). A decoding step's product over one cache chunk (the modern
+// suite: 8 × 4 rows or 1 × 32 rows against [256, 64], 2¹⁹ multiply-adds) is cut into tasks
+// for both cores: the pure-Go backend as mhalab configures it ("ops_sequential") runs the 16
+// chunk products of a layer one after another, so a product on one goroutine left a core
+// idle. BenchmarkKVDecode, 2¹⁷ against 2²⁰ (one task per product), alternated in one run:
+// Hkv 8 20.3 → 16.5 ms per token, Hkv 1 15.3 → 12.6 ms (2¹⁶ and 2¹⁵ alike, within the noise).
+// With GoMLX's parallel op scheduler (simplego's default), which runs the chunk products side
+// by side, Hkv 8 measured 1.05× slower and Hkv 1 0.87× (that scheduler is 1.5–2× slower than
+// "ops_sequential" on this step either way).
+var groupMinWork = 1 << 17
 
 // groupRows computes out[b, i, j] = Σ_k lhs(b, i, k)·rhs(b, j, k) for the two products above
 // (float32 with AVX-512 or AVX2+FMA; 2 ≤ m ≤ groupMaxRows lhs rows contiguous along k, a
@@ -82,9 +93,7 @@ func groupRows[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers in
 	}
 	groupCalls.Add(1)
 	// Tasks of groupPairs pairs of weight rows: each reads its example's V from memory once,
-	// then from L1 for every pair. A task holds at least groupMinWork multiply-adds: a
-	// decoding step's products over one cache chunk (16 per layer, independent nodes that the
-	// backend already runs side by side) then run on the calling goroutine.
+	// then from L1 for every pair. A task holds at least groupMinWork multiply-adds.
 	groups := ceilDiv(m, 2*groupPairs)
 	grain := ceilDiv(groupMinWork, min(m, 2*groupPairs)*k*64)
 	parallelFor(batch*groups, grain, workers, func(lo, hi int) {
