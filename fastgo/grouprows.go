@@ -58,6 +58,10 @@ const (
 // "ops_sequential" on this step either way).
 var groupMinWork = 1 << 17
 
+// groupPrefetch switches groupScores' prefetch of the next tile, with AVX2 (off: for
+// benchmarks' A/B, MHALAB_FASTGO_AB=groupprefetch=0,1; not measured with AVX-512).
+var groupPrefetch = true
+
 // groupRows computes out[b, i, j] = Σ_k lhs(b, i, k)·rhs(b, j, k) for the two products above
 // (float32 with AVX-512 or AVX2+FMA; 2 ≤ m ≤ groupMaxRows lhs rows contiguous along k, a
 // constant stride apart; the scores: k = 64, rhs rows contiguous along k, a constant stride
@@ -122,7 +126,24 @@ func groupScores(l, r operand[float32], o []float32, batch, m, n, workers int) {
 			b, j0 := task/tiles, (task%tiles)*groupTileKeys
 			j1 := min(j0+groupTileKeys, n)
 			keys := r.flat[r.batchOff[b]+r.crossOff[j0]+r.contractOff[0]:]
+			// The next tile's lines, a part before each query row's pass over this one: the
+			// first pass waits for memory and the others compute from L1, so without it the
+			// memory stream idles through m−1 passes of m. BenchmarkGroupRowsDecode/scores,
+			// alternated in one run (load ~2.6): Hkv 8 (4 rows) 53.3 → 46.7 µs, Hkv 1 (32
+			// rows, from L1) 29.1 → 28.4. (The weighted sum's blocks, read twice from memory
+			// in two halves of columns, measured slower with it: Hkv 8 1.03×, Hkv 1 1.36×.)
+			var next []float32
+			if groupPrefetch && !vecAVX512 && r.crossStride == 64 && task+1 < hi { // AVX2: measured here
+				nb, nj0 := (task+1)/tiles, ((task+1)%tiles)*groupTileKeys
+				nj1 := min(nj0+groupTileKeys, n)
+				next = r.flat[r.batchOff[nb]+r.crossOff[nj0]+r.contractOff[0]:][:(nj1-nj0-1)*r.crossStride+64]
+			}
 			for i := range m {
+				if next != nil {
+					part := ceilDiv(len(next), m-i)
+					prefetchF32(next[:part])
+					next = next[part:]
+				}
 				q := l.flat[l.batchOff[b]+l.crossOff[i]+l.contractOff[0]:][:64]
 				dotRowsF32Vec(q, keys, r.crossStride, o[(b*m+i)*n+j0:(b*m+i)*n+j1])
 			}
