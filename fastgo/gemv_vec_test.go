@@ -129,6 +129,7 @@ type benchKnob struct {
 var benchKnobs = []benchKnob{
 	{"groupmin", func() int { return groupMinWork }, func(v int) { groupMinWork = v }},
 	{"groupprefetch", func() int { return b2i(groupPrefetch) }, func(v int) { groupPrefetch = v != 0 }},
+	{"axpywalk", func() int { return b2i(axpyWalk) }, func(v int) { axpyWalk = v != 0 }},
 	{"dot4long", func() int { return b2i(dot4LongRows) }, func(v int) { dot4LongRows = v != 0 }},
 }
 
