@@ -116,6 +116,9 @@ func vecLoop(b *testing.B, body func(i int)) {
 // alternates, as it alternates vector modes with benchVecEnv (which it then ignores):
 //
 //	MHALAB_FASTGO_AB=groupmin=1048576,65536   groupMinWork 1048576, then 65536, …
+//	MHALAB_FASTGO_AB=before=1,0               the decoding switches as before 2026-12-02's AVX2 work, then as now
+//
+// Knobs: groupmin (groupMinWork), groupprefetch, axpywalk, dot4long (0/1 switches), before.
 const benchKnobEnv = "MHALAB_FASTGO_AB"
 
 // benchKnob is one tuning knob of benchKnobEnv.
@@ -130,6 +133,12 @@ var benchKnobs = []benchKnob{
 	{"groupmin", func() int { return groupMinWork }, func(v int) { groupMinWork = v }},
 	{"groupprefetch", func() int { return b2i(groupPrefetch) }, func(v int) { groupPrefetch = v != 0 }},
 	{"axpywalk", func() int { return b2i(axpyWalk) }, func(v int) { axpyWalk = v != 0 }},
+	{"before", func() int { return b2i(groupMinWork == 1<<20) }, func(v int) { // this session's switches at once
+		groupMinWork, dot4LongRows, groupPrefetch, axpyWalk = 1<<17, true, true, true
+		if v != 0 {
+			groupMinWork, dot4LongRows, groupPrefetch, axpyWalk = 1<<20, false, false, false
+		}
+	}},
 	{"dot4long", func() int { return b2i(dot4LongRows) }, func(v int) { dot4LongRows = v != 0 }},
 }
 
