@@ -69,11 +69,12 @@ func BenchmarkKVDecode(b *testing.B) {
 			exec.MustExec(x, at)[0].FinalizeAll()
 			b.ResetTimer()
 			start := cpuMS()
+			steps := 0
 			if os.Getenv("MHALAB_OPPROF") != "" {
 				fastgo.OpProfileStart()
-				defer fastgo.OpProfileReport(os.Stdout, b.N)
+				defer func() { fastgo.OpProfileReport(os.Stdout, max(steps, 1)) }()
 			}
-			fastgo.VecLoop(b, func(int) { exec.MustExec(x, at)[0].FinalizeAll() })
+			fastgo.VecLoop(b, func(int) { exec.MustExec(x, at)[0].FinalizeAll(); steps++ })
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 			reportCPU(b, start)
 		})

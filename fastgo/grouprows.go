@@ -54,8 +54,8 @@ const (
 // idle. BenchmarkKVDecode, 2¹⁷ against 2²⁰ (one task per product), alternated in one run:
 // Hkv 8 20.3 → 16.5 ms per token, Hkv 1 15.3 → 12.6 ms (2¹⁶ and 2¹⁵ alike, within the noise).
 // With GoMLX's parallel op scheduler (simplego's default), which runs the chunk products side
-// by side, Hkv 8 measured 1.05× slower and Hkv 1 0.87× (that scheduler is 1.5–2× slower than
-// "ops_sequential" on this step either way).
+// by side, Hkv 8 measured 1.05× slower and Hkv 1 0.87× (MHALAB_SIMPLEGO=ops_parallel). Not
+// measured with AVX-512.
 var groupMinWork = 1 << 17
 
 // groupPrefetch switches groupScores' prefetch of the next tile, with AVX2 (off: for
