@@ -39,6 +39,10 @@ var streamRows = true
 // benchmarks.
 var dot4LongRows = true
 
+// axpyWalk switches axpy64x1StridedAVX2 (gemv_avx2.go) on (off: for benchmarks' A/B,
+// MHALAB_FASTGO_AB=axpywalk=0,1).
+var axpyWalk = true
+
 // dot4Long reports whether gemvDot takes long B rows four at a time (dot4) against fewer than 4
 // rows of A: with AVX2+FMA (not AVX-512), where BenchmarkGEMVProj, x [1, 2048] · Wᵀ with W from
 // memory, measured it 0.68–0.80× the time of one row at a time (dot): n = 2048 rows 959 →

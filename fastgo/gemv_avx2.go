@@ -248,10 +248,6 @@ func axpy64x1AVX2(a []float32, k int, b []float32, base int, contractOff []int, 
 	c7.Store((*[8]float32)(c[56:64]))
 }
 
-// axpyWalk switches axpy64x1StridedAVX2 on (off: for benchmarks' A/B,
-// MHALAB_FASTGO_AB=axpywalk=0,1).
-var axpyWalk = true
-
 // axpy64x1StridedAVX2 is axpy64x1AVX2 for B rows ld apart (ld ≥ 64; a decoding step's value
 // rows): c[j] = Σ_kk a[kk]·b[kk·ld + j], j < 64, the same fused multiply-adds in the same
 // order, the rows read through an unsafe pointer after one bounds check (as dotRows64AVX2)
