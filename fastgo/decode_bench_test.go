@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -27,12 +28,24 @@ import (
 // GODEBUG=asyncpreemptoff=1 keeps runtime.asyncPreempt from taking a third of the profile's
 // samples (it is charged for the loops it interrupts). MHALAB_FASTGO_VEC=avx2,go alternates the
 // vector modes of fastgo's gemv/groupRows kernels in one run (fastgo.VecLoop; the GEMM's micro-kernel
-// is the CPU's in every mode).
+// is the CPU's in every mode). The backend is configured as mhalab bench configures it
+// ("ops_sequential", xla.SimpleGoConfig: one op at a time, each on every core); MHALAB_SIMPLEGO
+// sets another configuration ("" or "ops_parallel": GoMLX's default, independent ops side by
+// side). MHALAB_OPPROF=1 prints the elapsed time per op type and shape per step
+// (decode_opprof_test.go); MHALAB_FASTGO_AB=knob=v1,v2 alternates a tuning knob
+// (gemv_vec_test.go).
 func BenchmarkKVDecode(b *testing.B) {
 	const layers, E, Hq, L, pos = 4, 2048, 32, 4096, 4064
 	for _, hkv := range []int{32, 8, 1} {
 		b.Run(fmt.Sprintf("Hkv=%d", hkv), func(b *testing.B) {
-			backend := newBackend(b)
+			config, ok := os.LookupEnv("MHALAB_SIMPLEGO")
+			if !ok {
+				config = "ops_sequential"
+			}
+			backend, err := simplego.New(config)
+			if err != nil {
+				b.Fatal(err)
+			}
 			cache, err := mhalib.NewKVCache(1, hkv, L, E/Hq, E/Hq)
 			if err != nil {
 				b.Fatal(err)
@@ -56,7 +69,12 @@ func BenchmarkKVDecode(b *testing.B) {
 			exec.MustExec(x, at)[0].FinalizeAll()
 			b.ResetTimer()
 			start := cpuMS()
-			fastgo.VecLoop(b, func(int) { exec.MustExec(x, at)[0].FinalizeAll() })
+			steps := 0
+			if os.Getenv("MHALAB_OPPROF") != "" {
+				fastgo.OpProfileStart()
+				defer func() { fastgo.OpProfileReport(os.Stdout, max(steps, 1)) }()
+			}
+			fastgo.VecLoop(b, func(int) { exec.MustExec(x, at)[0].FinalizeAll(); steps++ })
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 			reportCPU(b, start)
 		})

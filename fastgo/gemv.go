@@ -35,6 +35,22 @@ const (
 // same products (BenchmarkGEMVDecode compares them).
 var streamRows = true
 
+// dot4LongRows switches dot4 on for long rows (k > dot4MaxK) with AVX2 (dot4Long); off for
+// benchmarks.
+var dot4LongRows = true
+
+// axpyWalk switches axpy64x1StridedAVX2 (gemv_avx2.go) on (off: for benchmarks' A/B,
+// MHALAB_FASTGO_AB=axpywalk=0,1).
+var axpyWalk = true
+
+// dot4Long reports whether gemvDot takes long B rows four at a time (dot4) against fewer than 4
+// rows of A: with AVX2+FMA (not AVX-512), where BenchmarkGEMVProj, x [1, 2048] · Wᵀ with W from
+// memory, measured it 0.68–0.80× the time of one row at a time (dot): n = 2048 rows 959 →
+// 649 µs (21 → 32 GB/s of W), n = 512 201 → 150 µs, the two alternated in one run. One row's
+// dot streams 8 KB and ends in a horizontal sum; four rows side by side keep four streams in
+// flight and share A's loads and one reduction.
+func dot4Long() bool { return dot4LongRows && vecAVX2 && !vecAVX512 }
+
 // gemv computes what gemm does, out[b, i, j] = Σ_k lhs(b, i, k)·rhs(b, j, k), for m ≤
 // gemvMaxRows (or the dot form's limits above) when rhs is contiguous along its contracting or
 // its cross axis, and reports whether it did (false: nothing written).
@@ -82,6 +98,12 @@ func gemv[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers int) bo
 		tile = 64
 	}
 	tile = min(tile, n)
+	// Dot form, fewer tiles than workers (x·Wᵀ over a few long rows: a decoding step's key and
+	// value projections with one key/value head, W [64, 2048], one tile): narrower tiles, a
+	// multiple of 4 columns, so that every worker takes some.
+	if !crossContiguous && batch*ceilDiv(n, tile) < workers && n >= 4*workers {
+		tile = 4 * ceilDiv(n, 4*workers)
+	}
 	tiles := ceilDiv(n, tile)
 	grain := max(1, minParallelWork/(m*k*tile))
 	parallelFor(batch*tiles, grain, workers, func(lo, hi int) {
@@ -181,8 +203,9 @@ func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, 
 	}
 	// Fewer than 4 rows of A and short rows (≤ dot4MaxK): each row against 4 rows of B at once
 	// (a decoding step's q·Kᵀ over 64 features: one horizontal reduction for four keys instead
-	// of one each). Long rows (x·Wᵀ over 2048 features) measured slower that way.
-	for ; j+4 <= j1 && m < 4 && k <= dot4MaxK; j += 4 {
+	// of one each). Long rows (x·Wᵀ over 2048 features) measured slower that way with AVX-512,
+	// and faster with AVX2 (dot4Long).
+	for ; j+4 <= j1 && m < 4 && (k <= dot4MaxK || dot4Long()); j += 4 {
 		for s := range 4 {
 			bRows[s] = b[base+crossOff[j+s]:][:k]
 		}

@@ -8,8 +8,8 @@ import (
 // BenchmarkGEMVDecode times gemv on the attention products of a decoding step over one cache
 // chunk of the modern suite (32 query heads of 64, a chunk of 256 positions; Hkv key/value
 // heads, G = 32/Hkv query rows per key head): scores q·Kᵀ (dot form) with and without the
-// streamed rows (streamRows), and the weighted sum w·V (axpy form), also through the GEMM. It cycles through 16 chunks
-// (as a step does), so the chunk is not in the cache. GB/s counts the chunk's bytes. Where gemv
+// streamed rows (streamRows), and the weighted sum w·V (axpy form), also through the GEMM. It cycles through chunks
+// (as a step does: decodeChunks), so the chunk is not in the cache. GB/s counts the chunk's bytes. Where gemv
 // declines (32 rows without a 4×4 vector kernel: plain Go), the GEMM computes the scores, as it
 // would in a step.
 //

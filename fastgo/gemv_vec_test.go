@@ -3,6 +3,7 @@ package fastgo
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -89,22 +90,101 @@ func benchModes(b *testing.B) []vecMode {
 // moves less on a machine shared with other work) and each mode's elapsed and CPU time over
 // the first mode's ("go/avx2", "cpu-go/avx2": > 1 where the first is faster).
 func vecLoop(b *testing.B, body func(i int)) {
+	if knob, values, ok := benchKnobOf(b); ok {
+		prev := knob.get()
+		b.Cleanup(func() { knob.set(prev) })
+		knob.set(values[0])
+		names := make([]string, len(values))
+		for k, v := range values {
+			names[k] = fmt.Sprintf("%s=%d", knob.name, v)
+		}
+		abLoop(b, names, func(k int) { knob.set(values[k]) }, body)
+		return
+	}
 	modes := benchModes(b)
 	if len(modes) > 0 {
 		withVecMode(b, modes[0])
 	}
-	if len(modes) < 2 {
+	names := make([]string, len(modes))
+	for k, m := range modes {
+		names[k] = m.name
+	}
+	abLoop(b, names, func(k int) { setVec(modes[k].avx512, modes[k].avx2) }, body)
+}
+
+// benchKnobEnv names a tuning knob (a package variable, benchKnobs) and values that vecLoop
+// alternates, as it alternates vector modes with benchVecEnv (which it then ignores):
+//
+//	MHALAB_FASTGO_AB=groupmin=1048576,65536   groupMinWork 1048576, then 65536, …
+//	MHALAB_FASTGO_AB=before=1,0               the decoding switches as before 2026-12-02's AVX2 work, then as now
+//
+// Knobs: groupmin (groupMinWork), groupprefetch, axpywalk, dot4long (0/1 switches), before.
+const benchKnobEnv = "MHALAB_FASTGO_AB"
+
+// benchKnob is one tuning knob of benchKnobEnv.
+type benchKnob struct {
+	name string
+	get  func() int
+	set  func(int)
+}
+
+// benchKnobs are the knobs benchKnobEnv can name.
+var benchKnobs = []benchKnob{
+	{"groupmin", func() int { return groupMinWork }, func(v int) { groupMinWork = v }},
+	{"groupprefetch", func() int { return b2i(groupPrefetch) }, func(v int) { groupPrefetch = v != 0 }},
+	{"axpywalk", func() int { return b2i(axpyWalk) }, func(v int) { axpyWalk = v != 0 }},
+	{"before", func() int { return b2i(groupMinWork == 1<<20) }, func(v int) { // this session's switches at once
+		groupMinWork, dot4LongRows, groupPrefetch, axpyWalk = 1<<17, true, true, true
+		if v != 0 {
+			groupMinWork, dot4LongRows, groupPrefetch, axpyWalk = 1<<20, false, false, false
+		}
+	}},
+	{"dot4long", func() int { return b2i(dot4LongRows) }, func(v int) { dot4LongRows = v != 0 }},
+}
+
+// benchKnobOf returns the knob and values benchKnobEnv names (false: unset).
+func benchKnobOf(b *testing.B) (benchKnob, []int, bool) {
+	env := os.Getenv(benchKnobEnv)
+	if env == "" {
+		return benchKnob{}, nil, false
+	}
+	name, list, _ := strings.Cut(env, "=")
+	for _, k := range benchKnobs {
+		if k.name != name {
+			continue
+		}
+		var values []int
+		for _, f := range strings.Split(list, ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				b.Fatalf("%s=%s: %v", benchKnobEnv, env, err)
+			}
+			values = append(values, v)
+		}
+		return k, values, true
+	}
+	b.Fatalf("%s=%s: no knob %q", benchKnobEnv, env, name)
+	return benchKnob{}, nil, false
+}
+
+// abLoop runs body(i) as the benchmark loop; with two or more variants it alternates them in
+// blocks of vecBlock operations (set(k) switches to variant k; the first is set by the caller)
+// and reports, per variant, the elapsed and the process CPU time per operation ("µs/op-NAME",
+// "cpu-µs/op-NAME") and their ratios to the first variant's ("NAME/FIRST", "cpu-NAME/FIRST").
+// A change of the machine's load then hits every variant alike.
+func abLoop(b *testing.B, names []string, set func(k int), body func(i int)) {
+	if len(names) < 2 {
 		for i := 0; b.Loop(); i++ {
 			body(i)
 		}
 		return
 	}
-	wall := make([]time.Duration, len(modes))
-	cpu := make([]float64, len(modes))
-	ops := make([]int, len(modes))
+	wall := make([]time.Duration, len(names))
+	cpu := make([]float64, len(names))
+	ops := make([]int, len(names))
 	m := 0
 	start, startCPU := time.Now(), processCPU()
-	end := func() { // of a block of mode m
+	end := func() { // of a block of variant m
 		wall[m] += time.Since(start)
 		cpu[m] += processCPU() - startCPU
 	}
@@ -114,27 +194,34 @@ func vecLoop(b *testing.B, body func(i int)) {
 		ops[m]++
 		if (i+1)%vecBlock == 0 {
 			end()
-			m = (m + 1) % len(modes)
-			setVec(modes[m].avx512, modes[m].avx2)
+			m = (m + 1) % len(names)
+			set(m)
 			start, startCPU = time.Now(), processCPU()
 		}
 	}
 	if i%vecBlock != 0 {
 		end()
 	}
-	if ops[len(modes)-1] == 0 {
-		return // calibration rounds (b.N < one block per mode): nothing to compare
+	if ops[len(names)-1] == 0 {
+		return // calibration rounds (b.N < one block per variant): nothing to compare
 	}
 	us := func(k int) float64 { return wall[k].Seconds() * 1e6 / float64(ops[k]) }
 	cpuUS := func(k int) float64 { return cpu[k] * 1e6 / float64(ops[k]) }
-	for k, mode := range modes {
-		b.ReportMetric(us(k), "µs/op-"+mode.name)
-		b.ReportMetric(cpuUS(k), "cpu-µs/op-"+mode.name)
+	for k, name := range names {
+		b.ReportMetric(us(k), "µs/op-"+name)
+		b.ReportMetric(cpuUS(k), "cpu-µs/op-"+name)
 		if k > 0 {
-			b.ReportMetric(us(k)/us(0), fmt.Sprintf("%s/%s", mode.name, modes[0].name))
+			b.ReportMetric(us(k)/us(0), fmt.Sprintf("%s/%s", name, names[0]))
 			if cpuUS(0) > 0 {
-				b.ReportMetric(cpuUS(k)/cpuUS(0), fmt.Sprintf("cpu-%s/%s", mode.name, modes[0].name))
+				b.ReportMetric(cpuUS(k)/cpuUS(0), fmt.Sprintf("cpu-%s/%s", name, names[0]))
 			}
 		}
 	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

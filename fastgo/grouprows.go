@@ -39,13 +39,28 @@ var (
 
 // groupBlockRows is the V rows weightRows64 reads per block (16 KB, in L1 for every pair of
 // weight rows), groupTileKeys the K rows per task of groupScores (the same 16 KB), groupPairs
-// the pairs of weight rows per task, groupMinWork the fewest multiply-adds per task.
+// the pairs of weight rows per task.
 const (
 	groupBlockRows = 64
 	groupTileKeys  = 64
 	groupPairs     = 4
-	groupMinWork   = 1 << 20
 )
+
+// groupMinWork is the fewest multiply-adds per task (a variable for the benchmarks' A/B,
+// MHALAB_FASTGO_AB=groupmin=…). A decoding step's product over one cache chunk (the modern
+// suite: 8 × 4 rows or 1 × 32 rows against [256, 64], 2¹⁹ multiply-adds) is cut into tasks
+// for both cores: the pure-Go backend as mhalab configures it ("ops_sequential") runs the 16
+// chunk products of a layer one after another, so a product on one goroutine left a core
+// idle. BenchmarkKVDecode, 2¹⁷ against 2²⁰ (one task per product), alternated in one run:
+// Hkv 8 20.3 → 16.5 ms per token, Hkv 1 15.3 → 12.6 ms (2¹⁶ and 2¹⁵ alike, within the noise).
+// With GoMLX's parallel op scheduler (simplego's default), which runs the chunk products side
+// by side, Hkv 8 measured 1.05× slower and Hkv 1 0.87× (MHALAB_SIMPLEGO=ops_parallel). Not
+// measured with AVX-512.
+var groupMinWork = 1 << 17
+
+// groupPrefetch switches groupScores' prefetch of the next tile, with AVX2 (off: for
+// benchmarks' A/B, MHALAB_FASTGO_AB=groupprefetch=0,1; not measured with AVX-512).
+var groupPrefetch = true
 
 // groupRows computes out[b, i, j] = Σ_k lhs(b, i, k)·rhs(b, j, k) for the two products above
 // (float32 with AVX-512 or AVX2+FMA; 2 ≤ m ≤ groupMaxRows lhs rows contiguous along k, a
@@ -82,9 +97,7 @@ func groupRows[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers in
 	}
 	groupCalls.Add(1)
 	// Tasks of groupPairs pairs of weight rows: each reads its example's V from memory once,
-	// then from L1 for every pair. A task holds at least groupMinWork multiply-adds: a
-	// decoding step's products over one cache chunk (16 per layer, independent nodes that the
-	// backend already runs side by side) then run on the calling goroutine.
+	// then from L1 for every pair. A task holds at least groupMinWork multiply-adds.
 	groups := ceilDiv(m, 2*groupPairs)
 	grain := ceilDiv(groupMinWork, min(m, 2*groupPairs)*k*64)
 	parallelFor(batch*groups, grain, workers, func(lo, hi int) {
@@ -113,7 +126,24 @@ func groupScores(l, r operand[float32], o []float32, batch, m, n, workers int) {
 			b, j0 := task/tiles, (task%tiles)*groupTileKeys
 			j1 := min(j0+groupTileKeys, n)
 			keys := r.flat[r.batchOff[b]+r.crossOff[j0]+r.contractOff[0]:]
+			// The next tile's lines, a part before each query row's pass over this one: the
+			// first pass waits for memory and the others compute from L1, so without it the
+			// memory stream idles through m−1 passes of m. BenchmarkGroupRowsDecode/scores,
+			// alternated in one run (load ~2.6): Hkv 8 (4 rows) 53.3 → 46.7 µs, Hkv 1 (32
+			// rows, from L1) 29.1 → 28.4. (The weighted sum's blocks, read twice from memory
+			// in two halves of columns, measured slower with it: Hkv 8 1.03×, Hkv 1 1.36×.)
+			var next []float32
+			if groupPrefetch && !vecAVX512 && r.crossStride == 64 && task+1 < hi { // AVX2: measured here
+				nb, nj0 := (task+1)/tiles, ((task+1)%tiles)*groupTileKeys
+				nj1 := min(nj0+groupTileKeys, n)
+				next = r.flat[r.batchOff[nb]+r.crossOff[nj0]+r.contractOff[0]:][:(nj1-nj0-1)*r.crossStride+64]
+			}
 			for i := range m {
+				if next != nil {
+					part := ceilDiv(len(next), m-i)
+					prefetchF32(next[:part])
+					next = next[part:]
+				}
 				q := l.flat[l.batchOff[b]+l.crossOff[i]+l.contractOff[0]:][:64]
 				dotRowsF32Vec(q, keys, r.crossStride, o[(b*m+i)*n+j0:(b*m+i)*n+j1])
 			}

@@ -2,7 +2,10 @@
 
 package fastgo
 
-import "simd/archsimd"
+import (
+	"simd/archsimd"
+	"unsafe"
+)
 
 // AVX-512 kernels of groupRows (grouprows.go), with simd/archsimd (same build constraints as
 // kernel_simd.go); their 256-bit twins run where AVX-512 is absent (grouprows_avx2.go).
@@ -72,4 +75,12 @@ func weightPair64(w []float32, ldw, rows int, v []float32, ldv, j0, j1 int, out 
 	c01.Store((*[16]float32)(o0[16:32]))
 	c02.Store((*[16]float32)(o0[32:48]))
 	c03.Store((*[16]float32)(o0[48:64]))
+}
+
+// prefetchF32 asks the CPU to bring x's cache lines into its caches (prefetchLines: a hint,
+// which reads nothing the program sees).
+func prefetchF32(x []float32) {
+	if len(x) > 0 {
+		prefetchLines(unsafe.Pointer(unsafe.SliceData(x)), 4*len(x))
+	}
 }

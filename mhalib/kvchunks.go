@@ -196,7 +196,10 @@ func (c *KVCache) stepOne(s *chunkSet, q, k, v, pos *Node, scale float64) *Node 
 	// backend, copies and passes over the logits (a profile of the modern decode step: with
 	// the Where mask, its broadcast and making the masked logits finite again, nine a layer).
 	bias := Where(seen, ScalarZero(g, raw.DType()), Scalar(g, raw.DType(), math.Inf(-1))) // [1, 1, 1, C·T]
-	weights := softmaxValues(Add(raw, bias))                                              // [B, Hq, 1, C·T]
+	// The weights unnormalised, e = exp(logits − max), and the sum of each row divided out of
+	// the output [B, Hq, 1, dv] at the end instead of out of the C·T weights (softmaxValues' Div,
+	// a pass over [B, Hq, 1, C·T]), as softmaxSum does.
+	weights, sum := softmaxParts(Add(raw, bias)) // [B, Hq, 1, C·T], [B, Hq, 1, 1]
 	var out *Node
 	for i := range C {
 		w := Slice(weights, AxisRange(), AxisRange(), AxisRange(), AxisRange(i*T, (i+1)*T)) // [B, Hq, 1, T]
@@ -211,7 +214,7 @@ func (c *KVCache) stepOne(s *chunkSet, q, k, v, pos *Node, scale float64) *Node 
 			out = Add(out, o)
 		}
 	}
-	return out
+	return Div(out, sum) // [B, Hq, 1, dv]
 }
 
 // stepBlock is Step for n positions that may span chunks: it assembles the cache

@@ -38,12 +38,19 @@ func safeSoftmax(logits *Node) *Node {
 
 // softmaxValues computes safeSoftmax's values (its autodiff is not used).
 func softmaxValues(logits *Node) *Node {
+	e, s := softmaxParts(logits)
+	return Div(e, s) // [..., L]
+}
+
+// softmaxParts is softmaxValues before its division: e = exp(logits − m) [..., L] and its sum
+// s [..., 1] (0 → 1), so that a caller can divide a smaller product of e instead (e·v / s).
+func softmaxParts(logits *Node) (e, s *Node) {
 	m := ReduceAndKeep(logits, ReduceMax, -1)         // [..., 1]
 	m = Where(IsFinite(m), m, ZerosLike(m))           // [..., 1]
-	e := Exp(Sub(logits, m))                          // [..., L]
-	s := ReduceAndKeep(e, ReduceSum, -1)              // [..., 1]
+	e = Exp(Sub(logits, m))                           // [..., L]
+	s = ReduceAndKeep(e, ReduceSum, -1)               // [..., 1]
 	s = Where(Equal(s, ZerosLike(s)), OnesLike(s), s) // [..., 1]
-	return Div(e, s)                                  // [..., L]
+	return e, s
 }
 
 // safeSoftmaxFinite is safeSoftmax for the pure-Go backend, where every node is a pass of its
