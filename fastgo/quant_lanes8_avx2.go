@@ -45,18 +45,38 @@ func lanes8Layout(q4 bool, a *qAct) {
 	a.lay = grow(a.lay, 32*nb)
 	full := nb &^ 7
 	copy(a.lay[32*full:], a.q[32*full:32*nb])
-	for g := 0; g < full; g += 8 {
-		q, lay := a.q[32*g:32*g+256], a.lay[32*g:32*g+256]
+	// In pairs of values (uint32): pair s of block g+i goes to pair 8s+i of the group (Q8_0;
+	// Q4_1: pairs s < 8 to 16s+i, pairs 8+s to 16s+8+i).
+	q := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(a.q))), 16*full)
+	lay := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(a.lay))), 16*full)
+	for g := 0; g < 16*full; g += 128 {
+		qg, lg := q[g:g+128], lay[g:g+128]
 		for i := range 8 {
-			for s := range 8 {
-				for k := range 2 {
-					if q4 {
-						lay[32*s+2*i+k] = q[32*i+2*s+k]
-						lay[32*s+16+2*i+k] = q[32*i+16+2*s+k]
-					} else {
-						lay[16*s+2*i+k] = q[32*i+2*s+k]
-						lay[16*(s+8)+2*i+k] = q[32*i+2*(s+8)+k]
+			qb := qg[16*i : 16*i+16]
+			if q4 {
+				for s := range 8 {
+					lg[16*s+i], lg[16*s+8+i] = qb[s], qb[8+s]
+				}
+			} else {
+				for s := range 16 {
+					lg[8*s+i] = qb[s]
+				}
+			}
+		}
+	}
+	if t := nb - full; t == 2 || t == 4 { // a tail interleaved by quant.Lanes8 (1 block: as it is)
+		// Vector L (8 lanes j: block f + j mod t, pair s = (8/t)·L + j/t) of the tail's pairs.
+		q := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(a.q[32*full:]))), 16*t)
+		lay := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(a.lay[32*full:]))), 16*t)
+		for j := range 8 {
+			i, u := j%t, j/t
+			for L := range 2 * t {
+				if q4 { // t vectors of low-nibble values, each followed by its high-nibble ones
+					if L < t {
+						lay[16*L+j], lay[16*L+8+j] = q[16*i+8/t*L+u], q[16*i+8+8/t*L+u]
 					}
+				} else {
+					lay[8*L+j] = q[16*i+8/t*L+u]
 				}
 			}
 		}
@@ -94,6 +114,48 @@ func q4Group(w0, w1, w2, w3, xc unsafe.Pointer) (i0, i1, i2, i3 archsimd.Int32x8
 	}
 	return
 }
+
+// q4Tail is q4Group for a tail of t = 2 or 4 blocks (16·t bytes a row): lane j of ir holds part
+// of block j mod t's sum.
+//
+//go:noinline
+func q4Tail(w0, w1, w2, w3, xc unsafe.Pointer, t int) (i0, i1, i2, i3 archsimd.Int32x8) {
+	low := archsimd.BroadcastInt16x16(0x0f)
+	for o := 0; o < 16*t; o += 16 {
+		xl := archsimd.LoadInt16x16((*[16]int16)(unsafe.Add(xc, 4*o)))
+		xh := archsimd.LoadInt16x16((*[16]int16)(unsafe.Add(xc, 4*o+32)))
+		i0 = i0.Add(q4Pairs(unsafe.Add(w0, o), xl, xh, low))
+		i1 = i1.Add(q4Pairs(unsafe.Add(w1, o), xl, xh, low))
+		i2 = i2.Add(q4Pairs(unsafe.Add(w2, o), xl, xh, low))
+		i3 = i3.Add(q4Pairs(unsafe.Add(w3, o), xl, xh, low))
+	}
+	return
+}
+
+// q8Tail is q4Tail for Q8_0 (32·t bytes a row).
+//
+//go:noinline
+func q8Tail(w0, w1, w2, w3, xc unsafe.Pointer, t int) (i0, i1, i2, i3 archsimd.Int32x8) {
+	for o := 0; o < 32*t; o += 16 {
+		xs := archsimd.LoadInt16x16((*[16]int16)(unsafe.Add(xc, 2*o)))
+		i0 = i0.Add(q8Pairs(unsafe.Add(w0, o), xs))
+		i1 = i1.Add(q8Pairs(unsafe.Add(w1, o), xs))
+		i2 = i2.Add(q8Pairs(unsafe.Add(w2, o), xs))
+		i3 = i3.Add(q8Pairs(unsafe.Add(w3, o), xs))
+	}
+	return
+}
+
+// laneMod[t] moves lane j mod t of a vector to lane j (Permute): a tail's block scales to the
+// lanes that hold the blocks' sums.
+var laneMod = func() (m [5][8]uint32) {
+	for t := 1; t <= 4; t++ {
+		for j := range 8 {
+			m[t][j] = uint32(j % t)
+		}
+	}
+	return m
+}()
 
 // q8Group is q4Group for Q8_0: 256 bytes of int8 a row.
 //
@@ -139,7 +201,16 @@ func dotQ4_1Lanes8AVX2(rows []byte, a *qAct, y []float32) {
 			acc2 = halves8(p2, 2*nb+2*c).MulAdd(sA, i2.ConvertToFloat32().MulAdd(halves8(p2, 2*c).Mul(dA), acc2))
 			acc3 = halves8(p3, 2*nb+2*c).MulAdd(sA, i3.ConvertToFloat32().MulAdd(halves8(p3, 2*c).Mul(dA), acc3))
 		}
-		if c := full; c < nb { // the last nb mod 8 blocks, planar: a block a step (dotQ4_1AVX2)
+		if c, t := full, nb-full; t == 2 || t == 4 { // the last t blocks, interleaved: lane j holds block c + j mod t
+			dA, sA := archsimd.LoadFloat32x8((*[8]float32)(ad[c:c+8])), archsimd.LoadFloat32x8((*[8]float32)(as[c:c+8]))
+			o := 4*nb + 16*c
+			i0, i1, i2, i3 := q4Tail(unsafe.Add(p0, o), unsafe.Add(p1, o), unsafe.Add(p2, o), unsafe.Add(p3, o), unsafe.Add(x, 64*c), t)
+			lanes := archsimd.LoadUint32x8(&laneMod[t])
+			acc0 = halves8(p0, 2*nb+2*c).MulAdd(sA, i0.ConvertToFloat32().MulAdd(halves8(p0, 2*c).Mul(dA).Permute(lanes), acc0))
+			acc1 = halves8(p1, 2*nb+2*c).MulAdd(sA, i1.ConvertToFloat32().MulAdd(halves8(p1, 2*c).Mul(dA).Permute(lanes), acc1))
+			acc2 = halves8(p2, 2*nb+2*c).MulAdd(sA, i2.ConvertToFloat32().MulAdd(halves8(p2, 2*c).Mul(dA).Permute(lanes), acc2))
+			acc3 = halves8(p3, 2*nb+2*c).MulAdd(sA, i3.ConvertToFloat32().MulAdd(halves8(p3, 2*c).Mul(dA).Permute(lanes), acc3))
+		} else if c < nb { // 1, 3, 5, 6 or 7 blocks, planar: a block a step (dotQ4_1AVX2)
 			dA, sA := archsimd.LoadFloat32x8((*[8]float32)(ad[c:c+8])), archsimd.LoadFloat32x8((*[8]float32)(as[c:c+8]))
 			sc0, sc1 := halves8(p0, 2*c).Mul(dA), halves8(p1, 2*c).Mul(dA)
 			sc2, sc3 := halves8(p2, 2*c).Mul(dA), halves8(p3, 2*c).Mul(dA)
@@ -191,7 +262,16 @@ func dotQ8_0Lanes8AVX2(rows []byte, a *qAct, y []float32) {
 			acc2 = i2.ConvertToFloat32().MulAdd(halves8(p2, 2*c).Mul(dA), acc2)
 			acc3 = i3.ConvertToFloat32().MulAdd(halves8(p3, 2*c).Mul(dA), acc3)
 		}
-		if c := full; c < nb { // the last nb mod 8 blocks, planar: a block a step (dotQ8_0AVX2)
+		if c, t := full, nb-full; t == 2 || t == 4 { // the last t blocks, interleaved: lane j holds block c + j mod t
+			dA := archsimd.LoadFloat32x8((*[8]float32)(ad[c : c+8]))
+			o := 2*nb + 32*c
+			i0, i1, i2, i3 := q8Tail(unsafe.Add(p0, o), unsafe.Add(p1, o), unsafe.Add(p2, o), unsafe.Add(p3, o), unsafe.Add(x, 64*c), t)
+			lanes := archsimd.LoadUint32x8(&laneMod[t])
+			acc0 = i0.ConvertToFloat32().MulAdd(halves8(p0, 2*c).Mul(dA).Permute(lanes), acc0)
+			acc1 = i1.ConvertToFloat32().MulAdd(halves8(p1, 2*c).Mul(dA).Permute(lanes), acc1)
+			acc2 = i2.ConvertToFloat32().MulAdd(halves8(p2, 2*c).Mul(dA).Permute(lanes), acc2)
+			acc3 = i3.ConvertToFloat32().MulAdd(halves8(p3, 2*c).Mul(dA).Permute(lanes), acc3)
+		} else if c < nb { // 1, 3, 5, 6 or 7 blocks, planar: a block a step (dotQ8_0AVX2)
 			dA := archsimd.LoadFloat32x8((*[8]float32)(ad[c : c+8]))
 			sc0, sc1 := halves8(p0, 2*c).Mul(dA), halves8(p1, 2*c).Mul(dA)
 			sc2, sc3 := halves8(p2, 2*c).Mul(dA), halves8(p3, 2*c).Mul(dA)

@@ -36,7 +36,7 @@ func TestLanes8KernelsSameIntegerSums(t *testing.T) {
 	seed := vecSeed(t)
 	for _, k := range lanes8KernelSets() {
 		for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
-			for _, cols := range []int{32, 64, 96, 224, 256, 288, 512, 576, 1536, 2080, 2112} {
+			for _, cols := range []int{32, 64, 96, 128, 160, 224, 256, 288, 384, 512, 576, 1536, 2080, 2112} { // tails of 0 … 7 blocks
 				for _, nr := range []int{1, 5, 7} {
 					t.Run(fmt.Sprintf("%s/%s/%dx%d", k.name, f, nr, cols), func(t *testing.T) {
 						testSameIntegerSums(t, k, lanes8, f, nr, cols, seed+uint64(cols*8+nr))
@@ -52,7 +52,7 @@ func TestLanes8Dequant(t *testing.T) {
 	seed := vecSeed(t)
 	for _, k := range lanes8KernelSets() {
 		for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
-			for _, cols := range []int{32, 288, 576, 1536} {
+			for _, cols := range []int{32, 128, 160, 288, 576, 1536} {
 				m := randomPacked(t, f, 3, cols, seed+uint64(cols))
 				rows, ref := lanes8(m), planar(m)
 				rb := m.RowBytes()

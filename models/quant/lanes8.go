@@ -43,19 +43,26 @@ func CurrentLayout() Layout { return Layout(layout.Load()) }
 //
 // so that 16 consecutive bytes, widened to 16-bit lanes, give each 32-bit lane of a pair sum
 // (VPMADDWD) one block: a kernel accumulates 8 blocks' integer sums in one vector, without a
-// conversion and a broadcast scale per block. The last nb mod 8 blocks stay as in Planar.
+// conversion and a broadcast scale per block. The last t = nb mod 8 blocks f … f+t−1 are
+// interleaved the same way with t in place of 8 when t divides 8 (byte 2t·s + 2i + k = byte
+// 2s + k of block f+i: lane j of a pair sum then holds block f + j mod t), and stay as in
+// Planar when t is 3, 5, 6 or 7.
 func Lanes8(t gguf.TensorType, row, dst []byte) {
 	Planar(t, row, dst)
 	bb := t.BlockBytes()
 	nb := len(row) / bb
 	q, start := quantBytes(bb, nb)
 	var tmp [256]byte
-	for g := 0; g+8 <= nb; g += 8 {
-		group := dst[start+q*g : start+q*(g+8)]
+	for g := 0; g < nb; g += 8 {
+		n := groupBlocks(g, nb)
+		if n == 0 {
+			break
+		}
+		group := dst[start+q*g : start+q*(g+n)]
 		copy(tmp[:], group)
 		for s := range q / 2 {
-			for i := range 8 {
-				group[16*s+2*i], group[16*s+2*i+1] = tmp[q*i+2*s], tmp[q*i+2*s+1]
+			for i := range n {
+				group[2*n*s+2*i], group[2*n*s+2*i+1] = tmp[q*i+2*s], tmp[q*i+2*s+1]
 			}
 		}
 	}
@@ -67,14 +74,30 @@ func Unlanes8(t gguf.TensorType, row, dst []byte) {
 	nb := len(row) / bb
 	q, start := quantBytes(bb, nb)
 	copy(dst, row[:bb*nb])
-	for g := 0; g+8 <= nb; g += 8 {
-		src, group := row[start+q*g:start+q*(g+8)], dst[start+q*g:start+q*(g+8)]
+	for g := 0; g < nb; g += 8 {
+		n := groupBlocks(g, nb)
+		if n == 0 {
+			break
+		}
+		src, group := row[start+q*g:start+q*(g+n)], dst[start+q*g:start+q*(g+n)]
 		for s := range q / 2 {
-			for i := range 8 {
-				group[q*i+2*s], group[q*i+2*s+1] = src[16*s+2*i], src[16*s+2*i+1]
+			for i := range n {
+				group[q*i+2*s], group[q*i+2*s+1] = src[2*n*s+2*i], src[2*n*s+2*i+1]
 			}
 		}
 	}
+}
+
+// groupBlocks is how many blocks Lanes8 interleaves from block g of a row of nb: 8 for a whole
+// group, the t = nb − g < 8 last ones when t divides 8, else none (they stay planar).
+func groupBlocks(g, nb int) int {
+	switch t := nb - g; {
+	case t >= 8:
+		return 8
+	case t == 1 || t == 2 || t == 4:
+		return t
+	}
+	return 0
 }
 
 // quantBytes: a block's quant bytes (16 for Q4_1's 20-byte blocks, 32 for Q8_0's 34) and where

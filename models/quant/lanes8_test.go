@@ -8,8 +8,9 @@ import (
 	"github.com/mhalab/mhalab/models/gguf"
 )
 
-// TestLanes8: Lanes8 keeps Planar's scales and tail blocks, moves byte 2s+k of block g+i of each
-// whole group of 8 to 16s+2i+k, and Unlanes8 gives Planar's row back, for rows of 1 … 19 blocks.
+// TestLanes8: Lanes8 keeps Planar's scales, moves byte 2s+k of block g+i of each whole group of
+// 8 to 16s+2i+k, and of a tail of t = 1, 2 or 4 blocks to 2ts+2i+k (other tails stay planar),
+// and Unlanes8 gives Planar's row back, for rows of 1 … 19 blocks.
 func TestLanes8(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
@@ -27,14 +28,17 @@ func TestLanes8(t *testing.T) {
 			if !bytes.Equal(lanes[:start], planar[:start]) {
 				t.Fatalf("%s, %d blocks: scales moved", f, nb)
 			}
-			full := nb &^ 7
+			full, tail := nb&^7, nb%8
 			for b := range nb {
 				for j := range q {
 					want := planar[start+q*b+j]
-					at := start + q*b + j // a tail block: as in Planar
-					if b < full {
-						g, i, s, k := b&^7, b%8, j/2, j%2
-						at = start + q*g + 16*s + 2*i + k
+					at := start + q*b + j // a tail of 3, 5, 6 or 7 blocks: as in Planar
+					s, k := j/2, j%2
+					switch {
+					case b < full:
+						at = start + q*(b&^7) + 16*s + 2*(b%8) + k
+					case tail == 1 || tail == 2 || tail == 4:
+						at = start + q*full + 2*tail*s + 2*(b-full) + k
 					}
 					if lanes[at] != want {
 						t.Fatalf("%s, %d blocks: block %d byte %d at %d is %#x, want %#x", f, nb, b, j, at, lanes[at], want)
