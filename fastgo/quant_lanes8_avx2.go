@@ -50,17 +50,18 @@ func lanes8Layout(q4 bool, a *qAct) {
 	q := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(a.q))), 16*full)
 	lay := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(a.lay))), 16*full)
 	for g := 0; g < 16*full; g += 128 {
-		qg, lg := q[g:g+128], lay[g:g+128]
-		for i := range 8 {
-			qb := qg[16*i : 16*i+16]
-			if q4 {
+		qg, lg := (*[128]uint32)(q[g:g+128]), (*[128]uint32)(lay[g:g+128]) // constant indices below: no bounds checks
+		if q4 {
+			for i := range 8 {
 				for s := range 8 {
-					lg[16*s+i], lg[16*s+8+i] = qb[s], qb[8+s]
+					lg[16*s+i], lg[16*s+8+i] = qg[16*i+s], qg[16*i+8+s]
 				}
-			} else {
-				for s := range 16 {
-					lg[8*s+i] = qb[s]
-				}
+			}
+			continue
+		}
+		for i := range 8 {
+			for s := range 16 {
+				lg[8*s+i] = qg[16*i+s]
 			}
 		}
 	}
