@@ -11,7 +11,10 @@ package fastgo
 // once per product to 16-bit blocks (quant_act.go) in integers; the plain-Go ones (quant_go.go)
 // are the readable reference and the fallback, the AVX-512 ones (quant_simd.go,
 // GOEXPERIMENT=simd) and, on CPUs without AVX-512, the AVX2+FMA ones (quant_avx2.go) compute
-// the same integer block sums (quant_internal_test.go).
+// the same integer block sums (quant_internal_test.go). Where the AVX2 kernels are the ones in
+// use, fastgo has models/quant build carriers in the lanes-of-8 layout (quant.Lanes8), which
+// their faster variant reads (quant_lanes8_avx2.go); execQuantDot picks the kernels by the
+// layout a carrier's header names.
 
 import (
 	"math"
@@ -41,8 +44,9 @@ type quantKernels struct {
 }
 
 var (
-	quantK     quantKernels
-	quantCalls atomic.Int64
+	quantK       quantKernels // for planar carriers
+	quantKLanes8 quantKernels // for lanes-of-8 carriers (quant_lanes8.go)
+	quantCalls   atomic.Int64
 )
 
 func init() {
@@ -51,16 +55,26 @@ func init() {
 	} else {
 		quantK = goQuantKernels
 	}
+	quantKLanes8 = lanes8Kernels(quantK)
 	if installErr == nil {
 		quant.SetExecutor(func(b backends.Backend) bool {
 			_, ok := b.(*simplego.Backend)
 			return ok && Enabled()
 		})
+		if quantK.name == "avx2" { // its lanes-of-8 kernels are the faster (quant_lanes8_avx2.go)
+			quant.SetLayout(quant.LayoutLanes8)
+		}
 	}
 }
 
-// QuantKernel names the packed-row kernels in use ("avx512", "avx2" or "go").
-func QuantKernel() string { return quantK.name }
+// QuantKernel names the packed-row kernels in use ("avx512", "avx2" or "go"; "avx2-lanes8"
+// where the carriers are built in the lanes-of-8 layout for them).
+func QuantKernel() string {
+	if quant.CurrentLayout() == quant.LayoutLanes8 {
+		return quantKLanes8.name
+	}
+	return quantK.name
+}
 
 // QuantCalls returns how many carrier products this package computed.
 func QuantCalls() int64 { return quantCalls.Load() }
@@ -100,7 +114,11 @@ func execQuantDot(backend *simplego.Backend, node *simplego.Node, inputs []*simp
 	if err != nil {
 		return nil, true, err
 	}
-	quantMatMul(quantK, h, blocks, lhs.([]float32), m, outFlat.([]float32), backendParallelism(backend))
+	k := quantK
+	if h.Layout == quant.LayoutLanes8 {
+		k = quantKLanes8
+	}
+	quantMatMul(k, h, blocks, lhs.([]float32), m, outFlat.([]float32), backendParallelism(backend))
 	quantCalls.Add(1)
 	return out, true, nil
 }

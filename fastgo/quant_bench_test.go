@@ -13,9 +13,13 @@ import (
 )
 
 // BenchmarkQuantMatVec: one packed matrix–vector product (M = 1) of SmolLM2's MLP shape on one
-// goroutine; bytes/s counts the packed bytes read.
+// goroutine, with every kernel set this CPU runs on planar rows and the lanes-of-8 ones on rows
+// in their layout; bytes/s counts the packed bytes read.
 func BenchmarkQuantMatVec(b *testing.B) {
 	kernels := quantKernelSets()
+	if k, ok := avx2Lanes8Kernels(); ok {
+		kernels = append(kernels, k)
+	}
 	for _, f := range []gguf.TensorType{gguf.TensorQ4_1, gguf.TensorQ8_0} {
 		rows, cols := 1536, 576
 		m := randomPacked(b, f, rows, cols, 1)
@@ -26,7 +30,7 @@ func BenchmarkQuantMatVec(b *testing.B) {
 			x[i] = float32(i%7) - 3
 		}
 		out := make([]float32, rows)
-		rowsP := planar(m)
+		rowsP, rowsL := planar(m), lanes8(m)
 		for _, k := range kernels {
 			b.Run(fmt.Sprintf("%s/%s", f, k.name), func(b *testing.B) {
 				// One worker runs on this goroutine: lock it to its thread and count that
@@ -36,8 +40,12 @@ func BenchmarkQuantMatVec(b *testing.B) {
 				defer runtime.UnlockOSThread()
 				b.SetBytes(int64(len(m.Data)))
 				start := threadCPU()
+				rows := rowsP
+				if k.name == "avx2-lanes8" {
+					rows = rowsL
+				}
 				for range b.N {
-					quantMatMul(k, h, rowsP, x, 1, out, 1)
+					quantMatMul(k, h, rows, x, 1, out, 1)
 				}
 				ns := float64(threadCPU()-start) / float64(b.N)
 				b.ReportMetric(ns/1e3, "cpu-µs/op")

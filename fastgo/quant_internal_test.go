@@ -324,7 +324,7 @@ func TestQuantKernelsSameIntegerSums(t *testing.T) {
 			for _, cols := range []int{32, 64, 96, 128, 160, 256, 288, 576, 1536, 2080, 2112} { // 1 … 66 blocks
 				for _, nr := range []int{1, 5, 7} {
 					t.Run(fmt.Sprintf("%s/%s/%dx%d", k.name, f, nr, cols), func(t *testing.T) {
-						testSameIntegerSums(t, k, f, nr, cols, seed+uint64(cols*8+nr))
+						testSameIntegerSums(t, k, planar, f, nr, cols, seed+uint64(cols*8+nr))
 					})
 				}
 			}
@@ -332,10 +332,11 @@ func TestQuantKernelsSameIntegerSums(t *testing.T) {
 	}
 }
 
-// testSameIntegerSums is TestQuantKernelsSameIntegerSums for one kernel set and shape.
-func testSameIntegerSums(t *testing.T, k quantKernels, f gguf.TensorType, nr, cols int, seed uint64) {
+// testSameIntegerSums is TestQuantKernelsSameIntegerSums for one kernel set and shape; k reads
+// the rows as layout lays them out, the plain-Go kernels planar.
+func testSameIntegerSums(t *testing.T, k quantKernels, layout func(*quant.Matrix) []byte, f gguf.TensorType, nr, cols int, seed uint64) {
 	m := randomPacked(t, f, nr, cols, seed)
-	rows := planar(m)
+	rows, planarRows := layout(m), planar(m)
 	rng := rand.New(rand.NewPCG(seed, 5))
 	x := make([]float32, cols)
 	for i := range x {
@@ -344,7 +345,9 @@ func testSameIntegerSums(t *testing.T, k quantKernels, f gguf.TensorType, nr, co
 	a := &qAct{}
 	quantiseX(x, a)
 	q4 := f == gguf.TensorQ4_1
-	k.layout(q4, a)
+	if k.layout != nil {
+		k.layout(q4, a)
+	}
 	dot, ref := k.q8_0, goQuantKernels.q8_0
 	if q4 {
 		dot, ref = k.q4_1, goQuantKernels.q4_1
@@ -352,7 +355,7 @@ func testSameIntegerSums(t *testing.T, k quantKernels, f gguf.TensorType, nr, co
 	nb := cols / 32
 	got, want := make([]float32, nr), make([]float32, nr)
 	dot(rows, a, got)
-	ref(rows, a, want)
+	ref(planarRows, a, want)
 	for r := range nr {
 		var abs float64
 		for b := range nb {

@@ -11,3 +11,5 @@ func avx2QuantKernels() (quantKernels, bool) { return quantKernels{}, false }
 func halves16Into([]byte, []float32) bool { return false }
 
 func halves8Into([]byte, []float32) bool { return false }
+
+func avx2Lanes8Kernels() (quantKernels, bool) { return quantKernels{}, false }

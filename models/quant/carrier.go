@@ -93,7 +93,7 @@ func CarrierShape(t gguf.TensorType, rows, cols int) ([3]int, error) {
 }
 
 // Carrier returns the matrix as a float32 carrier (flat, of CarrierShape's size): the header
-// words, then the rows in the planar layout (Planar), then zeros.
+// words, then the rows in the layout SetLayout chose (Planar's, or Lanes8's), then zeros.
 func (m *Matrix) Carrier() ([]float32, [3]int, error) {
 	shape, err := CarrierShape(m.Format, m.Rows, m.Cols)
 	if err != nil {
@@ -101,11 +101,15 @@ func (m *Matrix) Carrier() ([]float32, [3]int, error) {
 	}
 	words := make([]float32, shape[0]*shape[1]*shape[2])
 	b := carrierBytes(words)
-	h := Header{Format: m.Format, Rows: m.Rows, Cols: m.Cols, Bt: shape[0]}
+	h := Header{Format: m.Format, Rows: m.Rows, Cols: m.Cols, Bt: shape[0], Layout: CurrentLayout()}
 	h.put(b)
 	rb := m.RowBytes()
+	write := Planar
+	if h.Layout == LayoutLanes8 {
+		write = Lanes8
+	}
 	for r := range m.Rows {
-		Planar(m.Format, m.Row(r), b[4*headerWords+r*rb:4*headerWords+(r+1)*rb])
+		write(m.Format, m.Row(r), b[4*headerWords+r*rb:4*headerWords+(r+1)*rb])
 	}
 	return words, shape, nil
 }
@@ -138,12 +142,13 @@ func Planar(t gguf.TensorType, row, dst []byte) {
 type Header struct {
 	Format     gguf.TensorType
 	Rows, Cols int
-	Bt         int // the carrier's first axis
+	Bt         int    // the carrier's first axis
+	Layout     Layout // the rows' layout (LayoutPlanar, LayoutLanes8)
 }
 
 func (h Header) words() [headerWords]uint32 {
-	w := [headerWords]uint32{magic0, magic1, uint32(h.Format), uint32(h.Rows), uint32(h.Cols), uint32(h.Bt)}
-	w[6] = w[0] ^ w[1] ^ w[2] ^ w[3]*31 ^ w[4]*131 ^ w[5]*521 ^ 0xa5a5a5a5
+	w := [headerWords]uint32{magic0, magic1, uint32(h.Format), uint32(h.Rows), uint32(h.Cols), uint32(h.Bt), 0, uint32(h.Layout)}
+	w[6] = w[0] ^ w[1] ^ w[2] ^ w[3]*31 ^ w[4]*131 ^ w[5]*521 ^ w[7]*1031 ^ 0xa5a5a5a5
 	return w
 }
 
@@ -154,7 +159,7 @@ func (h Header) put(b []byte) {
 }
 
 // ReadCarrier checks that words [bt, c, n] (row-major) is a carrier with that shape and
-// returns its header and rows (planar layout, Planar); ok is false for any other float32 tensor. A random tensor
+// returns its header and rows (in the layout h.Layout names); ok is false for any other float32 tensor. A random tensor
 // passes only if its first 7 words equal the magic, a consistent shape and the checksum.
 func ReadCarrier(words []float32, bt, c, n int) (h Header, blocks []byte, ok bool) {
 	if len(words) < headerWords || len(words) != bt*c*n {
@@ -165,8 +170,9 @@ func ReadCarrier(words []float32, bt, c, n int) (h Header, blocks []byte, ok boo
 	if le.Uint32(b) != magic0 || le.Uint32(b[4:]) != magic1 {
 		return h, nil, false
 	}
-	h = Header{Format: gguf.TensorType(le.Uint32(b[8:])), Rows: int(le.Uint32(b[12:])), Cols: int(le.Uint32(b[16:])), Bt: int(le.Uint32(b[20:]))}
-	if !Packable(h.Format) || h.words()[6] != le.Uint32(b[24:]) || h.Bt != bt || h.Cols != bt*c || h.Rows != bt*n || h.Cols%32 != 0 {
+	h = Header{Format: gguf.TensorType(le.Uint32(b[8:])), Rows: int(le.Uint32(b[12:])), Cols: int(le.Uint32(b[16:])), Bt: int(le.Uint32(b[20:])),
+		Layout: Layout(le.Uint32(b[28:]))}
+	if !Packable(h.Format) || h.Layout > LayoutLanes8 || h.words()[6] != le.Uint32(b[24:]) || h.Bt != bt || h.Cols != bt*c || h.Rows != bt*n || h.Cols%32 != 0 {
 		return h, nil, false
 	}
 	size := h.Rows * h.Cols / 32 * h.Format.BlockBytes()
