@@ -74,7 +74,9 @@ func dotRows64AVX2(a, b []float32, ldb int, out []float32) {
 	for ; j+4 <= n; j += 4 {
 		s0, s1, s2, s3 := row(p), row(unsafe.Add(p, stride)), row(unsafe.Add(p, 2*stride)), row(unsafe.Add(p, 3*stride))
 		sum4x8(s0, s1, s2, s3).Store((*[4]float32)(out[j : j+4]))
-		p = unsafe.Add(p, 4*stride)
+		if j+4 < n { // never past b's end: the GC (and -race's checkptr) rejects such a pointer
+			p = unsafe.Add(p, 4*stride)
+		}
 	}
 	for ; j < n; j++ {
 		out[j], _ = dotF32AVX2(a, b[j*ldb:][:64])

@@ -48,8 +48,8 @@ func axpyF32AVX2(dst []float32, s float32, x []float32) bool {
 		archsimd.LoadFloat32x8((*[8]float32)(x[i:i+8])).MulAdd(sv, d).Store((*[8]float32)(dst[i : i+8]))
 	}
 	if i < n {
-		d := archsimd.LoadFloat32x8SlicePart(dst[i:n])
-		archsimd.LoadFloat32x8SlicePart(x[i:n]).MulAdd(sv, d).StoreSlicePart(dst[i:n])
+		d := loadPartF32x8(dst[i:n])
+		storePartF32x8(loadPartF32x8(x[i:n]).MulAdd(sv, d), dst[i:n])
 	}
 	archsimd.ClearAVXUpperBits()
 	return true
@@ -75,7 +75,7 @@ func dotF32AVX2(a, b []float32) (float32, bool) {
 		acc0 = archsimd.LoadFloat32x8((*[8]float32)(a[i:i+8])).MulAdd(archsimd.LoadFloat32x8((*[8]float32)(b[i:i+8])), acc0)
 	}
 	if i < n {
-		acc1 = archsimd.LoadFloat32x8SlicePart(a[i:n]).MulAdd(archsimd.LoadFloat32x8SlicePart(b[i:n]), acc1)
+		acc1 = loadPartF32x8(a[i:n]).MulAdd(loadPartF32x8(b[i:n]), acc1)
 	}
 	acc := acc0.Add(acc1).Add(acc2.Add(acc3))
 	x4 := acc.GetLo().Add(acc.GetHi()) // 8 → 4 lanes, then pairwise
@@ -105,11 +105,11 @@ func dot4F32AVX2(a0, a1, a2, a3, b []float32, out *[4]float32) bool {
 		s3 = archsimd.LoadFloat32x8((*[8]float32)(a3[i:i+8])).MulAdd(x, s3)
 	}
 	if i < n {
-		x := archsimd.LoadFloat32x8SlicePart(b[i:n])
-		s0 = archsimd.LoadFloat32x8SlicePart(a0[i:n]).MulAdd(x, s0)
-		s1 = archsimd.LoadFloat32x8SlicePart(a1[i:n]).MulAdd(x, s1)
-		s2 = archsimd.LoadFloat32x8SlicePart(a2[i:n]).MulAdd(x, s2)
-		s3 = archsimd.LoadFloat32x8SlicePart(a3[i:n]).MulAdd(x, s3)
+		x := loadPartF32x8(b[i:n])
+		s0 = loadPartF32x8(a0[i:n]).MulAdd(x, s0)
+		s1 = loadPartF32x8(a1[i:n]).MulAdd(x, s1)
+		s2 = loadPartF32x8(a2[i:n]).MulAdd(x, s2)
+		s3 = loadPartF32x8(a3[i:n]).MulAdd(x, s3)
 	}
 	sum4x8(s0, s1, s2, s3).Store(out)
 	archsimd.ClearAVXUpperBits()
@@ -154,12 +154,12 @@ func dot2x4AVX2(a0, a1 []float32, b *[4][]float32, out *[8]float32) {
 		s10, s11, s12, s13 = x1.MulAdd(y0, s10), x1.MulAdd(y1, s11), x1.MulAdd(y2, s12), x1.MulAdd(y3, s13)
 	}
 	if i < n {
-		x0 := archsimd.LoadFloat32x8SlicePart(a0[i:n])
-		x1 := archsimd.LoadFloat32x8SlicePart(a1[i:n])
-		y0 := archsimd.LoadFloat32x8SlicePart(b0[i:n])
-		y1 := archsimd.LoadFloat32x8SlicePart(b1[i:n])
-		y2 := archsimd.LoadFloat32x8SlicePart(b2[i:n])
-		y3 := archsimd.LoadFloat32x8SlicePart(b3[i:n])
+		x0 := loadPartF32x8(a0[i:n])
+		x1 := loadPartF32x8(a1[i:n])
+		y0 := loadPartF32x8(b0[i:n])
+		y1 := loadPartF32x8(b1[i:n])
+		y2 := loadPartF32x8(b2[i:n])
+		y3 := loadPartF32x8(b3[i:n])
 		s00, s01, s02, s03 = x0.MulAdd(y0, s00), x0.MulAdd(y1, s01), x0.MulAdd(y2, s02), x0.MulAdd(y3, s03)
 		s10, s11, s12, s13 = x1.MulAdd(y0, s10), x1.MulAdd(y1, s11), x1.MulAdd(y2, s12), x1.MulAdd(y3, s13)
 	}
@@ -260,7 +260,7 @@ func axpy64x1StridedAVX2(a, b []float32, ld int, c []float32) {
 	var c0, c1, c2, c3, c4, c5, c6, c7 archsimd.Float32x8
 	pb, pa := unsafe.Pointer(unsafe.SliceData(b)), unsafe.Pointer(unsafe.SliceData(a))
 	stride := uintptr(ld) * 4
-	for range k {
+	for i := range k {
 		s := archsimd.BroadcastFloat32x8(*(*float32)(pa))
 		c0 = ldF32x8(pb, 0).MulAdd(s, c0)
 		c1 = ldF32x8(pb, 32).MulAdd(s, c1)
@@ -270,7 +270,9 @@ func axpy64x1StridedAVX2(a, b []float32, ld int, c []float32) {
 		c5 = ldF32x8(pb, 160).MulAdd(s, c5)
 		c6 = ldF32x8(pb, 192).MulAdd(s, c6)
 		c7 = ldF32x8(pb, 224).MulAdd(s, c7)
-		pb, pa = unsafe.Add(pb, stride), unsafe.Add(pa, 4)
+		if i+1 < k { // never past the ends: the GC (and -race's checkptr) rejects such a pointer
+			pb, pa = unsafe.Add(pb, stride), unsafe.Add(pa, 4)
+		}
 	}
 	c = c[:64]
 	c0.Store((*[8]float32)(c[0:8]))

@@ -33,8 +33,8 @@ func axpyF32Vec(dst []float32, s float32, x []float32) bool {
 		archsimd.LoadFloat32x16((*[16]float32)(x[i:i+16])).MulAdd(sv, d).Store((*[16]float32)(dst[i : i+16]))
 	}
 	if i < n {
-		d := archsimd.LoadFloat32x16SlicePart(dst[i:n])
-		archsimd.LoadFloat32x16SlicePart(x[i:n]).MulAdd(sv, d).StoreSlicePart(dst[i:n])
+		d := loadPartF32x16(dst[i:n])
+		storePartF32x16(loadPartF32x16(x[i:n]).MulAdd(sv, d), dst[i:n])
 	}
 	archsimd.ClearAVXUpperBits()
 	return true
@@ -60,7 +60,7 @@ func dotF32Vec(a, b []float32) (float32, bool) {
 		acc0 = archsimd.LoadFloat32x16((*[16]float32)(a[i:i+16])).MulAdd(archsimd.LoadFloat32x16((*[16]float32)(b[i:i+16])), acc0)
 	}
 	if i < n {
-		acc1 = archsimd.LoadFloat32x16SlicePart(a[i:n]).MulAdd(archsimd.LoadFloat32x16SlicePart(b[i:n]), acc1)
+		acc1 = loadPartF32x16(a[i:n]).MulAdd(loadPartF32x16(b[i:n]), acc1)
 	}
 	acc := acc0.Add(acc1).Add(acc2.Add(acc3))
 	x8 := acc.GetLo().Add(acc.GetHi()) // 16 → 8 → 4 lanes, then pairwise
@@ -92,11 +92,11 @@ func dot4F32Vec(a0, a1, a2, a3, b []float32, out *[4]float32) bool {
 		s3 = archsimd.LoadFloat32x16((*[16]float32)(a3[i:i+16])).MulAdd(x, s3)
 	}
 	if i < n {
-		x := archsimd.LoadFloat32x16SlicePart(b[i:n])
-		s0 = archsimd.LoadFloat32x16SlicePart(a0[i:n]).MulAdd(x, s0)
-		s1 = archsimd.LoadFloat32x16SlicePart(a1[i:n]).MulAdd(x, s1)
-		s2 = archsimd.LoadFloat32x16SlicePart(a2[i:n]).MulAdd(x, s2)
-		s3 = archsimd.LoadFloat32x16SlicePart(a3[i:n]).MulAdd(x, s3)
+		x := loadPartF32x16(b[i:n])
+		s0 = loadPartF32x16(a0[i:n]).MulAdd(x, s0)
+		s1 = loadPartF32x16(a1[i:n]).MulAdd(x, s1)
+		s2 = loadPartF32x16(a2[i:n]).MulAdd(x, s2)
+		s3 = loadPartF32x16(a3[i:n]).MulAdd(x, s3)
 	}
 	// 16 → 4 lanes per row, then pairwise: [s0 s0 s1 s1], [s2 s2 s3 s3] → [s0 s1 s2 s3].
 	lo := quarter(s0).AddPairs(quarter(s1))
@@ -138,12 +138,12 @@ func dot2x4(a0, a1 []float32, b *[4][]float32, out *[8]float32) {
 		s10, s11, s12, s13 = x1.MulAdd(y0, s10), x1.MulAdd(y1, s11), x1.MulAdd(y2, s12), x1.MulAdd(y3, s13)
 	}
 	if i < n {
-		x0 := archsimd.LoadFloat32x16SlicePart(a0[i:n])
-		x1 := archsimd.LoadFloat32x16SlicePart(a1[i:n])
-		y0 := archsimd.LoadFloat32x16SlicePart(b0[i:n])
-		y1 := archsimd.LoadFloat32x16SlicePart(b1[i:n])
-		y2 := archsimd.LoadFloat32x16SlicePart(b2[i:n])
-		y3 := archsimd.LoadFloat32x16SlicePart(b3[i:n])
+		x0 := loadPartF32x16(a0[i:n])
+		x1 := loadPartF32x16(a1[i:n])
+		y0 := loadPartF32x16(b0[i:n])
+		y1 := loadPartF32x16(b1[i:n])
+		y2 := loadPartF32x16(b2[i:n])
+		y3 := loadPartF32x16(b3[i:n])
 		s00, s01, s02, s03 = x0.MulAdd(y0, s00), x0.MulAdd(y1, s01), x0.MulAdd(y2, s02), x0.MulAdd(y3, s03)
 		s10, s11, s12, s13 = x1.MulAdd(y0, s10), x1.MulAdd(y1, s11), x1.MulAdd(y2, s12), x1.MulAdd(y3, s13)
 	}

@@ -59,7 +59,7 @@ func weightPair32AVX2(w []float32, ldw, rows int, v []float32, ldv, j0, j1 int, 
 	pv := unsafe.Pointer(unsafe.SliceData(v[j0*ldv:]))
 	pw0, pw1 := unsafe.Pointer(unsafe.SliceData(w0[j0:])), unsafe.Pointer(unsafe.SliceData(w1[j0:]))
 	stride := uintptr(ldv) * 4
-	for range j1 - j0 {
+	for i := range j1 - j0 {
 		y0, y1, y2, y3 := ldF32x8(pv, 0), ldF32x8(pv, 32), ldF32x8(pv, 64), ldF32x8(pv, 96)
 		s0 := archsimd.BroadcastFloat32x8(*(*float32)(pw0))
 		c00 = y0.MulAdd(s0, c00)
@@ -71,7 +71,9 @@ func weightPair32AVX2(w []float32, ldw, rows int, v []float32, ldv, j0, j1 int, 
 		c11 = y1.MulAdd(s1, c11)
 		c12 = y2.MulAdd(s1, c12)
 		c13 = y3.MulAdd(s1, c13)
-		pv, pw0, pw1 = unsafe.Add(pv, stride), unsafe.Add(pw0, 4), unsafe.Add(pw1, 4)
+		if i+1 < j1-j0 { // never past the ends: the GC (and -race's checkptr) rejects such a pointer
+			pv, pw0, pw1 = unsafe.Add(pv, stride), unsafe.Add(pw0, 4), unsafe.Add(pw1, 4)
+		}
 	}
 	// With one row, o1 is o0 and the second row (a copy of the first) is stored first.
 	c10.Store((*[8]float32)(o1[0:8]))

@@ -18,9 +18,9 @@ import (
 
 func newBackend(t testing.TB) backends.Backend {
 	t.Helper()
-	b, err := simplego.New("")
+	b, err := simplego.New(testBackendConfig)
 	if err != nil {
-		t.Fatalf("simplego.New: %v", err)
+		t.Fatalf("simplego.New(%q): %v", testBackendConfig, err)
 	}
 	return b
 }

@@ -106,13 +106,17 @@ func kernelF32x16Rows(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accumulat
 			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep(pb, 128, p0, p1, p2, p3, 4, c00, c01, c10, c11, c20, c21, c30, c31)
 			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep(pb, 256, p0, p1, p2, p3, 8, c00, c01, c10, c11, c20, c21, c30, c31)
 			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep(pb, 384, p0, p1, p2, p3, 12, c00, c01, c10, c11, c20, c21, c30, c31)
-			p0, p1, p2, p3 = unsafe.Add(p0, 16), unsafe.Add(p1, 16), unsafe.Add(p2, 16), unsafe.Add(p3, 16)
-			pb = unsafe.Add(pb, 4*128)
+			if k+4 < kc { // never past the ends: the GC (and -race's checkptr) rejects such a pointer
+				p0, p1, p2, p3 = unsafe.Add(p0, 16), unsafe.Add(p1, 16), unsafe.Add(p2, 16), unsafe.Add(p3, 16)
+				pb = unsafe.Add(pb, 4*128)
+			}
 		}
 		for ; k < kc; k++ {
 			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep(pb, 0, p0, p1, p2, p3, 0, c00, c01, c10, c11, c20, c21, c30, c31)
-			p0, p1, p2, p3 = unsafe.Add(p0, 4), unsafe.Add(p1, 4), unsafe.Add(p2, 4), unsafe.Add(p3, 4)
-			pb = unsafe.Add(pb, 128)
+			if k+1 < kc {
+				p0, p1, p2, p3 = unsafe.Add(p0, 4), unsafe.Add(p1, 4), unsafe.Add(p2, 4), unsafe.Add(p3, 4)
+				pb = unsafe.Add(pb, 128)
+			}
 		}
 	}
 	storeFloat32x16(c[0*ldc+0:], c00, accumulate)

@@ -30,7 +30,7 @@ func logisticF32AVX2(dst, src []float32) {
 		f8(archsimd.LoadFloat32x8((*[8]float32)(src[i : i+8]))).Store((*[8]float32)(dst[i : i+8]))
 	}
 	if i < n {
-		f8(archsimd.LoadFloat32x8SlicePart(src[i:n])).StoreSlicePart(dst[i:n])
+		storePartF32x8(f8(loadPartF32x8(src[i:n])), dst[i:n])
 	}
 }
 

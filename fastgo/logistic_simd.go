@@ -36,7 +36,7 @@ func logisticF32Vec(dst, src []float32) bool {
 		f(archsimd.LoadFloat32x8((*[8]float32)(src[i : i+8]))).Store((*[8]float32)(dst[i : i+8]))
 	}
 	if i < n {
-		f(archsimd.LoadFloat32x8SlicePart(src[i:n])).StoreSlicePart(dst[i:n])
+		storePartF32x8(f(loadPartF32x8(src[i:n])), dst[i:n])
 	}
 	return true
 }

@@ -233,7 +233,7 @@ func dotQ8_0AVX2(rows []byte, a *qAct, y []float32) {
 // as 256 bits: the compiler spills a 128-bit vector by MOVUPS (legacy SSE: the file's note).
 func store4x8(y []float32, r int, post archsimd.Float32x8, v0, v1, v2, v3 archsimd.Float32x8) {
 	c := v0.AddPairsGrouped(v1).AddPairsGrouped(v2.AddPairsGrouped(v3)) // per 128 bits: the 4 rows' partial sums
-	c.GetLo().Add(c.GetHi()).Mul(post.GetLo()).StoreSlicePart(y[r:])
+	storePartF32x4(c.GetLo().Add(c.GetHi()).Mul(post.GetLo()), y[r:])
 }
 
 // dequantRowAVX2 is dequantRow 8 weights at a time: Q4_1 float32(d·q) + m (Mul, then Add),

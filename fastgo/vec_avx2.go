@@ -63,7 +63,7 @@ func expF32AVX2(dst, src []float32) {
 		exp(archsimd.LoadFloat32x8((*[8]float32)(src[i : i+8]))).Store((*[8]float32)(dst[i : i+8]))
 	}
 	if i < n {
-		exp(archsimd.LoadFloat32x8SlicePart(src[i:n])).StoreSlicePart(dst[i:n])
+		storePartF32x8(exp(loadPartF32x8(src[i:n])), dst[i:n])
 	}
 }
 
@@ -174,15 +174,15 @@ func binaryF32AVX2(o op, dst, a, b []float32, bVec, swap bool) {
 		binaryF32x8(o, x, y).Store((*[8]float32)(dst[i : i+8]))
 	}
 	if i < n {
-		x := archsimd.LoadFloat32x8SlicePart(a[i:n])
+		x := loadPartF32x8(a[i:n])
 		y := bs
 		if bVec {
-			y = archsimd.LoadFloat32x8SlicePart(b[i:n])
+			y = loadPartF32x8(b[i:n])
 		}
 		if swap {
 			x, y = y, x
 		}
-		binaryF32x8(o, x, y).StoreSlicePart(dst[i:n])
+		storePartF32x8(binaryF32x8(o, x, y), dst[i:n])
 	}
 }
 

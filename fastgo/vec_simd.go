@@ -75,7 +75,7 @@ func expF32Vec(dst, src []float32) bool {
 		exp(archsimd.LoadFloat32x16((*[16]float32)(src[i : i+16]))).Store((*[16]float32)(dst[i : i+16]))
 	}
 	if i < n {
-		exp(archsimd.LoadFloat32x16SlicePart(src[i:n])).StoreSlicePart(dst[i:n])
+		storePartF32x16(exp(loadPartF32x16(src[i:n])), dst[i:n])
 	}
 	return true
 }
@@ -224,15 +224,15 @@ func binaryF32Vec(o op, dst, a, b []float32, bVec, swap bool) bool {
 		binaryF32x16(o, x, y).Store((*[16]float32)(dst[i : i+16]))
 	}
 	if i < n {
-		x := archsimd.LoadFloat32x16SlicePart(a[i:n])
+		x := loadPartF32x16(a[i:n])
 		y := bs
 		if bVec {
-			y = archsimd.LoadFloat32x16SlicePart(b[i:n])
+			y = loadPartF32x16(b[i:n])
 		}
 		if swap {
 			x, y = y, x
 		}
-		binaryF32x16(o, x, y).StoreSlicePart(dst[i:n])
+		storePartF32x16(binaryF32x16(o, x, y), dst[i:n])
 	}
 	return true
 }
