@@ -24,7 +24,10 @@
 //     parallelism setting allows).
 //   - Micro-kernels: a plain-Go 2×2 kernel everywhere (kernel_go.go), and, built with
 //     GOEXPERIMENT=simd on amd64 with Go 1.26, AVX-512 or AVX2 kernels written with
-//     simd/archsimd (kernel_simd.go) — no assembly, no cgo. Which one runs: Kernel.
+//     simd/archsimd (kernel_simd.go) — no assembly, no cgo. Which one runs: Kernel. On AVX2
+//     (kernel_avx2.go), once B has two or more 16-wide column tiles, the first tile's kernel
+//     also writes A's values broadcast to 8 lanes ([kc][4][8]) and the other tiles read those
+//     (kernelF32x8Bcast): one load per FMA pair instead of a load and a broadcast.
 //   - Any DotGeneral layout (transposed operands, several batch or contracting axes in any order)
 //     is read through per-axis offset tables (offsets), so no layout falls back; float32 and
 //     float64 are computed here, every other dtype goes to GoMLX's kernel.
@@ -57,7 +60,10 @@
 //     block's quants by x rounded to 16-bit blocks in integers and scales the sum (AVX-512 or
 //     AVX2, plain Go otherwise; a prompt's rows dequantise to float32 instead), whether or not the
 //     fast path is switched on — no other executor computes a carrier. QuantKernel names the
-//     kernel. The vector kernels prefetch the rows ahead of the ones they compute
+//     kernel. Where the AVX2 kernels run, carriers are built in the "lanes of 8" layout
+//     (models/quant.Lanes8, quant_lanes8*.go: each block's quants ordered as the 8-lane vectors
+//     consume them, the layout recorded in the checksummed header); other kernels read the
+//     planar layout, and a carrier in the other layout is converted, never misread. The vector kernels prefetch the rows ahead of the ones they compute
 //     (prefetch_simd_amd64.s, a PREFETCHT0 loop: the one piece of assembly here — Go offers no
 //     prefetch outside its runtime); without it they read a token's ~96 MB at a third of the
 //     machine's read bandwidth (BenchmarkQuantStream).
@@ -65,8 +71,7 @@
 //     else AVX2 with FMA (most laptops; AMD EPYC before Zen 4) in the *_avx2.go files, else
 //     plain Go. Each AVX2 loop keeps its AVX-512 twin's contract (the same bits where that one
 //     promises them) and its tests run it on AVX-512 CPUs too. Status names the level in use.
-//     Kernels that return to plain Go end with archsimd.ClearAVXUpperBits (VZEROUPPER, which
-//     Go 1.26 does not emit).
+//     Every vector kernel ends with VZEROUPPER: see "Clean upper halves" below.
 //   - Scatters (scatter.go): ScatterMax/Min/Sum that combine whole float32 rows (the one-position
 //     KV-cache update of models/smollm2) run one loop per row instead of GoMLX's index iterators.
 //   - Gradients: GoMLX v0.26 differentiates DotGeneral as a broadcast multiply and a reduce-sum
@@ -74,6 +79,22 @@
 //     which registers the gradient as two DotGenerals for every graph built afterwards (on every
 //     backend; not with MHALAB_FASTGO=0). dotgrad is the one owner of that entry of GoMLX's
 //     gradient table; this package has no rule of its own.
+//
+// # Clean upper halves
+//
+// Go 1.26 compiles scalar float code, struct zeroing and some register spills to legacy-SSE
+// instructions (MOVSS, ADDSS, XORPS, MOVUPS) and does not emit VZEROUPPER after 256- or 512-bit
+// code. On the 2-core AMD EPYC (Zen 3) this package is measured on, a legacy-SSE instruction run
+// while the upper halves of the vector registers are dirty stalled the following instructions for
+// hundreds of cycles: sumF32AVX2 on 128 values took 131 ns, 13 ns with VZEROUPPER before its
+// scalar tail; the logistic loop 30.4 µs per 1536 values, 4.1 µs with its constants loaded as
+// whole vectors instead of broadcast from float64 scalars (perf annotate put 85% of the samples
+// on the instructions after the legacy ones). So every vector kernel ends with
+// archsimd.ClearAVXUpperBits, placed after its last store: the compiler orders it with memory
+// operations only, and moved it above the register arithmetic it followed in the source (then
+// spilled every vector register around it). Kernels that return a scalar store their last vector
+// to an array first and read the lanes after the VZEROUPPER. scripts/sse_audit.py lists the
+// functions of a binary that still run legacy SSE after vector code.
 //
 // # The decision and its risks
 //

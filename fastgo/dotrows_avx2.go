@@ -81,4 +81,5 @@ func dotRows64AVX2(a, b []float32, ldb int, out []float32) {
 	for ; j < n; j++ {
 		out[j], _ = dotF32AVX2(a, b[j*ldb:][:64])
 	}
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }

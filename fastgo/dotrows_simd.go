@@ -62,4 +62,5 @@ func dotRows64(a, b []float32, ldb int, out []float32) {
 	for ; j < n; j++ {
 		out[j], _ = dotF32Vec(a, b[j*ldb:][:64])
 	}
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }

@@ -165,6 +165,7 @@ func dot2x4AVX2(a0, a1 []float32, b *[4][]float32, out *[8]float32) {
 	}
 	sum4x8(s00, s01, s02, s03).Store((*[4]float32)(out[0:4]))
 	sum4x8(s10, s11, s12, s13).Store((*[4]float32)(out[4:8]))
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // axpy64F32AVX2 is axpy64F32Vec in 256-bit vectors: c[r·ldc + j] = Σ_kk a[r·k + kk]·b[base +
@@ -219,6 +220,7 @@ func axpy32x2AVX2(a []float32, k int, b []float32, base int, contractOff []int, 
 	c11.Store((*[8]float32)(c1[8:16]))
 	c12.Store((*[8]float32)(c1[16:24]))
 	c13.Store((*[8]float32)(c1[24:32]))
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // axpy64x1AVX2 is axpy64F32AVX2 for one row (8 accumulators of the 64 columns).
@@ -246,6 +248,7 @@ func axpy64x1AVX2(a []float32, k int, b []float32, base int, contractOff []int, 
 	c5.Store((*[8]float32)(c[40:48]))
 	c6.Store((*[8]float32)(c[48:56]))
 	c7.Store((*[8]float32)(c[56:64]))
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // axpy64x1StridedAVX2 is axpy64x1AVX2 for B rows ld apart (ld ≥ 64; a decoding step's value
@@ -283,4 +286,5 @@ func axpy64x1StridedAVX2(a, b []float32, ld int, c []float32) {
 	c5.Store((*[8]float32)(c[40:48]))
 	c6.Store((*[8]float32)(c[48:56]))
 	c7.Store((*[8]float32)(c[56:64]))
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }

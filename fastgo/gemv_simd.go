@@ -68,9 +68,8 @@ func dotF32Vec(a, b []float32) (float32, bool) {
 	x4 = x4.AddPairs(x4)
 	var lanes [4]float32
 	x4.Store(&lanes)
-	s := lanes[0] + lanes[1]
-	archsimd.ClearAVXUpperBits()
-	return s, true
+	archsimd.ClearAVXUpperBits() // after the store, before the scalar code (doc.go, "Clean upper halves")
+	return lanes[0] + lanes[1], true
 }
 
 // dot4F32Vec sets out[r] = Σ a_r[i]·b[i] for the four rows a0 … a3 (each len(a0) long) against
@@ -150,6 +149,7 @@ func dot2x4(a0, a1 []float32, b *[4][]float32, out *[8]float32) {
 	// Per row of A: 16 → 4 lanes for each of its four sums, then pairwise to [s0 s1 s2 s3].
 	quarter(s00).AddPairs(quarter(s01)).AddPairs(quarter(s02).AddPairs(quarter(s03))).Store((*[4]float32)(out[0:4]))
 	quarter(s10).AddPairs(quarter(s11)).AddPairs(quarter(s12).AddPairs(quarter(s13))).Store((*[4]float32)(out[4:8]))
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // quarter adds the four quarters of s: lane i of the result is s[i] + s[i+4] + s[i+8] + s[i+12].
@@ -205,6 +205,7 @@ func axpy64x2(a []float32, k int, b []float32, base int, contractOff []int, c []
 	c11.Store((*[16]float32)(c[1*ldc+16:][:16]))
 	c12.Store((*[16]float32)(c[1*ldc+32:][:16]))
 	c13.Store((*[16]float32)(c[1*ldc+48:][:16]))
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 func axpy64x1(a []float32, k int, b []float32, base int, contractOff []int, c []float32, ldc int) {
@@ -223,4 +224,5 @@ func axpy64x1(a []float32, k int, b []float32, base int, contractOff []int, c []
 	c01.Store((*[16]float32)(c[0*ldc+16:][:16]))
 	c02.Store((*[16]float32)(c[0*ldc+32:][:16]))
 	c03.Store((*[16]float32)(c[0*ldc+48:][:16]))
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }

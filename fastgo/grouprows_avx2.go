@@ -84,4 +84,5 @@ func weightPair32AVX2(w []float32, ldw, rows int, v []float32, ldv, j0, j1 int, 
 	c01.Store((*[8]float32)(o0[8:16]))
 	c02.Store((*[8]float32)(o0[16:24]))
 	c03.Store((*[8]float32)(o0[24:32]))
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }

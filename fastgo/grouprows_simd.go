@@ -75,6 +75,7 @@ func weightPair64(w []float32, ldw, rows int, v []float32, ldv, j0, j1 int, out 
 	c01.Store((*[16]float32)(o0[16:32]))
 	c02.Store((*[16]float32)(o0[32:48]))
 	c03.Store((*[16]float32)(o0[48:64]))
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // prefetchF32 asks the CPU to bring x's cache lines into its caches (prefetchLines: a hint,

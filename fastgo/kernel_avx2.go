@@ -137,6 +137,7 @@ func kernelF32x8Bcast(kc int, a, b, c []float32, ldc int, accumulate bool) {
 		}
 	}
 	storeTile4x16(c, ldc, accumulate, c00, c01, c10, c11, c20, c21, c30, c31)
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // kernelF32x8RowsFill is kernelF32x8Bcast for the first column tile of a row group, reading A's
@@ -246,6 +247,7 @@ func kernelF32x8RowsFill(kc int, a0, a1, a2, a3, dst, b, c []float32, ldc int, a
 		}
 	}
 	storeTile4x16(c, ldc, accumulate, c00, c01, c10, c11, c20, c21, c30, c31)
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // storeTile4x16 writes (or adds, with accumulate) the 4×16 tile c00…c31 to c: 4 rows of 16,
@@ -298,4 +300,5 @@ func bcastF32Rows(dst, a0, a1, a2, a3 []float32, stride, kc int) {
 		z.SetElem(0, *(*float32)(unsafe.Add(p3, ao))).Broadcast1To8().Store((*[8]float32)(unsafe.Add(pd, do+96)))
 		ao, do = ao+step, do+128
 	}
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }

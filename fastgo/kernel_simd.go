@@ -83,6 +83,7 @@ func kernelF32x16(kc int, a, b, c []float32, ldc int, accumulate bool) {
 	storeFloat32x16(c[2*ldc+16:], c21, accumulate)
 	storeFloat32x16(c[3*ldc+0:], c30, accumulate)
 	storeFloat32x16(c[3*ldc+16:], c31, accumulate)
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // kernelF32x16Rows is kernelF32x16 with A read from its four rows: a0…a3: [kc] each. The loop
@@ -127,6 +128,7 @@ func kernelF32x16Rows(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accumulat
 	storeFloat32x16(c[2*ldc+16:], c21, accumulate)
 	storeFloat32x16(c[3*ldc+0:], c30, accumulate)
 	storeFloat32x16(c[3*ldc+16:], c31, accumulate)
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // rowsStep is one k of kernelF32x16Rows: B's row at pb + bo (32 values), A's four values at
@@ -168,6 +170,7 @@ func kernelF32x16RowsHalf(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accum
 	storeFloat32x16(c[1*ldc:], c1, accumulate)
 	storeFloat32x16(c[2*ldc:], c2, accumulate)
 	storeFloat32x16(c[3*ldc:], c3, accumulate)
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // storeFloat32x16 writes (or adds) one vector to dst[0:16].
@@ -208,6 +211,7 @@ func kernelF32x8(kc int, a, b, c []float32, ldc int, accumulate bool) {
 	storeFloat32x8(c[2*ldc+8:], c21, accumulate)
 	storeFloat32x8(c[3*ldc+0:], c30, accumulate)
 	storeFloat32x8(c[3*ldc+8:], c31, accumulate)
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // ldF32x8 loads the 8 float32 at p + off bytes. The callers checked the bounds.
@@ -259,6 +263,7 @@ func kernelF32x8Rows(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accumulate
 	storeFloat32x8(c[2*ldc+8:], c21, accumulate)
 	storeFloat32x8(c[3*ldc+0:], c30, accumulate)
 	storeFloat32x8(c[3*ldc+8:], c31, accumulate)
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // rowsStep8 is one k of kernelF32x8Rows: B's row at pb + bo (16 values), A's four values at
@@ -312,6 +317,7 @@ func kernelF64x8(kc int, a, b, c []float64, ldc int, accumulate bool) {
 	storeFloat64x8(c[2*ldc+8:], c21, accumulate)
 	storeFloat64x8(c[3*ldc+0:], c30, accumulate)
 	storeFloat64x8(c[3*ldc+8:], c31, accumulate)
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // storeFloat64x8 writes (or adds) one vector to dst[0:8].
@@ -352,6 +358,7 @@ func kernelF64x4(kc int, a, b, c []float64, ldc int, accumulate bool) {
 	storeFloat64x4(c[2*ldc+4:], c21, accumulate)
 	storeFloat64x4(c[3*ldc+0:], c30, accumulate)
 	storeFloat64x4(c[3*ldc+4:], c31, accumulate)
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // storeFloat64x4 writes (or adds) one vector to dst[0:4].

@@ -10,28 +10,123 @@ import (
 // logisticF32AVX2 is logisticF32Vec on AVX2 (dst[i] = 1 / (1 + exp(−src[i])) for i <
 // min(len(dst), len(src))), the same float64 computation lane for lane — GoMLX's formula with
 // exp64x4 for math.Exp, rounded once to float32 — in two vectors of 4 float64 per 8 float32.
+// The loop body is logistic4AVX2 and exp64x4 written out for both halves in one function:
+// called, each passed its vectors through memory (Go's ABI spills SIMD arguments), and the
+// closures it once used cost 20 ns per value (BenchmarkLogisticF32AVX2); logisticF32AVX2Ref is
+// the readable form, TestLogisticFusedSameBits holds the two equal bit for bit.
 func logisticF32AVX2(dst, src []float32) {
-	one := archsimd.BroadcastFloat64x4(1)
-	zero := archsimd.BroadcastFloat64x4(0)
-	f := func(x32 archsimd.Float32x4) archsimd.Float32x4 {
-		x := x32.ConvertToFloat64()
-		neg := x.Less(zero)
-		e := exp64x4(x.Min(zero.Sub(x))) // e^−|x|
-		num := e.Merge(one, neg)         // x < 0: e^x / (1 + e^x); else 1 / (1 + e^−x)
-		y := num.Div(one.Add(e))
-		return x.Merge(y, x.IsNaN()).ConvertToFloat32() // NaN passes through
-	}
-	f8 := func(x archsimd.Float32x8) archsimd.Float32x8 {
-		return x.SetLo(f(x.GetLo())).SetHi(f(x.GetHi()))
-	}
 	n := min(len(dst), len(src))
 	i := 0
 	for ; i+8 <= n; i += 8 {
-		f8(archsimd.LoadFloat32x8((*[8]float32)(src[i : i+8]))).Store((*[8]float32)(dst[i : i+8]))
+		logistic8AVX2(archsimd.LoadFloat32x8((*[8]float32)(src[i : i+8]))).Store((*[8]float32)(dst[i : i+8]))
 	}
 	if i < n {
-		storePartF32x8(f8(loadPartF32x8(src[i:n])), dst[i:n])
+		storePartF32x8(logistic8AVX2(loadPartF32x8(src[i:n])), dst[i:n])
 	}
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
+}
+
+// logisticK holds logistic8AVX2's constants as whole vectors, loaded with VEX moves: built from
+// float64 scalars (BroadcastFloat64x4(c), a zero vector), Go 1.26 materialises some through
+// legacy-SSE instructions (XORPS, MOVUPS spills), and on this AMD EPYC each such instruction
+// after 256-bit work stalled the next vector instruction for hundreds of cycles (perf annotate of
+// BenchmarkLogisticF32AVX2: 85% of the samples on the six instructions after them).
+var logisticK = [...][4]float64{
+	{0, 0, 0, 0}, // kZero
+	{1, 1, 1, 1}, // kOne
+	{-746, -746, -746, -746},
+	{math.Log2E, math.Log2E, math.Log2E, math.Log2E},
+	{-6.93147180369123816490e-01, -6.93147180369123816490e-01, -6.93147180369123816490e-01, -6.93147180369123816490e-01},
+	{-1.90821492927058770002e-10, -1.90821492927058770002e-10, -1.90821492927058770002e-10, -1.90821492927058770002e-10},
+	{0.5, 0.5, 0.5, 0.5},
+	{1023 + 0x1.8p52, 1023 + 0x1.8p52, 1023 + 0x1.8p52, 1023 + 0x1.8p52},
+	// kPoly…: 1/13!, 1/12!, …, 1/1!: exp64x4's polynomial, highest power first
+	{1.0 / 6227020800, 1.0 / 6227020800, 1.0 / 6227020800, 1.0 / 6227020800},
+	{1.0 / 479001600, 1.0 / 479001600, 1.0 / 479001600, 1.0 / 479001600},
+	{1.0 / 39916800, 1.0 / 39916800, 1.0 / 39916800, 1.0 / 39916800},
+	{1.0 / 3628800, 1.0 / 3628800, 1.0 / 3628800, 1.0 / 3628800},
+	{1.0 / 362880, 1.0 / 362880, 1.0 / 362880, 1.0 / 362880},
+	{1.0 / 40320, 1.0 / 40320, 1.0 / 40320, 1.0 / 40320},
+	{1.0 / 5040, 1.0 / 5040, 1.0 / 5040, 1.0 / 5040},
+	{1.0 / 720, 1.0 / 720, 1.0 / 720, 1.0 / 720},
+	{1.0 / 120, 1.0 / 120, 1.0 / 120, 1.0 / 120},
+	{1.0 / 24, 1.0 / 24, 1.0 / 24, 1.0 / 24},
+	{1.0 / 6, 1.0 / 6, 1.0 / 6, 1.0 / 6},
+	{1.0 / 2, 1.0 / 2, 1.0 / 2, 1.0 / 2},
+	{1, 1, 1, 1},
+}
+
+const (
+	kZero = iota
+	kOne
+	kMin
+	kLog2E
+	kLn2Hi
+	kLn2Lo
+	kHalf
+	kBias
+	kPoly // 13 coefficients from here
+)
+
+// ldK is logisticK[i] as a vector.
+func ldK(i int) archsimd.Float64x4 { return archsimd.LoadFloat64x4(&logisticK[i]) }
+
+// logistic8AVX2 is logistic4AVX2 on both halves of x, interleaved, with exp64x4 inlined by hand
+// and its constants loaded from logisticK.
+func logistic8AVX2(x32 archsimd.Float32x8) archsimd.Float32x8 {
+	one, zero := ldK(kOne), ldK(kZero)
+	xa, xb := x32.GetLo().ConvertToFloat64(), x32.GetHi().ConvertToFloat64()
+	// exp64x4 of −|x|
+	lo := ldK(kMin)
+	ca, cb := xa.Min(zero.Sub(xa)).Max(lo), xb.Min(zero.Sub(xb)).Max(lo)
+	log2e := ldK(kLog2E)
+	na, nb := ca.Mul(log2e).RoundToEven(), cb.Mul(log2e).RoundToEven()
+	c := ldK(kLn2Hi)
+	ra, rb := na.MulAdd(c, ca), nb.MulAdd(c, cb)
+	c = ldK(kLn2Lo)
+	ra, rb = na.MulAdd(c, ra), nb.MulAdd(c, rb)
+	pa := ldK(kPoly)
+	pb := pa
+	for k := kPoly + 1; k < kPoly+13; k++ {
+		c = ldK(k)
+		pa, pb = pa.MulAdd(ra, c), pb.MulAdd(rb, c)
+	}
+	pa, pb = pa.MulAdd(ra, one), pb.MulAdd(rb, one)
+	half, bias := ldK(kHalf), ldK(kBias)
+	n1a, n1b := na.Mul(half).Floor(), nb.Mul(half).Floor()
+	ea := pa.Mul(n1a.Add(bias).AsUint64x4().ShiftAllLeft(52).AsFloat64x4()).Mul(na.Sub(n1a).Add(bias).AsUint64x4().ShiftAllLeft(52).AsFloat64x4())
+	eb := pb.Mul(n1b.Add(bias).AsUint64x4().ShiftAllLeft(52).AsFloat64x4()).Mul(nb.Sub(n1b).Add(bias).AsUint64x4().ShiftAllLeft(52).AsFloat64x4())
+	// x < 0: e^x / (1 + e^x); else 1 / (1 + e^−x); NaN passes through
+	ya := ea.Merge(one, xa.Less(zero)).Div(one.Add(ea))
+	yb := eb.Merge(one, xb.Less(zero)).Div(one.Add(eb))
+	ya, yb = xa.Merge(ya, xa.IsNaN()), xb.Merge(yb, xb.IsNaN())
+	return x32.SetLo(ya.ConvertToFloat32()).SetHi(yb.ConvertToFloat32())
+}
+
+// logisticF32AVX2Ref is logisticF32AVX2 written for reading: logistic4AVX2 on each half.
+func logisticF32AVX2Ref(dst, src []float32) {
+	n := min(len(dst), len(src))
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		x := archsimd.LoadFloat32x8((*[8]float32)(src[i : i+8]))
+		x.SetLo(logistic4AVX2(x.GetLo())).SetHi(logistic4AVX2(x.GetHi())).Store((*[8]float32)(dst[i : i+8]))
+	}
+	if i < n {
+		x := loadPartF32x8(src[i:n])
+		storePartF32x8(x.SetLo(logistic4AVX2(x.GetLo())).SetHi(logistic4AVX2(x.GetHi())), dst[i:n])
+	}
+}
+
+// logistic4AVX2 is 1 / (1 + exp(−x)) for 4 float32 lanes, computed in float64 as GoMLX does.
+func logistic4AVX2(x32 archsimd.Float32x4) archsimd.Float32x4 {
+	one := archsimd.BroadcastFloat64x4(1)
+	zero := archsimd.BroadcastFloat64x4(0)
+	x := x32.ConvertToFloat64()
+	neg := x.Less(zero)
+	e := exp64x4(x.Min(zero.Sub(x))) // e^−|x|
+	num := e.Merge(one, neg)         // x < 0: e^x / (1 + e^x); else 1 / (1 + e^−x)
+	y := num.Div(one.Add(e))
+	return x.Merge(y, x.IsNaN()).ConvertToFloat32() // NaN passes through
 }
 
 // pow2F64x4 is 2ᵏ for integer-valued float64 lanes −1022 ≤ k ≤ 1023: k + 1023 + 1.5·2⁵² holds

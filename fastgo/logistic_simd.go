@@ -38,6 +38,7 @@ func logisticF32Vec(dst, src []float32) bool {
 	if i < n {
 		storePartF32x8(f(loadPartF32x8(src[i:n])), dst[i:n])
 	}
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 	return true
 }
 

@@ -335,6 +335,7 @@ func dequantRowAVX512(q4 bool, row []byte, w []float32) {
 		store(b, 0, qv.And(low).ConvertToFloat32().Mul(dv).Add(mv))
 		store(b, 1, qv.ShiftAllRight(4).ConvertToFloat32().Mul(dv).Add(mv))
 	}
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 func sum16(v archsimd.Float32x16) float32 {

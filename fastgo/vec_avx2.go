@@ -65,6 +65,7 @@ func expF32AVX2(dst, src []float32) {
 	if i < n {
 		storePartF32x8(exp(loadPartF32x8(src[i:n])), dst[i:n])
 	}
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // maxF32AVX2 is maxF32Vec on AVX2: max(init, src...) as Go's max would (any NaN gives NaN; +0
@@ -100,13 +101,18 @@ func maxF32AVX2(init float32, src []float32) float32 {
 	h4 := acc.GetLo().Max(acc.GetHi())
 	mag := mag0.Max(mag1)
 	g4 := mag.GetLo().Max(mag.GetHi())
-	m, worst := h4.GetElem(0), g4.GetElem(0)
-	for e := uint8(1); e < 4; e++ {
+	var h [4]float32
+	var g [4]int32
+	h4.Store(&h)
+	g4.Store(&g)
+	archsimd.ClearAVXUpperBits() // after the stores, before the scalar code (doc.go, "Clean upper halves")
+	m, worst := h[0], g[0]
+	for e := 1; e < 4; e++ {
 		// no NaN among these unless worst says so; ±0 are sorted out below
-		if v := h4.GetElem(e); v > m {
+		if v := h[e]; v > m {
 			m = v
 		}
-		worst = max(worst, g4.GetElem(e))
+		worst = max(worst, g[e])
 	}
 	for _, v := range src[i:] {
 		if v > m {
@@ -141,8 +147,10 @@ func sumF32AVX2(src []float32) float32 {
 	}
 	// lane j + lane j+8 (a + b), then j + j+4, then (0 + 2) + (1 + 3), as sumF32Vec
 	h8 := a0.Add(a1).Add(a2.Add(a3)).Add(b0.Add(b1).Add(b2.Add(b3)))
-	h4 := h8.GetLo().Add(h8.GetHi())
-	s := (h4.GetElem(0) + h4.GetElem(2)) + (h4.GetElem(1) + h4.GetElem(3))
+	var h [4]float32
+	h8.GetLo().Add(h8.GetHi()).Store(&h)
+	archsimd.ClearAVXUpperBits() // after the store, before the scalar code (doc.go, "Clean upper halves")
+	s := (h[0] + h[2]) + (h[1] + h[3])
 	for _, v := range src[i:] {
 		s += v
 	}
@@ -184,6 +192,7 @@ func binaryF32AVX2(o op, dst, a, b []float32, bVec, swap bool) {
 		}
 		storePartF32x8(binaryF32x8(o, x, y), dst[i:n])
 	}
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // binaryF32x8 is x ⊙ y for ⊙ one of Add, Sub, Mul, Div (o; others give Div), as binaryF32x16.
@@ -211,6 +220,7 @@ func copyRunsF32AVX2(dst, src []float32, offs []int, width int) {
 			x1.Store((*[8]float32)(d[j+8 : j+16]))
 		}
 	}
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // transposeBlocksF32AVX2 is transposeBlocksF32 on AVX2, with the same contract: rows [y0, y1)

@@ -77,6 +77,7 @@ func expF32Vec(dst, src []float32) bool {
 	if i < n {
 		storePartF32x16(exp(loadPartF32x16(src[i:n])), dst[i:n])
 	}
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 	return true
 }
 
@@ -126,13 +127,18 @@ func maxF32Vec(init float32, src []float32) (float32, bool) {
 	mag := mag0.Max(mag1)
 	g8 := mag.GetLo().Max(mag.GetHi())
 	g4 := g8.GetLo().Max(g8.GetHi())
-	m, worst := h4.GetElem(0), g4.GetElem(0)
-	for e := uint8(1); e < 4; e++ {
+	var h [4]float32
+	var g [4]int32
+	h4.Store(&h)
+	g4.Store(&g)
+	archsimd.ClearAVXUpperBits() // after the stores, before the scalar code (doc.go, "Clean upper halves")
+	m, worst := h[0], g[0]
+	for e := 1; e < 4; e++ {
 		// no NaN among these unless worst says so; ±0 are sorted out below
-		if v := h4.GetElem(e); v > m {
+		if v := h[e]; v > m {
 			m = v
 		}
-		worst = max(worst, g4.GetElem(e))
+		worst = max(worst, g[e])
 	}
 	for _, v := range src[i:] {
 		if v > m {
@@ -176,8 +182,10 @@ func sumF32Vec(src []float32) (float32, bool) {
 	// the lanes pairwise by halves, in vector registers: lane j + lane j+8, then j + j+4, …
 	acc := a0.Add(a1).Add(a2.Add(a3))
 	h8 := acc.GetLo().Add(acc.GetHi())
-	h4 := h8.GetLo().Add(h8.GetHi())
-	s := (h4.GetElem(0) + h4.GetElem(2)) + (h4.GetElem(1) + h4.GetElem(3))
+	var h [4]float32
+	h8.GetLo().Add(h8.GetHi()).Store(&h)
+	archsimd.ClearAVXUpperBits() // after the store, before the scalar code (doc.go, "Clean upper halves")
+	s := (h[0] + h[2]) + (h[1] + h[3])
 	for _, v := range src[i:] {
 		s += v
 	}
@@ -234,6 +242,7 @@ func binaryF32Vec(o op, dst, a, b []float32, bVec, swap bool) bool {
 		}
 		storePartF32x16(binaryF32x16(o, x, y), dst[i:n])
 	}
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 	return true
 }
 
