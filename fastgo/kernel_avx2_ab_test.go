@@ -20,17 +20,7 @@ func TestKernelF32x8SameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(vecSeed(t), 1))
 	const ldc = 19 // c rows wider than 16 and not a multiple of 8
 	for kc := 0; kc <= 37; kc++ {
-		a, b := make([]float32, 4*kc), make([]float32, 16*kc)
-		for i := range a {
-			a[i] = float32(rng.NormFloat64())
-		}
-		for i := range b {
-			b[i] = float32(rng.NormFloat64())
-		}
-		if kc > 3 {
-			a[rng.IntN(len(a))] = float32(math.NaN())
-			b[rng.IntN(len(b))] = float32(math.Inf(1))
-		}
+		a, b := randTileOperands(rng, kc)
 		rows := [4][]float32{make([]float32, kc), make([]float32, kc), make([]float32, kc), make([]float32, kc)}
 		for k := range kc {
 			for r := range 4 {
@@ -160,4 +150,21 @@ func kernelF32x8RowsSlice(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accum
 	storeFloat32x8(c[2*ldc+8:], c21, accumulate)
 	storeFloat32x8(c[3*ldc+0:], c30, accumulate)
 	storeFloat32x8(c[3*ldc+8:], c31, accumulate)
+}
+
+// randTileOperands is a 4×16 micro-kernel's operands for depth kc: A [4, kc] and B [kc, 16] of
+// normal values, with (kc > 3) one NaN in A and one +Inf in B.
+func randTileOperands(rng *rand.Rand, kc int) (a, b []float32) {
+	a, b = make([]float32, 4*kc), make([]float32, 16*kc)
+	for i := range a {
+		a[i] = float32(rng.NormFloat64())
+	}
+	for i := range b {
+		b[i] = float32(rng.NormFloat64())
+	}
+	if kc > 3 {
+		a[rng.IntN(len(a))] = float32(math.NaN())
+		b[rng.IntN(len(b))] = float32(math.Inf(1))
+	}
+	return a, b
 }

@@ -26,16 +26,8 @@ func TestKernelF32x8BcastSameBits(t *testing.T) {
 		kcs = append(kcs, kc)
 	}
 	for _, kc := range kcs {
-		a, b := make([]float32, 4*kc), make([]float32, 16*kc)
-		for i := range a {
-			a[i] = float32(rng.NormFloat64())
-		}
-		for i := range b {
-			b[i] = float32(rng.NormFloat64())
-		}
+		a, b := randTileOperands(rng, kc)
 		if kc > 3 {
-			a[rng.IntN(len(a))] = float32(math.NaN())
-			b[rng.IntN(len(b))] = float32(math.Inf(1))
 			a[rng.IntN(len(a))] = float32(math.Inf(-1))
 		}
 		rows := [4][]float32{make([]float32, kc), make([]float32, kc), make([]float32, kc), make([]float32, kc)}
