@@ -8,6 +8,7 @@
 #   make build                                 bin/mhalab
 #   make docs                                  regenerate what the docs show (docs/docs.md)
 #   make book                                  the course as a static site in build/book/html
+#   make race                                  fastgo's kernels under the race detector and checkptr
 SHELL := /bin/bash
 GO ?= go
 ARGS ?=
@@ -28,7 +29,7 @@ endif
 .PHONY: help setup run test build clean race
 
 help:
-	@sed -n '1,11s/^# \{0,1\}//p' Makefile
+	@sed -n '1,12s/^# \{0,1\}//p' Makefile
 
 setup:
 	scripts/setup.sh
