@@ -123,6 +123,11 @@
 //     within 2 ulp of GoMLX's;
 //   - the executors start goroutines inside simplego's own parallel execution of independent
 //     nodes: at most as many as simplego's parallelism setting (GOMAXPROCS by default) per op.
+//     They never wait for a slot of simplego's worker pool. GoMLX v0.26.0's own DotGeneral does,
+//     from inside a pool task, and can deadlock when several run at once on a machine with few
+//     CPUs (TestManyDotGeneralsInParallel shows the graph): with fastgo off (MHALAB_FASTGO=0,
+//     SetEnabled(false)) or for the dtypes it hands back to GoMLX (not float32/float64), the
+//     "go" backend then needs simplego's "ops_sequential" option (GOMLX_BACKEND="go:ops_sequential").
 //
 // # On a GoMLX upgrade
 //

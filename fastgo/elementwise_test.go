@@ -174,19 +174,15 @@ func bits(t *tensors.Tensor) []uint64 {
 // fastgo computed with it on.
 func execBoth(t *testing.T, backend backends.Backend, opType backends.OpType, fn func(in []*Node) *Node, inputs ...*tensors.Tensor) (fast, gomlx *tensors.Tensor, calls int64) {
 	t.Helper()
-	args := make([]any, len(inputs))
-	for i, x := range inputs {
-		args[i] = x
-	}
 	once := func(on bool) *tensors.Tensor {
 		prev := fastgo.SetEnabled(on)
 		defer fastgo.SetEnabled(prev)
-		exec, err := NewExec(backend, fn)
+		exec, err := NewExec(forFastgo(backend, on), fn)
 		if err != nil {
 			t.Fatalf("NewExec: %v", err)
 		}
 		defer exec.Finalize()
-		outs, err := exec.Exec(args...)
+		outs, err := exec.Exec(argsFor(on, inputs...)...)
 		if err != nil {
 			t.Fatalf("Exec (fastgo %v): %v", on, err)
 		}
@@ -373,7 +369,7 @@ func testReduceMatchesGoMLX(t *testing.T) {
 				calls += n
 				what := fmt.Sprintf("case %d: %s of %s over %v", c, red.name, x.Shape(), axes)
 				if red.opType == backends.OpTypeReduceSum && dtype == dtypes.Float32 {
-					closeToSum(t, what, backend, fast, x, axes)
+					closeToSum(t, what, fast, x, axes)
 					continue
 				}
 				sameBits(t, what, fast, gomlx)
@@ -388,14 +384,14 @@ func testReduceMatchesGoMLX(t *testing.T) {
 // closeToSum checks fast, a float32 ReduceSum of x over axes, against GoMLX's float64 sums of x
 // and of |x| (fastgo off): |fast − Σx| ≤ (n+1)·2⁻²⁴·Σ|x| with n the terms per output, and the
 // same NaN and ±Inf where Σx is not finite.
-func closeToSum(t *testing.T, what string, backend backends.Backend, fast, x *tensors.Tensor, axes []int) {
+func closeToSum(t *testing.T, what string, fast, x *tensors.Tensor, axes []int) {
 	t.Helper()
 	prev := fastgo.SetEnabled(false)
 	defer fastgo.SetEnabled(prev)
-	outs := MustExecOnceN(backend, func(x *Node) (*Node, *Node) {
+	outs := MustExecOnceN(refBackend(), func(x *Node) (*Node, *Node) {
 		x64 := ConvertDType(x, dtypes.Float64)
 		return ReduceSum(x64, axes...), ReduceSum(Abs(x64), axes...)
-	}, x)
+	}, localCopy(x))
 	terms := 1
 	for _, a := range axes {
 		terms *= x.Shape().Dim(a)

@@ -46,7 +46,7 @@ func testFusedSoftmaxPasses(t *testing.T) {
 			run := func(fast, fuse bool) (outs []*tensors.Tensor, subs, maxes int64) {
 				prevOn, prevFuse := fastgo.SetEnabled(fast), fastgo.SetFuse(fuse)
 				defer func() { fastgo.SetEnabled(prevOn); fastgo.SetFuse(prevFuse) }()
-				exec := MustNewExec(backend, func(q, k, v *Node) []*Node {
+				exec := MustNewExec(forFastgo(backend, fast), func(q, k, v *Node) []*Node {
 					s := DotGeneral(q, []int{3}, []int{0, 1}, k, []int{3}, []int{0, 1}) // [B, H, rows, cols]
 					m := StopGradient(ReduceAndKeep(s, ReduceMax, -1))                  // [B, H, rows, 1]
 					d := Sub(s, m)                                                      // [B, H, rows, cols]
@@ -60,7 +60,7 @@ func testFusedSoftmaxPasses(t *testing.T) {
 					return outs
 				})
 				subs0, maxes0 := fastgo.FusedCalls.Load(), fastgo.FusedMaxCalls.Load()
-				outs = exec.MustExec(q, k, v)
+				outs = exec.MustExec(argsFor(fast, q, k, v)...)
 				return outs, fastgo.FusedCalls.Load() - subs0, fastgo.FusedMaxCalls.Load() - maxes0
 			}
 			fused, subs, maxes := run(true, true)

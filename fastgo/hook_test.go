@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
@@ -15,6 +16,52 @@ import (
 
 	"github.com/mhalab/mhalab/fastgo"
 )
+
+// refBackend is the backend of the tests' reference runs (fastgo switched off: GoMLX v0.26.0's
+// own kernels), shared by the tests: its ops run one at a time. GoMLX's parallel executor
+// deadlocks now and then on a machine with few CPUs when its own DotGeneral runs: every node task
+// holds one of the worker pool's 2·NumCPU slots, and execDotGeneralSmall, inside such a task,
+// waits in workersPool.WaitToStart for another slot for each part of its batch (fresh-clone CI on
+// 2 CPUs: TestMultiHeadAttentionMatchesGoMLX/flash hung 20 minutes with four DotGenerals there).
+// The values do not depend on the order the ops run in.
+var refBackend = sync.OnceValue(func() backends.Backend {
+	b, err := simplego.New("ops_sequential")
+	if err != nil {
+		panic(err)
+	}
+	return b
+})
+
+// forFastgo is the backend for a run with fastgo on (backend) or off (refBackend).
+func forFastgo(backend backends.Backend, on bool) backends.Backend {
+	if on {
+		return backend
+	}
+	return refBackend()
+}
+
+// argsFor is xs as arguments of a run with fastgo on (as they are) or off (local copies: a tensor
+// already on one backend cannot be used on another).
+func argsFor(on bool, xs ...*tensors.Tensor) []any {
+	args := make([]any, len(xs))
+	for i, x := range xs {
+		if on {
+			args[i] = x
+		} else {
+			args[i] = localCopy(x)
+		}
+	}
+	return args
+}
+
+// localCopy is x.LocalClone(); it panics on an error (a test bug).
+func localCopy(x *tensors.Tensor) *tensors.Tensor {
+	c, err := x.LocalClone()
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
 
 func newBackend(t testing.TB) backends.Backend {
 	t.Helper()
@@ -123,15 +170,11 @@ func run(t *testing.T, backend backends.Backend, fast bool, fn func([]*Node) []*
 	t.Helper()
 	prev := fastgo.SetEnabled(fast)
 	defer fastgo.SetEnabled(prev)
-	exec, err := NewExec(backend, fn)
+	exec, err := NewExec(forFastgo(backend, fast), fn)
 	if err != nil {
 		t.Fatalf("NewExec: %v", err)
 	}
-	args := make([]any, len(inputs))
-	for i, x := range inputs {
-		args[i] = x
-	}
-	outs, err := exec.Exec(args...)
+	outs, err := exec.Exec(argsFor(fast, inputs...)...)
 	if err != nil {
 		t.Fatalf("Exec (fast=%v): %v", fast, err)
 	}

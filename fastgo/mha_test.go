@@ -52,7 +52,7 @@ func TestMultiHeadAttentionMatchesGoMLX(t *testing.T) {
 				}
 				ctx := mhalib.WithInit(context.New(), mhalib.InitXavierUniform)
 				ctx.SetParam(context.ParamInitialSeed, int64(1))
-				exec := context.MustNewExec(backend, ctx, func(ctx *context.Context, x, w *Node) []*Node {
+				exec := context.MustNewExec(forFastgo(backend, on), ctx, func(ctx *context.Context, x, w *Node) []*Node {
 					attn := mhalib.MultiHeadAttention(ctx, x, x, x, H).Causal(c.causal).Formulation(c.form)
 					if c.form == mhalib.Flash {
 						attn = attn.FlashBlockSizes(16, 8)
@@ -62,7 +62,7 @@ func TestMultiHeadAttentionMatchesGoMLX(t *testing.T) {
 					return []*Node{out, dx}
 				})
 				defer exec.Finalize()
-				return exec.MustExec(x, w)
+				return exec.MustExec(argsFor(on, x, w)...)
 			}
 			before := map[backends.OpType]int64{}
 			for _, op := range fastgo.Ops() {
