@@ -127,7 +127,9 @@
 //     from inside a pool task, and can deadlock when several run at once on a machine with few
 //     CPUs (TestManyDotGeneralsInParallel shows the graph): with fastgo off (MHALAB_FASTGO=0,
 //     SetEnabled(false)) or for the dtypes it hands back to GoMLX (not float32/float64), the
-//     "go" backend then needs simplego's "ops_sequential" option (GOMLX_BACKEND="go:ops_sequential").
+//     "go" backend needs simplego's "ops_sequential" option, which xla.New gives it
+//     (xla.SimpleGoConfig: the command, notebooks, lessons and tests get their backends there);
+//     a program calling simplego.New itself passes it (GOMLX_BACKEND="go:ops_sequential").
 //
 // # On a GoMLX upgrade
 //
