@@ -15,6 +15,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/mhalab/mhalab/fastgo"
+	"github.com/mhalab/mhalab/xla"
 )
 
 // refBackend is the backend of the tests' reference runs (fastgo switched off: GoMLX v0.26.0's
@@ -25,7 +26,7 @@ import (
 // 2 CPUs: TestMultiHeadAttentionMatchesGoMLX/flash hung 20 minutes with four DotGenerals there).
 // The values do not depend on the order the ops run in.
 var refBackend = sync.OnceValue(func() backends.Backend {
-	b, err := simplego.New("ops_sequential")
+	b, err := simplego.New(xla.SimpleGoConfig)
 	if err != nil {
 		panic(err)
 	}

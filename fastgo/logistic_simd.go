@@ -42,16 +42,24 @@ func logisticF32Vec(dst, src []float32) bool {
 	return true
 }
 
+// The constants of exp64 and its AVX2 twins (exp64x4, logistic8AVX2).
+const (
+	expMin    = -746                        // below it e^x rounds to 0
+	expLn2Hi  = -6.93147180369123816490e-01 // −ln 2, high part (as Go's math.Exp)
+	expLn2Lo  = -1.90821492927058770002e-10 // −ln 2, low part
+	expPoly13 = 1.0 / 6227020800            // 1/13!, the polynomial's leading coefficient
+)
+
 // exp64 is e^x for float64 lanes x ≤ 0 (NaN lanes: any value): e^x = 2ⁿ · e^r with
 // n = round(x / ln 2), r = x − n·ln 2 (ln 2 in two parts, as Go's math.Exp, |r| ≤ ln2/2), e^r
 // by its Taylor polynomial of degree 13 (truncation ~2⁻⁵³) in Horner form, 2ⁿ by VSCALEFPD,
 // which rounds once into the subnormals; x below −746 gives 0.
 func exp64(x archsimd.Float64x8) archsimd.Float64x8 {
-	c := x.Max(archsimd.BroadcastFloat64x8(-746))
+	c := x.Max(archsimd.BroadcastFloat64x8(expMin))
 	n := c.Mul(archsimd.BroadcastFloat64x8(math.Log2E)).RoundToEvenScaled(0)
-	r := n.MulAdd(archsimd.BroadcastFloat64x8(-6.93147180369123816490e-01), c)
-	r = n.MulAdd(archsimd.BroadcastFloat64x8(-1.90821492927058770002e-10), r)
-	p := archsimd.BroadcastFloat64x8(1.0 / 6227020800) // 1/13!
+	r := n.MulAdd(archsimd.BroadcastFloat64x8(expLn2Hi), c)
+	r = n.MulAdd(archsimd.BroadcastFloat64x8(expLn2Lo), r)
+	p := archsimd.BroadcastFloat64x8(expPoly13)
 	for k := 12; k >= 1; k-- {
 		p = p.MulAdd(r, archsimd.BroadcastFloat64x8(invFactorial[k]))
 	}
