@@ -67,6 +67,10 @@
 //     (prefetch_simd_amd64.s, a PREFETCHT0 loop: the one piece of assembly here — Go offers no
 //     prefetch outside its runtime); without it they read a token's ~96 MB at a third of the
 //     machine's read bandwidth (BenchmarkQuantStream).
+//   - Parallel ops run on a team of helper goroutines that poll for the next job between ops
+//     (team.go) instead of goroutines started per op. While they poll during a decoding step's
+//     one-core ops, they bring the rows of the packed matrices predicted next (the order of the
+//     last step) into the caches (warm.go; BenchmarkWarmDecode).
 //   - Vector loops come in three levels, picked once at start: AVX-512 where the CPU has it,
 //     else AVX2 with FMA (most laptops; AMD EPYC before Zen 4) in the *_avx2.go files, else
 //     plain Go. Each AVX2 loop keeps its AVX-512 twin's contract (the same bits where that one

@@ -84,6 +84,7 @@ func groupRows[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers in
 	ldl := l.crossStride
 	if k == 64 && r.contiguous && n >= 2 && r.crossStride >= 64 {
 		groupScores(l, r, o, batch, m, n, workers)
+		warmAfter(r.flat, workers)
 		return true
 	}
 	if n != 64 || !r.crossContiguous {
@@ -109,6 +110,7 @@ func groupRows[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers in
 			weightRows64(w, ldl, rows, vals, ldr, k, o[(b*m+i)*64:], 64)
 		}
 	})
+	warmAfter(r.flat, workers)
 	return true
 }
 

@@ -11,3 +11,12 @@ import "unsafe"
 //
 //go:noescape
 func prefetchLines(p unsafe.Pointer, n int)
+
+// canPrefetch: prefetchAddr asks the CPU for lines (warm.go).
+const canPrefetch = true
+
+// prefetchAddr is prefetchLines for an address the program may no longer hold (warm.go): a
+// prefetch of any address is a hint that cannot fault.
+//
+//go:noescape
+func prefetchAddr(addr uintptr, n int)

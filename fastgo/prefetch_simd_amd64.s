@@ -15,3 +15,17 @@ loop:
 	JG loop
 done:
 	RET
+
+// func prefetchAddr(addr uintptr, n int): prefetchLines' loop on an address.
+TEXT ·prefetchAddr(SB), NOSPLIT, $0-16
+	MOVQ addr+0(FP), AX
+	MOVQ n+8(FP), CX
+	TESTQ CX, CX
+	JLE end
+next:
+	PREFETCHT0 (AX)
+	ADDQ $64, AX
+	SUBQ $64, CX
+	JG next
+end:
+	RET

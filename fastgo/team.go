@@ -23,8 +23,15 @@ import (
 // than the largest worker count asked for (the caller works too), and live as long as the
 // process; a job with fewer workers lets only that many helpers take ranges (seats).
 
-// teamSpin is how long a helper polls for a new job after its last one before it sleeps.
-const teamSpin = 60 * time.Microsecond
+// teamSpin is how long a helper polls for a new job after its last one before it sleeps: longer
+// than the longest one-core stretch of a SmolLM2 decoding step (RoPE, the cache and attention
+// between a layer's qkv and o products). With 60 µs the helper slept there and woke late for
+// the next products: the caller took 73% of the o and down products' ranges and 69% of
+// gate+up's, not half (ranges counted per job, BenchmarkDecodeStep); with 250 µs, 500 µs, 1 ms
+// and 4 ms each took half, and the step ran 8% faster (old and new test binaries alternated,
+// 3 rounds: 113–124 tokens/s against 123–130). A helper that finds no job sleeps after it, so
+// an idle program costs nothing once it has passed.
+const teamSpin = 500 * time.Microsecond
 
 // The polls are plain atomic loads, not runtime.Gosched: a Gosched puts the goroutine on the
 // global run queue and wakes an idle processor's thread (runtime.wakep, a futex wake) to look
@@ -131,10 +138,13 @@ func (t *team) helper(seen uint64) {
 		start := time.Now()
 		yielded := time.Duration(0)
 		for polls := 1; t.seq.Load() == seen; polls++ {
+			warmed := theWarmer.step() // warm.go: the next products' rows, while there is no job
 			if polls%yieldPolls != 0 {
 				continue
 			}
-			osYield()
+			if !warmed {
+				osYield()
+			}
 			since := time.Since(start)
 			if since > teamSpin {
 				t.sleep(seen)
