@@ -80,8 +80,18 @@ func execBinary(o op, backend *simplego.Backend, node *simplego.Node, inputs []*
 	default:
 		return nil, false, nil
 	}
-	var plan stridedPlan
-	if !small {
+	var (
+		plan         stridedPlan
+		rowsR, rowsC int
+		rowKinds     [2][2]rowKind
+		rows         bool
+	)
+	if !small && outShape.Size() < minParallelWork && shps[0].Rank() == outShape.Rank() && shps[1].Rank() == outShape.Rank() {
+		// a small broadcast: as rows where it is one (binary_rows.go)
+		rowsR, rowsC, rowKinds, rows = rowsOf(outShape.Dimensions, [2][]int{shps[0].Dimensions, shps[1].Dimensions})
+		rows = rows && (rowKinds[0][1] == rowFull || rowKinds[1][1] == rowFull || rowsC == 1)
+	}
+	if !small && !rows {
 		plan = stridedPlan{dims: outShape.Dimensions, n: 2}
 		for k, shape := range shps {
 			switch {
@@ -120,12 +130,16 @@ func execBinary(o op, backend *simplego.Backend, node *simplego.Node, inputs []*
 	case []float32:
 		if small {
 			binarySmall(o, a, flats[1].([]float32), outFlat.([]float32))
+		} else if rows {
+			binaryRows(o, a, flats[1].([]float32), outFlat.([]float32), rowsR, rowsC, rowKinds)
 		} else {
 			binary(o, plan, a, flats[1].([]float32), outFlat.([]float32), workers)
 		}
 	case []float64:
 		if small {
 			binarySmall(o, a, flats[1].([]float64), outFlat.([]float64))
+		} else if rows {
+			binaryRows(o, a, flats[1].([]float64), outFlat.([]float64), rowsR, rowsC, rowKinds)
 		} else {
 			binary(o, plan, a, flats[1].([]float64), outFlat.([]float64), workers)
 		}
