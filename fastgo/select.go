@@ -184,8 +184,16 @@ func where[T any](cond []bool, onTrue, onFalse, dst []T, scalar [3]bool, alias, 
 		case alias == 2 && !scalar[1]:
 			forEach(cond, lo, hi, true, func(i int) { dst[i] = onTrue[i] })
 			return
+		case alias == 2: // one value where cond holds (a mask's fill)
+			v := onTrue[0]
+			forEach(cond, lo, hi, true, func(i int) { dst[i] = v })
+			return
 		case alias == 1 && !scalar[2]:
 			forEach(cond, lo, hi, false, func(i int) { dst[i] = onFalse[i] })
+			return
+		case alias == 1: // one value where cond fails: Where(mask, scores, −Inf) of attention
+			v := onFalse[0]
+			forEach(cond, lo, hi, false, func(i int) { dst[i] = v })
 			return
 		}
 		for i := lo; i < hi; i++ {
