@@ -93,3 +93,19 @@ func TestWarmForgets(t *testing.T) {
 		t.Errorf("%d matrices remembered, want 1 … %d", n, warmMaxSeen)
 	}
 }
+
+// BenchmarkWarmAfter: the record's cost per product in the steady state of a decoding step
+// (121 matrices in the same order every step).
+func BenchmarkWarmAfter(b *testing.B) {
+	if !canPrefetch {
+		b.Skip("no prefetch instruction in this build")
+	}
+	w := newWarmer()
+	buf := make([]byte, 121*4096)
+	for b.Loop() {
+		for i := range 121 {
+			w.after(buf[i*4096 : (i+1)*4096])
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/121, "ns/product")
+}
