@@ -130,6 +130,66 @@ var maxParallelismIndex = sync.OnceValue(func() []int {
 // (last fastest), cross indices over the remaining axes in increasing order — simplego's
 // normalisation, so the output [batch, lhsCross, rhsCross] matches GoMLX's reshape after it.
 func offsets(dims, contractingAxes, batchAxes []int) (batchOff, crossOff, contractOff []int) {
+	k, keyed := offsetsKeyOf(dims, contractingAxes, batchAxes)
+	if keyed {
+		offsetsMemo.Lock()
+		t, ok := offsetsMemo.m[k]
+		offsetsMemo.Unlock()
+		if ok {
+			return t[0], t[1], t[2]
+		}
+	}
+	batchOff, crossOff, contractOff = buildOffsets(dims, contractingAxes, batchAxes)
+	if keyed && len(batchOff)+len(crossOff)+len(contractOff) <= offsetsMemoMax {
+		offsetsMemo.Lock()
+		if len(offsetsMemo.m) >= offsetsMemoEntries {
+			clear(offsetsMemo.m)
+		}
+		offsetsMemo.m[k] = [3][]int{batchOff, crossOff, contractOff}
+		offsetsMemo.Unlock()
+	}
+	return batchOff, crossOff, contractOff
+}
+
+// The offset tables of small operands are kept (read only: nothing writes an operand's tables
+// after offsets), keyed by shape and axes. A SmolLM2 decoding step runs 60 attention products
+// on the same four small shapes; building their tables each time was ~0.1 ms of a ~8 ms step
+// (BenchmarkDecodeStep's profile, offsets.func1).
+const (
+	offsetsMemoMax     = 1 << 14 // table entries of an operand kept, at most
+	offsetsMemoEntries = 512     // operands kept; more: start again
+	offsetsMemoRank    = 8
+)
+
+type offsetsKey struct {
+	dims                  [offsetsMemoRank]int
+	contracting, batch    [offsetsMemoRank]int8
+	rank, nContract, nBat int8
+}
+
+var offsetsMemo = struct {
+	sync.Mutex
+	m map[offsetsKey][3][]int
+}{m: map[offsetsKey][3][]int{}}
+
+// offsetsKeyOf is the memo's key of an operand, false when it has too many axes.
+func offsetsKeyOf(dims, contractingAxes, batchAxes []int) (k offsetsKey, ok bool) {
+	if len(dims) > offsetsMemoRank || len(contractingAxes) > offsetsMemoRank || len(batchAxes) > offsetsMemoRank {
+		return k, false
+	}
+	copy(k.dims[:], dims)
+	for i, a := range contractingAxes {
+		k.contracting[i] = int8(a)
+	}
+	for i, a := range batchAxes {
+		k.batch[i] = int8(a)
+	}
+	k.rank, k.nContract, k.nBat = int8(len(dims)), int8(len(contractingAxes)), int8(len(batchAxes))
+	return k, true
+}
+
+// buildOffsets is offsets without the memo.
+func buildOffsets(dims, contractingAxes, batchAxes []int) (batchOff, crossOff, contractOff []int) {
 	rank := len(dims)
 	strides := make([]int, rank)
 	s := 1
