@@ -58,6 +58,26 @@ const (
 // measured with AVX-512.
 var groupMinWork = 1 << 17
 
+// groupSplitWork is the fewest multiply-adds of a whole product that groupGrain still spreads
+// over the workers when groupMinWork would make it one task: SmolLM2's decoding products (3
+// key/value heads, 3 query rows each, a 128-position cache: 74k multiply-adds, one task of
+// ~11 µs on one core while the other waited) ran 11 → 9.5 µs on two (fastgo's op profile, 80
+// steps, binaries alternated twice). Lowering groupMinWork instead to 2¹⁴ did that too, but cut
+// the modern suite's larger products finer and slowed them (BenchmarkKVDecode, A/B: Hkv 32
+// 1.04×, Hkv 8 1.02× the time).
+const groupSplitWork = 1 << 15
+
+// groupGrain is the tasks per range of a product of tasks tasks of work multiply-adds each:
+// at least groupMinWork multiply-adds a range, except that a product of at least
+// groupSplitWork that this would leave in one range is cut into one range per worker.
+func groupGrain(tasks, work, workers int) int {
+	grain := ceilDiv(groupMinWork, work)
+	if grain >= tasks && tasks*work >= groupSplitWork && workers > 1 && tasks > 1 {
+		return ceilDiv(tasks, min(workers, tasks))
+	}
+	return grain
+}
+
 // groupPrefetch switches groupScores' prefetch of the next tile, with AVX2 (off: for
 // benchmarks' A/B, MHALAB_FASTGO_AB=groupprefetch=0,1; not measured with AVX-512).
 var groupPrefetch = true
@@ -100,7 +120,7 @@ func groupRows[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers in
 	// Tasks of groupPairs pairs of weight rows: each reads its example's V from memory once,
 	// then from L1 for every pair. A task holds at least groupMinWork multiply-adds.
 	groups := ceilDiv(m, 2*groupPairs)
-	grain := ceilDiv(groupMinWork, min(m, 2*groupPairs)*k*64)
+	grain := groupGrain(batch*groups, min(m, 2*groupPairs)*k*64, workers)
 	parallelFor(batch*groups, grain, workers, func(lo, hi int) {
 		for task := lo; task < hi; task++ {
 			b, i := task/groups, (task%groups)*2*groupPairs
@@ -122,7 +142,7 @@ func groupRows[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers in
 func groupScores(l, r operand[float32], o []float32, batch, m, n, workers int) {
 	groupCalls.Add(1)
 	tiles := ceilDiv(n, groupTileKeys)
-	grain := ceilDiv(groupMinWork, m*groupTileKeys*64)
+	grain := groupGrain(batch*tiles, m*groupTileKeys*64, workers)
 	parallelFor(batch*tiles, grain, workers, func(lo, hi int) {
 		for task := lo; task < hi; task++ {
 			b, j0 := task/tiles, (task%tiles)*groupTileKeys
