@@ -108,14 +108,19 @@ func quantiseXAVX512(x []float32, a *qAct) {
 // products' rounding near float32's smallest normals). NaN and ±Inf stay what they are, and make
 // y NaN or ±Inf as before.
 func scaleForKernels(a *qAct) {
-	var big float32
+	// The largest finite |d| or |s|, on the bits: for non-negative floats their order is the
+	// numbers' (a loop of float64 conversions was ~0.5 µs of a 1536-column product's x).
+	var bigBits uint32
+	const finite = 0x7f7fffff // math.MaxFloat32's bits: above it, ±Inf and NaN
 	for b := range a.nb {
-		for _, v := range [2]float32{a.d[b], a.s[b]} {
-			if v = float32(math.Abs(float64(v))); v <= math.MaxFloat32 { // finite
-				big = max(big, v)
-			}
+		if v := math.Float32bits(a.d[b]) &^ (1 << 31); v <= finite {
+			bigBits = max(bigBits, v)
+		}
+		if v := math.Float32bits(a.s[b]) &^ (1 << 31); v <= finite {
+			bigBits = max(bigBits, v)
 		}
 	}
+	big := math.Float32frombits(bigBits)
 	e := 112
 	if _, k := math.Frexp(float64(big)); k+e > 127 { // big < 2^k
 		e = 127 - k
