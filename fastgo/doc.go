@@ -38,7 +38,9 @@
 //     so Slice cannot be differentiated). Each executor handles the common cases (float32 and
 //     float64, the layouts attention produces) — cut into ranges over goroutines, copies of
 //     runs instead of index iterators, vector loops for exp, row sums and float32
-//     Add/Sub/Mul/Div — and hands the rest to GoMLX's executor.
+//     Add/Sub/Mul/Div — and hands the rest to GoMLX's executor. Small broadcasts that come down
+//     to rows (a row of values for every row, or one value per row: a decoding step's RoPE
+//     tables and softmax sums) skip the general plan (binary_rows.go).
 //     Results equal GoMLX's bit for bit, except Exp in float32 (within 2 ulp; GoMLX rounds
 //     float64's exp) and float32 ReduceSum along rows (added in vector lanes: within
 //     (n+1)·u·Σ|x| of the exact sum) — tests compare every op with GoMLX's kernel. Ops lists
