@@ -47,6 +47,13 @@ func expF64(dst, src []float64) {
 // executor gomlx.
 func execUnaryFloat(o op, gomlx nodeExecutor, f32 func(dst, src []float32), f64 func(dst, src []float64),
 	backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
+	return execUnaryFloatGrain(o, gomlx, f32, f64, minParallelWork, backend, node, inputs, inputsOwned)
+}
+
+// execUnaryFloatGrain is execUnaryFloat with ranges of at least grain float32 elements (an op
+// dearer per element than a copy sets fewer: logistic.go).
+func execUnaryFloatGrain(o op, gomlx nodeExecutor, f32 func(dst, src []float32), f64 func(dst, src []float64), grain int,
+	backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
 	if !enabled.Load() {
 		return fallback(o, gomlx, backend, node, inputs, inputsOwned)
 	}
@@ -67,7 +74,7 @@ func execUnaryFloat(o op, gomlx nodeExecutor, f32 func(dst, src []float32), f64 
 	switch in := inFlat.(type) {
 	case []float32:
 		dst := outFlat.([]float32)
-		parallelFor(len(in), minParallelWork, workers, func(lo, hi int) { f32(dst[lo:hi], in[lo:hi]) })
+		parallelFor(len(in), grain, workers, func(lo, hi int) { f32(dst[lo:hi], in[lo:hi]) })
 	case []float64:
 		dst := outFlat.([]float64)
 		parallelFor(len(in), minParallelWork/8, workers, func(lo, hi int) { f64(dst[lo:hi], in[lo:hi]) })
