@@ -89,7 +89,6 @@ func execBinary(o op, backend *simplego.Backend, node *simplego.Node, inputs []*
 	if !small && outShape.Size() < minParallelWork && shps[0].Rank() == outShape.Rank() && shps[1].Rank() == outShape.Rank() {
 		// a small broadcast: as rows where it is one (binary_rows.go)
 		rowsR, rowsC, rowKinds, rows = rowsOf(outShape.Dimensions, [2][]int{shps[0].Dimensions, shps[1].Dimensions})
-		rows = rows && (rowKinds[0][1] == rowFull || rowKinds[1][1] == rowFull || rowsC == 1)
 	}
 	if !small && !rows {
 		plan = stridedPlan{dims: outShape.Dimensions, n: 2}

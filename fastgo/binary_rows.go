@@ -28,7 +28,8 @@ const rowsMaxRank = 8
 // rowsOf reports whether an output of dims out, from operands of dims in[0], in[1] (each of the
 // output's rank; size 1 where broadcast), is R rows of C columns for both operands — kinds[k] =
 // [kind over R, kind over C] — after dropping the output's size-1 axes and merging neighbouring
-// axes that both operands cover alike.
+// axes that both operands cover alike, with at least one operand covering the columns (or one
+// column): the layouts binaryRows computes.
 func rowsOf(out []int, in [2][]int) (R, C int, kinds [2][2]rowKind, ok bool) {
 	if len(out) > rowsMaxRank || len(in[0]) != len(out) || len(in[1]) != len(out) {
 		return 0, 0, kinds, false
@@ -62,22 +63,23 @@ func rowsOf(out []int, in [2][]int) (R, C int, kinds [2][2]rowKind, ok bool) {
 	case 0: // one element
 		return 1, 1, kinds, true
 	case 1:
-		return 1, dims[0], [2][2]rowKind{{rowFull, kind[0][0]}, {rowFull, kind[0][1]}}, true
+		R, C, kinds = 1, dims[0], [2][2]rowKind{{rowFull, kind[0][0]}, {rowFull, kind[0][1]}}
 	case 2:
-		return dims[0], dims[1], [2][2]rowKind{{kind[0][0], kind[1][0]}, {kind[0][1], kind[1][1]}}, true
+		R, C, kinds = dims[0], dims[1], [2][2]rowKind{{kind[0][0], kind[1][0]}, {kind[0][1], kind[1][1]}}
+	default:
+		return 0, 0, kinds, false
 	}
-	return 0, 0, kinds, false
+	if kinds[0][1] != rowFull && kinds[1][1] != rowFull && C > 1 { // both constant along the columns
+		return 0, 0, kinds, false
+	}
+	return R, C, kinds, true
 }
 
 // binaryRows: out [R, C] = a ⊙ b for operands laid out as kinds says (rowsOf), on the calling
-// goroutine; false (nothing written) for the one layout it leaves to the general path, both
-// operands constant along the columns.
-func binaryRows[T Float](o op, a, b, out []T, R, C int, kinds [2][2]rowKind) bool {
+// goroutine.
+func binaryRows[T Float](o op, a, b, out []T, R, C int, kinds [2][2]rowKind) {
 	aCol, bCol := kinds[0][1] == rowFull, kinds[1][1] == rowFull
-	if !aCol && !bCol && C > 1 {
-		return false
-	}
-	// row r of an operand: its start, and whether it is a vector along C
+	// the start of row r of an operand
 	at := func(k [2]rowKind, r int) int {
 		if k[0] == rowBcast {
 			r = 0
@@ -101,5 +103,4 @@ func binaryRows[T Float](o op, a, b, out []T, R, C int, kinds [2][2]rowKind) boo
 			binaryVV(o, dst, a[ia:ia+1], b[ib:ib+1])
 		}
 	}
-	return true
 }
