@@ -17,7 +17,7 @@ import (
 func gomlxLogistic(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
 
 func execLogistic(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
-	return execUnaryFloatGrain(opLogistic, gomlxLogistic, logisticF32, logisticGo[float64], logisticGrain, backend, node, inputs, inputsOwned)
+	return execUnaryFloat(opLogistic, gomlxLogistic, logisticF32, logisticGo[float64], logisticGrain, backend, node, inputs, inputsOwned)
 }
 
 // logisticGrain is the fewest float32 elements of a range of Logistic: ~2.7 ns an element on the

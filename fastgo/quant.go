@@ -146,9 +146,7 @@ func quantMatMul(k quantKernels, h quant.Header, rows []byte, lhs []float32, m i
 	parallelFor(h.Rows, 64, workers, func(lo, hi int) {
 		rowDot(rows[lo*rowBytes:hi*rowBytes], a, out[lo:hi]) // M = 1: out [Bt, 1, N] is y [rows]
 	})
-	if workers > 1 {
-		theWarmer.after(rows[:h.Rows*rowBytes]) // warm.go: the next products' rows, while the helpers wait
-	}
+	warmAfter(rows[:h.Rows*rowBytes], workers) // warm.go: the next products' rows, while the helpers wait
 }
 
 // quantChunkRows is how many rows of W quantGEMM dequantises at a time (≤ 6 MB of float32 for

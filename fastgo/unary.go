@@ -20,7 +20,7 @@ func execExp(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.
 	if out, ok, err := takeFusedExp(backend, node, inputs, inputsOwned); err != nil || ok {
 		return out, err // fuse.go: the Sub before computed it
 	}
-	out, err := execUnaryFloat(opExp, gomlxExp, expF32, expF64, backend, node, inputs, inputsOwned)
+	out, err := execUnaryFloat(opExp, gomlxExp, expF32, expF64, minParallelWork, backend, node, inputs, inputsOwned)
 	dropFused(out)
 	return out, err
 }
@@ -45,14 +45,10 @@ func expF64(dst, src []float64) {
 // f64 (dst[i] = f(src[i]) over a range), cut over several goroutines, into the input's buffer
 // when simplego hands it over; other dtypes, and everything while switched off, go to GoMLX's
 // executor gomlx.
-func execUnaryFloat(o op, gomlx nodeExecutor, f32 func(dst, src []float32), f64 func(dst, src []float64),
-	backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
-	return execUnaryFloatGrain(o, gomlx, f32, f64, minParallelWork, backend, node, inputs, inputsOwned)
-}
-
-// execUnaryFloatGrain is execUnaryFloat with ranges of at least grain float32 elements (an op
-// dearer per element than a copy sets fewer: logistic.go).
-func execUnaryFloatGrain(o op, gomlx nodeExecutor, f32 func(dst, src []float32), f64 func(dst, src []float64), grain int,
+//
+// grain is the fewest float32 elements of a range: minParallelWork for a cheap op, fewer for one
+// dearer per element (logistic.go).
+func execUnaryFloat(o op, gomlx nodeExecutor, f32 func(dst, src []float32), f64 func(dst, src []float64), grain int,
 	backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
 	if !enabled.Load() {
 		return fallback(o, gomlx, backend, node, inputs, inputsOwned)

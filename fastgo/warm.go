@@ -156,10 +156,12 @@ func (w *warmer) step() bool {
 	return true
 }
 
-// warmAfter records a product that read x (a cache's keys or values, grouprows.go) with
-// workers workers.
-func warmAfter(x []float32, workers int) {
+// warmAfter records a product, on workers workers, that read x: a packed matrix's rows
+// (quant.go) or a cache's keys or values (grouprows.go). With one worker there is no helper to
+// warm anything.
+func warmAfter[E byte | float32](x []E, workers int) {
 	if workers > 1 && len(x) > 0 {
-		theWarmer.after(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 4*len(x)))
+		var e E
+		theWarmer.after(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), int(unsafe.Sizeof(e))*len(x)))
 	}
 }
