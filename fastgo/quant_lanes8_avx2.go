@@ -49,7 +49,7 @@ func lanes8Layout(q4 bool, a *qAct) {
 	// Q4_1: pairs s < 8 to 16s+i, pairs 8+s to 16s+8+i).
 	// Each is a transpose of 8×8 pairs (transpose8x8F32 on the pairs' bits: shuffles only, no
 	// arithmetic): block i's pairs s < 8 (and 8 ≤ s < 16) are row i, a row 16 pairs apart.
-	// Written as loops of single moves (lanes8GroupsGo, the readable form) it was most of the
+	// Written as loops of single moves (lanes8GroupsGo, the readable form) it was half of the
 	// ~1.5 µs a product spent on x before its rows (SmolLM2's step profile: ~0.1 ms a step).
 	q := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(a.q))), 16*full)
 	lay := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(a.lay))), 16*full)
