@@ -24,10 +24,10 @@
 //     parallelism setting allows).
 //   - Micro-kernels: a plain-Go 2×2 kernel everywhere (kernel_go.go), and, built with
 //     GOEXPERIMENT=simd on amd64 with Go 1.26, AVX-512 or AVX2 kernels written with
-//     simd/archsimd (kernel_simd.go) — no assembly, no cgo. Which one runs: Kernel. On AVX2
-//     (kernel_avx2.go), once B has two or more 16-wide column tiles, the first tile's kernel
-//     also writes A's values broadcast to 8 lanes ([kc][4][8]) and the other tiles read those
-//     (kernelF32x8Bcast): one load per FMA pair instead of a load and a broadcast.
+//     simd/archsimd (kernel_simd.go), no cgo. Which one runs: Kernel. On AVX2 the float32
+//     kernel is in assembly (kernel_avx2.go, kernel_avx2_amd64.s): it broadcasts A's values
+//     from memory, which archsimd cannot, and runs a whole column of row groups per call;
+//     kernelF32x8Rows and kernelF32x8 are its readable archsimd twins, with the same bits.
 //   - Any DotGeneral layout (transposed operands, several batch or contracting axes in any order)
 //     is read through per-axis offset tables (offsets), so no layout falls back; float32 and
 //     float64 are computed here, every other dtype goes to GoMLX's kernel.
@@ -66,7 +66,7 @@
 //     (models/quant.Lanes8, quant_lanes8*.go: each block's quants ordered as the 8-lane vectors
 //     consume them, the layout recorded in the checksummed header); other kernels read the
 //     planar layout, and a carrier in the other layout is converted, never misread. The vector kernels prefetch the rows ahead of the ones they compute
-//     (prefetch_simd_amd64.s, a PREFETCHT0 loop: the one piece of assembly here — Go offers no
+//     (prefetch_simd_amd64.s, a PREFETCHT0 loop, assembly like the AVX2 GEMM kernel — Go offers no
 //     prefetch outside its runtime); without it they read a token's ~96 MB at a third of the
 //     machine's read bandwidth (BenchmarkQuantStream).
 //   - Parallel ops run on a team of helper goroutines that poll for the next job between ops

@@ -43,24 +43,14 @@ type microKernel[T Float] struct {
 	// nr values per k): the last column panel of a product with few columns (attention's dv+1
 	// = 65: 64 + 1) then costs half a tile instead of a whole one.
 	rowsHalf func(kc int, a0, a1, a2, a3, b, c []T, ldc int, accumulate bool)
-	// bcast, when set (AVX2: mr = 4), is the kernel on a pre-broadcast A micro-panel,
-	// a: [kc, mr, 8] (every A value a whole vector), with bcastFill filling one from four rows
-	// (stride 1: A's rows in place; stride mr: a packed micro-panel) and bcastKC the depth of
-	// its k-blocks; macroKernelBcast runs it. See kernel_avx2.go for why.
-	bcast     func(kc int, a, b, c []T, ldc int, accumulate bool)
-	bcastFill func(dst, a0, a1, a2, a3 []T, stride, kc int)
-	bcastKC   int
-	// bcastRows, when set, is bcast for a row group's first column tile reading A's four rows
-	// in place (a0…a3: [kc] each) and filling dst [kc, mr, 8] as bcastFill would, on the way.
-	bcastRows func(kc int, a0, a1, a2, a3, dst, b, c []T, ldc int, accumulate bool)
+	// groups, when set (mr = 4), is the kernel over `groups` whole row groups in one call, all
+	// against one B micro-panel: group g reads A's value of row r < 4, column k < kc at
+	// a[g·gstride + r·lda + k·astride] (a packed micro-panel: lda 1, astride 4, gstride 4·kc;
+	// A's rows in place: lda the rows' stride, astride 1, gstride 4·lda) and writes the tile of
+	// c at row 4g. One call per column tile instead of one per tile: with kc = 64 (attention's
+	// head width) a tile is ~90 ns of FMAs, and the Go loop around each call cost a tenth of it.
+	groups func(kc int, a []T, lda, astride, gstride, groups int, b, c []T, ldc int, accumulate bool)
 }
-
-// bcastMinTiles is the fewest column tiles (of nr) in a task's panel for which the GEMM takes
-// the bcast path. Its first tile of a row group (kernelF32x8RowsFill, broadcasting in registers)
-// runs at the speed of kernelF32x8Rows, the others at twice that; with one tile only the fill
-// would be paid for nothing. BenchmarkGEMMAVX2AB, [2048, 512]·[512, n], GFLOP/cpu-s: n = 32
-// (2 tiles) 60.4 bcast against 49.1 rows; n = 48 67.4 against 49.4.
-const bcastMinTiles = 2
 
 // operand describes one side of a normalised DotGeneral without copying it: element (batch,
 // cross, contract) lives at flat[batchOff[batch] + crossOff[cross] + contractOff[contract]].
@@ -123,9 +113,7 @@ func isRun(offs []int) bool {
 // A task is one column panel of nc columns and a run of consecutive mc-row tiles: for each kc
 // slice it packs the B panel once and runs the Goto loop nest (ic → jr → ir) over its row
 // tiles. (One task per tile packed the same B panel again for every row tile: for seed003's
-// projections, [4096, 512]·[512, 1536], 32 times.) With a bcast kernel (AVX2) and at least
-// bcastMinTiles column tiles, the slices are kern.bcastKC deep and the loop nest is
-// macroKernelBcast's (row groups outer, column tiles inner).
+// projections, [4096, 512]·[512, 1536], 32 times.)
 func gemm[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch, m, n, k, workers int) {
 	gemmThen(kern, lhs, rhs, out, batch, m, n, k, workers, nil)
 }
@@ -156,11 +144,6 @@ func gemmThen[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch,
 	mChunks = ceilDiv(mTiles, tilesPerTask)
 	numTasks := batch * nTiles * mChunks
 	workers = max(1, min(workers, numTasks))
-	bcast := kern.bcast != nil && nc >= bcastMinTiles*nr
-	blockK := kcBlock
-	if bcast {
-		blockK = kern.bcastKC
-	}
 
 	run := func(task int) {
 		bIdx := task / (nTiles * mChunks)
@@ -173,16 +156,12 @@ func gemmThen[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch,
 		defer putWorkspace(ws)
 		c := out[bIdx*m*n:]
 		direct := kern.rows != nil && lhs.contiguous
-		for p0 := 0; p0 < k; p0 += blockK {
-			kc := min(blockK, k-p0)
+		for p0 := 0; p0 < k; p0 += kcBlock {
+			kc := min(kcBlock, k-p0)
 			packPanels(ws.b, rhs, bIdx, j0, j1, p0, kc, nr)
 			for tile := first; tile < last; tile++ {
 				i0 := tile * mc
 				i1 := min(i0+mc, m)
-				if bcast {
-					macroKernelBcast(kern, ws, lhs, bIdx, c, n, i0, i1, j0, j1, p0, kc, p0 > 0)
-					continue
-				}
 				if direct {
 					macroKernelRows(kern, ws, lhs, bIdx, c, n, i0, i1, j0, j1, p0, kc, p0 > 0)
 					continue
@@ -235,7 +214,13 @@ func macroKernel[T Float](kern microKernel[T], ws *workspace[T], c []T, ldc, i0,
 	for j := j0; j < j1; j += nr {
 		bPanel := ws.b[((j-j0)/nr)*kc*nr:][:kc*nr]
 		nCols := min(nr, j1-j)
-		for i := i0; i < i1; i += mr {
+		i := i0
+		if kern.groups != nil && nCols == nr {
+			g := (i1 - i0) / mr
+			kern.groups(kc, ws.a, 1, mr, kc*mr, g, bPanel, c[i0*ldc+j:], ldc, accumulate)
+			i += g * mr
+		}
+		for ; i < i1; i += mr {
 			aPanel := ws.a[((i-i0)/mr)*kc*mr:][:kc*mr]
 			nRows := min(mr, i1-i)
 			if nRows == mr && nCols == nr {
@@ -266,10 +251,20 @@ func macroKernelRows[T Float](kern microKernel[T], ws *workspace[T], lhs operand
 	}
 	base := lhs.batchOff[batch] + lhs.contractOff[p0]
 	row := func(i int) []T { return lhs.flat[base+lhs.crossOff[i]:][:kc] }
+	groups := 0 // whole row groups run by kern.groups: A's rows a constant stride apart
+	if kern.groups != nil && lhs.crossStride > 0 {
+		groups = (full - i0) / 4
+	}
 	for j := j0; j < j1; j += nr {
 		bPanel := ws.b[((j-j0)/nr)*kc*nr:][:kc*nr]
 		nCols := min(nr, j1-j)
-		for i := i0; i < i1; i += 4 {
+		i := i0
+		if groups > 0 && nCols == nr {
+			s := lhs.crossStride
+			kern.groups(kc, lhs.flat[base+lhs.crossOff[i0]:], s, 1, 4*s, groups, bPanel, c[i0*ldc+j:], ldc, accumulate)
+			i += 4 * groups
+		}
+		for ; i < i1; i += 4 {
 			nRows := min(4, i1-i)
 			if nRows == 4 && nCols == nr {
 				kern.rows(kc, row(i), row(i+1), row(i+2), row(i+3), bPanel, c[i*ldc+j:], ldc, accumulate)
@@ -289,55 +284,6 @@ func macroKernelRows[T Float](kern microKernel[T], ws *workspace[T], lhs operand
 			default:
 				kern.fn(kc, ws.a[:kc*4], bPanel, tile, nr, accumulate)
 			}
-			for r := range nRows {
-				copy(c[(i+r)*ldc+j:][:nCols], tile[r*nr:r*nr+nCols])
-			}
-		}
-	}
-}
-
-// macroKernelBcast is macroKernel on the bcast path (kern.bcast): for each group of 4 rows of
-// [i0, i1) it fills the pre-broadcast A panel [kc, 4, 8] once (from A's rows in place when A is
-// contiguous along the contracting axis, else from a packed micro-panel; a last group of fewer
-// rows is packed, zero-padded), then runs the kernel across all the column tiles [j0, j1) of the
-// packed B panel: A's panel stays in L1, B's micro-panels stream from L2.
-func macroKernelBcast[T Float](kern microKernel[T], ws *workspace[T], lhs operand[T], batch int, c []T, ldc, i0, i1, j0, j1, p0, kc int, accumulate bool) {
-	const mr, lanes = 4, 8
-	nr := kern.nr
-	if len(ws.bc) < kern.bcastKC*mr*lanes {
-		ws.bc = make([]T, kern.bcastKC*mr*lanes)
-	}
-	abc := ws.bc[:kc*mr*lanes]
-	base := lhs.batchOff[batch] + lhs.contractOff[p0]
-	row := func(i int) []T { return lhs.flat[base+lhs.crossOff[i]:][:kc] }
-	for i := i0; i < i1; i += mr {
-		nRows := min(mr, i1-i)
-		j, bOff := j0, 0
-		switch {
-		case lhs.contiguous && nRows == mr && kern.bcastRows != nil && j1-j0 >= nr:
-			kern.bcastRows(kc, row(i), row(i+1), row(i+2), row(i+3), abc, ws.b[:kc*nr], c[i*ldc+j0:], ldc, accumulate)
-			j, bOff = j0+nr, kc*nr
-		case lhs.contiguous && nRows == mr:
-			kern.bcastFill(abc, row(i), row(i+1), row(i+2), row(i+3), 1, kc)
-		default:
-			packPanels(ws.a, lhs, batch, i, i+nRows, p0, kc, mr)
-			p := ws.a[:kc*mr]
-			kern.bcastFill(abc, p, p[1:], p[2:], p[3:], mr, kc)
-		}
-		for ; j < j1; j, bOff = j+nr, bOff+kc*nr {
-			bPanel := ws.b[bOff:][:kc*nr]
-			nCols := min(nr, j1-j)
-			if nRows == mr && nCols == nr {
-				kern.bcast(kc, abc, bPanel, c[i*ldc+j:], ldc, accumulate)
-				continue
-			}
-			tile := ws.tile
-			if accumulate {
-				for r := range nRows {
-					copy(tile[r*nr:r*nr+nCols], c[(i+r)*ldc+j:][:nCols])
-				}
-			}
-			kern.bcast(kc, abc, bPanel, tile, nr, accumulate)
 			for r := range nRows {
 				copy(c[(i+r)*ldc+j:][:nCols], tile[r*nr:r*nr+nCols])
 			}
@@ -440,9 +386,8 @@ func packRuns[T Float](panel, first []T, contract []int, width int) bool {
 // workspace holds one task's packing buffers.
 //
 //	a: [mc/mr, kcBlock, mr]   b: [nc/nr, kcBlock, nr]   tile: [mr, nr]
-//	bc: [bcastKC, 4, 8], allocated by the first macroKernelBcast that uses it
 type workspace[T Float] struct {
-	a, b, tile, bc []T
+	a, b, tile []T
 }
 
 var workspacePools sync.Map // key: [4]int{sizeof T, len a, len b, len tile} → *sync.Pool

@@ -52,8 +52,8 @@ func sameBits(t *testing.T, name string, kc int, acc bool, want, got []float32) 
 // BenchmarkMicroKernelAVX2AB times the AVX2 float32 kernels against each other in one process,
 // interleaved (abTime: medians of rounds of per-thread CPU time), kc = 128, panels in L1, as
 // BenchmarkMicroKernel: the slice loop kernelF32x8Rows replaced (rows/slice), kernelF32x8Rows,
-// kernelF32x8 (packed), kernelF32x8Bcast (pre-broadcast A), kernelF32x8RowsFill (the bcast path's
-// first tile of a row group), and the FMA ceiling: 8 and 12 independent register FMA chains.
+// kernelF32x8 (packed), the assembly kernel on A's rows and on the packed panel (asm/rows,
+// asm/packed), and the FMA ceiling: 8 and 12 independent register FMA chains.
 func BenchmarkMicroKernelAVX2AB(b *testing.B) {
 	if _, ok := avx2KernelF32(); !ok {
 		b.Skip("no AVX2+FMA on this CPU")
@@ -66,9 +66,6 @@ func BenchmarkMicroKernelAVX2AB(b *testing.B) {
 	for i := range bb {
 		bb[i] = float32(i%5) * 0.5
 	}
-	bc := make([]float32, kc*32)
-	bcastF32Rows(bc, a, a[1:], a[2:], a[3:], 4, kc)
-	fill := make([]float32, kc*32)
 	c := make([]float32, 4*16)
 	const flops = 2 * kc * 4 * 16
 	rows := func(i int) []float32 { return a[i*kc : (i+1)*kc] }
@@ -76,8 +73,8 @@ func BenchmarkMicroKernelAVX2AB(b *testing.B) {
 		abVariant{"rows/slice", flops, func() { kernelF32x8RowsSlice(kc, rows(0), rows(1), rows(2), rows(3), bb, c, 16, true) }},
 		abVariant{"rows/ptr", flops, func() { kernelF32x8Rows(kc, rows(0), rows(1), rows(2), rows(3), bb, c, 16, true) }},
 		abVariant{"packed", flops, func() { kernelF32x8(kc, a, bb, c, 16, true) }},
-		abVariant{"bcast", flops, func() { kernelF32x8Bcast(kc, bc, bb, c, 16, true) }},
-		abVariant{"rowsfill", flops, func() { kernelF32x8RowsFill(kc, rows(0), rows(1), rows(2), rows(3), fill, bb, c, 16, true) }},
+		abVariant{"asm/rows", flops, func() { kernelF32x8RowsAsm(kc, rows(0), rows(1), rows(2), rows(3), bb, c, 16, true) }},
+		abVariant{"asm/packed", flops, func() { kernelF32x8Asm(kc, a, bb, c, 16, true) }},
 		abVariant{"fma8", 2 * kc * 8 * 8, func() { fmaChains8(kc, c) }},
 		abVariant{"fma12", 2 * kc * 12 * 8, func() { fmaChains12(kc, c) }},
 	)

@@ -9,13 +9,14 @@ import (
 	"testing"
 )
 
-// TestKernelF32x8BcastSameBits checks the bcast path's kernels against kernelF32x8 on the same
-// packed panel: kernelF32x8Bcast on bcastF32Rows' pre-broadcast panel (from the packed [kc, 4]
-// panel, stride 4, and from the four rows, stride 1) and kernelF32x8RowsFill on the rows must
-// give the same bits (the same FMAs in the same k order), and RowsFill must leave the same panel
-// as bcastF32Rows; for every kc 0…37 (the unrolled loop and its tail) and 128, 131, with and
-// without accumulate, NaN and Inf included. On an AVX-512 CPU too (AVX2 is a subset).
-func TestKernelF32x8BcastSameBits(t *testing.T) {
+// TestKernelAsmSameBits checks the assembly kernel (kernel_avx2_amd64.s) against the readable
+// archsimd kernel kernelF32x8 on the same operands: on A's rows in place (kernelF32x8RowsAsm),
+// on the packed [kc, 4] panel (kernelF32x8Asm), and over several row groups in one call
+// (kernelF32x8GroupsAsm, rows in place a stride apart, groups a stride apart, with padding
+// between them) must give the same bits (the same FMAs in the same k order); for every kc 0…37
+// (the unrolled loop and its tail) and 128, 131, with and without accumulate, NaN and Inf
+// included, and no byte of C outside the tiles written. On an AVX-512 CPU too (AVX2 is a subset).
+func TestKernelAsmSameBits(t *testing.T) {
 	if _, ok := avx2KernelF32(); !ok {
 		t.Skip("no AVX2+FMA on this CPU")
 	}
@@ -26,48 +27,74 @@ func TestKernelF32x8BcastSameBits(t *testing.T) {
 		kcs = append(kcs, kc)
 	}
 	for _, kc := range kcs {
-		a, b := randTileOperands(rng, kc)
-		if kc > 3 {
-			a[rng.IntN(len(a))] = float32(math.Inf(-1))
+		const groups = 3
+		lda, gap := kc+5, 3 // A's rows lda apart, groups 4·lda + gap apart
+		gstride := 4*lda + gap
+		aRows := make([]float32, groups*gstride)
+		for i := range aRows {
+			aRows[i] = float32(math.NaN()) // padding: a kernel reading it would put NaN in C
 		}
-		rows := [4][]float32{make([]float32, kc), make([]float32, kc), make([]float32, kc), make([]float32, kc)}
-		for k := range kc {
-			for r := range 4 {
-				rows[r][k] = a[4*k+r]
-			}
+		init := make([]float32, 4*groups*ldc)
+		for i := range init {
+			init[i] = float32(rng.NormFloat64())
 		}
-		packed := make([]float32, 32*kc)
-		if kc > 0 {
-			bcastF32Rows(packed, a, a[1:], a[2:], a[3:], 4, kc)
-		}
-		fromRows := make([]float32, 32*kc)
-		bcastF32Rows(fromRows, rows[0], rows[1], rows[2], rows[3], 1, kc)
-		for i := range packed {
-			if want := a[4*(i/32)+(i/8)%4]; math.Float32bits(packed[i]) != math.Float32bits(want) || math.Float32bits(fromRows[i]) != math.Float32bits(want) {
-				t.Fatalf("kc=%d: bcastF32Rows [%d] = %v (stride 4), %v (stride 1), want %v", kc, i, packed[i], fromRows[i], want)
-			}
-		}
+		_, b := randTileOperands(rng, kc) // every group against the same B
 		for _, acc := range []bool{false, true} {
-			init := make([]float32, 4*ldc)
-			for i := range init {
-				init[i] = float32(rng.NormFloat64())
-			}
 			want := append([]float32(nil), init...)
-			kernelF32x8(kc, a, b, want, ldc, acc)
-			got := append([]float32(nil), init...)
-			kernelF32x8Bcast(kc, packed, b, got, ldc, acc)
-			sameBits(t, "kernelF32x8Bcast", kc, acc, want, got)
-			got = append(got[:0], init...)
-			filled := make([]float32, 32*kc)
-			kernelF32x8RowsFill(kc, rows[0], rows[1], rows[2], rows[3], filled, b, got, ldc, acc)
-			sameBits(t, "kernelF32x8RowsFill", kc, acc, want, got)
-			sameBits(t, "kernelF32x8RowsFill's panel", kc, acc, packed, filled)
+			gotGroups := append([]float32(nil), init...)
+			for g := range groups {
+				a, _ := randTileOperands(rng, kc)
+				for k := range kc {
+					for r := range 4 {
+						aRows[g*gstride+r*lda+k] = a[4*k+r]
+					}
+				}
+				row := func(r int) []float32 { return aRows[g*gstride+r*lda:][:kc] }
+				kernelF32x8(kc, a, b, want[4*g*ldc:], ldc, acc)
+				got := append([]float32(nil), init[4*g*ldc:]...)
+				kernelF32x8RowsAsm(kc, row(0), row(1), row(2), row(3), b, got, ldc, acc)
+				sameBits(t, "kernelF32x8RowsAsm", kc, acc, want[4*g*ldc:], got)
+				got = append(got[:0], init[4*g*ldc:]...)
+				kernelF32x8Asm(kc, a, b, got, ldc, acc)
+				sameBits(t, "kernelF32x8Asm", kc, acc, want[4*g*ldc:], got)
+			}
+			kernelF32x8GroupsAsm(kc, aRows, lda, 1, gstride, groups, b, gotGroups, ldc, acc)
+			sameBits(t, "kernelF32x8GroupsAsm", kc, acc, want, gotGroups)
 		}
 	}
 }
 
-// TestGEMMAVX2AgainstGo runs the GEMM with the AVX2 kernel (its bcast path, the direct rows and
-// the packed paths) and with the plain-Go kernel on random shapes — edge row groups and column
+// TestKernelAsmBounds checks that the assembly kernel's Go wrappers refuse operands too short
+// for what the kernel would read or write (a panic before the kernel runs), not read past them.
+func TestKernelAsmBounds(t *testing.T) {
+	if _, ok := avx2KernelF32(); !ok {
+		t.Skip("no AVX2+FMA on this CPU")
+	}
+	const kc, ldc = 8, 16
+	a, b, c := make([]float32, 4*kc), make([]float32, 16*kc), make([]float32, 8*ldc)
+	for _, tc := range []struct {
+		name string
+		fn   func()
+	}{
+		{"rows: a row short", func() { kernelF32x8RowsAsm(kc, a[:kc], a[:kc], a[:kc], a[:kc-1], b, c, ldc, false) }},
+		{"packed: B short", func() { kernelF32x8Asm(kc, a, b[:16*kc-1], c, ldc, false) }},
+		{"packed: C short", func() { kernelF32x8Asm(kc, a, b, c[:3*ldc+15], ldc, false) }},
+		{"groups: A short", func() { kernelF32x8GroupsAsm(kc, a, kc, 1, 4*kc, 2, b, c, ldc, false) }},
+		{"groups: C short", func() { kernelF32x8GroupsAsm(kc, a, 1, 4, 0, 3, b, c, ldc, false) }},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", tc.name)
+				}
+			}()
+			tc.fn()
+		}()
+	}
+}
+
+// TestGEMMAVX2AgainstGo runs the GEMM with the AVX2 kernel (row groups in one call, one tile a
+// call, the direct rows and the packed paths; and the archsimd kernels) and with the plain-Go kernel on random shapes — edge row groups and column
 // tiles, k across several k-blocks, every operand layout, 1 and 3 workers — and checks both
 // against the float64 product within the error bound of checkProduct, and each other within
 // twice that (they round differently: FMA, k-block depth). A NaN and an infinity in the operands
@@ -77,17 +104,16 @@ func TestGEMMAVX2AgainstGo(t *testing.T) {
 	if !ok {
 		t.Skip("no AVX2+FMA on this CPU")
 	}
-	noBcast := avx2
-	noBcast.name, noBcast.bcast = avx2.name+"-nobcast", nil
-	noFill := avx2
-	noFill.name, noFill.bcastRows = avx2.name+"-nofill", nil
+	tiles := avx2
+	tiles.name, tiles.groups = avx2.name+"-tiles", nil
+	archsimdK := microKernel[float32]{name: "avx2-archsimd", mr: 4, nr: 16, fn: kernelF32x8, rows: kernelF32x8Rows}
 	goK := goKernel[float32]()
 	seed := vecSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 3))
 	for i := range 40 {
 		c := gemmCase{batch: 1 + rng.IntN(3), m: 1 + rng.IntN(70), n: 1 + rng.IntN(150), k: 1 + rng.IntN(300)}
 		if i%5 == 0 {
-			c.n = 48 + rng.IntN(4)*16 // whole column tiles, the bcast path
+			c.n = 48 + rng.IntN(4)*16 // whole column tiles only
 		}
 		ll, rl := layouts[rng.IntN(len(layouts))], layouts[rng.IntN(len(layouts))]
 		workers := 1 + 2*rng.IntN(2)
@@ -115,7 +141,7 @@ func TestGEMMAVX2AgainstGo(t *testing.T) {
 				}
 			}
 			bound := 4 * float64(c.k+1) * 0x1p-24
-			for _, kern := range []microKernel[float32]{avx2, noBcast, noFill} {
+			for _, kern := range []microKernel[float32]{avx2, tiles, archsimdK} {
 				out := make([]float32, len(ref))
 				for j := range out {
 					out[j] = float32(math.NaN())

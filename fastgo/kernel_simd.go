@@ -2,7 +2,8 @@
 
 package fastgo
 
-// The SIMD micro-kernels, written with Go 1.26's experimental simd/archsimd (no assembly, no cgo).
+// The SIMD micro-kernels, written with Go 1.26's experimental simd/archsimd (no cgo; the AVX2
+// float32 kernel the GEMM runs is in assembly: kernel_avx2.go).
 // They are built only with GOEXPERIMENT=simd on amd64 and only with Go 1.26: archsimd is not
 // covered by the Go 1 promise and its API changes in Go 1.27, so another Go falls back to the
 // plain-Go kernel (kernel_nosimd.go) instead of failing to build.
@@ -16,8 +17,9 @@ package fastgo
 // that to be the scheduler, not the allocator: with the loop test at the bottom, 10 Float32x8
 // accumulators stay in registers; and the inlined helpers here cost a NOP each in the loop.)
 //
-// For float32 on AVX2 the GEMM mostly runs kernel_avx2.go's kernels (the bcast path); the AVX2
-// kernels below serve products of a single column tile (n ≤ 16).
+// For float32 on AVX2 the GEMM runs kernel_avx2.go's kernel, in assembly (archsimd has no
+// broadcast from memory); the AVX2 kernels below, kernelF32x8 and kernelF32x8Rows, are its
+// readable twins with the same bits (kernel_avx2_test.go checks).
 
 import (
 	"simd/archsimd"
@@ -32,15 +34,13 @@ func simdKernelF32() (microKernel[float32], bool) {
 	return avx2KernelF32()
 }
 
-// avx2KernelF32 returns the AVX2+FMA float32 kernel (kernel_avx2.go's bcast path beside
-// kernelF32x8 and kernelF32x8Rows), and false where the CPU lacks AVX2 or FMA. Tests call it
-// directly to run it on AVX-512 machines too.
+// avx2KernelF32 returns the AVX2+FMA float32 kernel (kernel_avx2.go, in assembly), and false
+// where the CPU lacks AVX2 or FMA. Tests call it directly to run it on AVX-512 machines too.
 func avx2KernelF32() (microKernel[float32], bool) {
 	if !archsimd.X86.AVX2() || !archsimd.X86.FMA() {
 		return microKernel[float32]{}, false
 	}
-	return microKernel[float32]{name: "avx2-4x16", mr: 4, nr: 16, fn: kernelF32x8, rows: kernelF32x8Rows,
-		bcast: kernelF32x8Bcast, bcastFill: bcastF32Rows, bcastKC: bcastKCF32, bcastRows: kernelF32x8RowsFill}, true
+	return microKernel[float32]{name: "avx2-4x16", mr: 4, nr: 16, fn: kernelF32x8Asm, rows: kernelF32x8RowsAsm, groups: kernelF32x8GroupsAsm}, true
 }
 
 // simdKernelF64 returns the best float64 kernel this CPU runs, and false if none.
