@@ -177,13 +177,13 @@ func exactScale(s float64, dtype dtypes.DType) bool {
 }
 
 // softmaxAndSum is the rest of attend from the scaled logits [B, h, Lq, Lk]: masks, softmax,
-// dropout, weighted sum of v. Without withWeights, on XLA, with no sinks and no dropout in
-// effect, it normalises after the weighted sum (softmaxSum) and returns no weights.
+// dropout, weighted sum of v. Without withWeights, with no sinks and no dropout in effect, it
+// normalises after the weighted sum (softmaxSum) and returns no weights.
 func softmaxAndSum(logits, v *Node, ms *maskSet, drop dropoutSpec, withWeights bool) (output, weights *Node) {
 	// 2) Masks: additive masks added, blocked pairs set to the fill value.
 	raw := logits
 	logits = ms.apply(logits, 0, 0) // [B, h, Lq, Lk]
-	if !withWeights && ms.sinks == nil && !drop.active(logits.Graph()) && differentiableSlices(logits.Graph()) {
+	if !withWeights && ms.sinks == nil && !drop.active(logits.Graph()) {
 		return softmaxSum(logits, v), nil // [B, h, Lq, dv]
 	}
 	// 3) Softmax over the keys; 4) dropout (training only).

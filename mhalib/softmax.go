@@ -76,8 +76,12 @@ func safeSoftmaxFinite(logits, raw *Node) *Node {
 //	output = (e·v) / s   [B, Hq, Lq, dv]
 //
 // On XLA the weights e/s are then never written to memory: a pass over the scores less to
-// write and one less to read (seed003: [32, 8, 128, 128], 16 MiB each). Its gradient is
-// safeSoftmax's fused form: with s a constant, autodiff gives e the gradient G = (g·vᵀ)/s,
+// write and one less to read (seed003: [32, 8, 128, 128], 16 MiB each). On the pure-Go
+// backend, where every node is a pass of its own, it also leaves out safeSoftmaxFinite's
+// gradient path, which the forward pass computes too: its two identities of the scores (each a
+// copy when the scores have other uses) and the t − t and w + … passes (fastgo's
+// BenchmarkMHA/seed003, CPU time per pass, old and new test binaries alternated 3 times:
+// 156–167 → 142–148 ms). Its gradient is safeSoftmax's fused form: with s a constant, autodiff gives e the gradient G = (g·vᵀ)/s,
 // which the identity on e replaces by G − Σ_j G_j·w_j (w = e/s), and exp's own gradient then
 // multiplies by e: ∂logits = w ⊙ (g·vᵀ − Σ_j (g·vᵀ)_j w_j), the one subtraction of nearly
 // equal numbers, exact by Sterbenz's lemma (see safeSoftmax). A fully blocked row (every logit
