@@ -13,9 +13,10 @@ SHELL := /bin/bash
 GO ?= go
 ARGS ?=
 export GOMLX_NO_AUTO_INSTALL := 1
-# fastgo's SIMD matmul kernels need Go 1.26's GOEXPERIMENT=simd (amd64 only); everything make
-# runs (tests, bench, lab, notebooks via GoNB) builds with it there. Elsewhere, or with
-# GOEXPERIMENT set by you, nothing changes and the plain-Go kernel runs. Where the CPU has AVX2 the
+# fastgo's vector element-wise loops and AVX-512 kernels need Go 1.26's GOEXPERIMENT=simd (amd64
+# only); everything make runs (tests, bench, lab, notebooks via GoNB) builds with it there.
+# Elsewhere, or with GOEXPERIMENT set by you, they run plain Go (the AVX2 matmul kernel, in
+# assembly, runs in every amd64 build). Where the CPU has AVX2 the
 # tests then require the SIMD kernel (fastgo's TestSIMDRequired).
 ifeq ($(origin GOEXPERIMENT),undefined)
 ifeq ($(shell $(GO) env GOARCH)-$(findstring go1.26,$(shell $(GO) env GOVERSION)),amd64-go1.26)

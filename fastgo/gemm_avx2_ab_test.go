@@ -36,7 +36,7 @@ var gemmABCases = []struct {
 // the archsimd kernels kernelF32x8Rows / kernelF32x8: medians of interleaved rounds (abTime), in
 // GFLOP per CPU-second of the thread.
 func BenchmarkGEMMAVX2AB(b *testing.B) {
-	kern, ok := avx2KernelF32()
+	kern, ok := asmKernelF32()
 	if !ok {
 		b.Skip("no AVX2 kernel on this CPU")
 	}

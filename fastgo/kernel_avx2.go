@@ -1,4 +1,4 @@
-//go:build goexperiment.simd && amd64 && !go1.27
+//go:build amd64
 
 package fastgo
 
@@ -28,8 +28,25 @@ package fastgo
 // kernelF32x8Rows and kernelF32x8, the readable archsimd kernels beside it (kernel_simd.go).
 // It uses Y0–Y13 and ends with VZEROUPPER (doc.go, "Clean upper halves"); Go's ABI wrapper
 // restores X15 after it.
+//
+// Assembly needs no GOEXPERIMENT: the kernel runs in every amd64 build where the CPU has AVX2
+// and FMA (golang.org/x/sys/cpu), a plain `go build` or `go run` too, where the float32 GEMM
+// would otherwise run the plain-Go kernel ~20× slower (BenchmarkMHA/seed003 and long).
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// asmKernelF32 returns the AVX2 assembly float32 kernel, and false where the CPU (or the OS,
+// which must save the YMM registers: cpu.X86.HasAVX2 checks) lacks AVX2 or FMA.
+func asmKernelF32() (microKernel[float32], bool) {
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
+		return microKernel[float32]{}, false
+	}
+	return microKernel[float32]{name: "avx2-4x16", mr: 4, nr: 16, fn: kernelF32x8Asm, rows: kernelF32x8RowsAsm, groups: kernelF32x8GroupsAsm}, true
+}
 
 // kernelF32x16Asm (kernel_avx2_amd64.s) computes a 4×16 tile of C: for each row r < 4 and
 // column j < 16, the FMA chain over k < kc in order from zero of A(r, k)·b[16k + j], then added

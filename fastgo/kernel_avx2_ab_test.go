@@ -3,7 +3,6 @@
 package fastgo
 
 import (
-	"math"
 	"math/rand/v2"
 	"simd/archsimd"
 	"testing"
@@ -40,22 +39,13 @@ func TestKernelF32x8SameBits(t *testing.T) {
 	}
 }
 
-func sameBits(t *testing.T, name string, kc int, acc bool, want, got []float32) {
-	t.Helper()
-	for i := range want {
-		if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
-			t.Fatalf("%s kc=%d accumulate=%v: c[%d] = %v, want %v (bits %#x, %#x)", name, kc, acc, i, got[i], want[i], math.Float32bits(got[i]), math.Float32bits(want[i]))
-		}
-	}
-}
-
 // BenchmarkMicroKernelAVX2AB times the AVX2 float32 kernels against each other in one process,
 // interleaved (abTime: medians of rounds of per-thread CPU time), kc = 128, panels in L1, as
 // BenchmarkMicroKernel: the slice loop kernelF32x8Rows replaced (rows/slice), kernelF32x8Rows,
 // kernelF32x8 (packed), the assembly kernel on A's rows and on the packed panel (asm/rows,
 // asm/packed), and the FMA ceiling: 8 and 12 independent register FMA chains.
 func BenchmarkMicroKernelAVX2AB(b *testing.B) {
-	if _, ok := avx2KernelF32(); !ok {
+	if _, ok := asmKernelF32(); !ok {
 		b.Skip("no AVX2+FMA on this CPU")
 	}
 	const kc = 128
@@ -147,21 +137,4 @@ func kernelF32x8RowsSlice(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accum
 	storeFloat32x8(c[2*ldc+8:], c21, accumulate)
 	storeFloat32x8(c[3*ldc+0:], c30, accumulate)
 	storeFloat32x8(c[3*ldc+8:], c31, accumulate)
-}
-
-// randTileOperands is a 4×16 micro-kernel's operands for depth kc: A [4, kc] and B [kc, 16] of
-// normal values, with (kc > 3) one NaN in A and one +Inf in B.
-func randTileOperands(rng *rand.Rand, kc int) (a, b []float32) {
-	a, b = make([]float32, 4*kc), make([]float32, 16*kc)
-	for i := range a {
-		a[i] = float32(rng.NormFloat64())
-	}
-	for i := range b {
-		b[i] = float32(rng.NormFloat64())
-	}
-	if kc > 3 {
-		a[rng.IntN(len(a))] = float32(math.NaN())
-		b[rng.IntN(len(b))] = float32(math.Inf(1))
-	}
-	return a, b
 }

@@ -31,16 +31,7 @@ func simdKernelF32() (microKernel[float32], bool) {
 	if archsimd.X86.AVX512() {
 		return microKernel[float32]{name: "avx512-4x32", mr: 4, nr: 32, fn: kernelF32x16, rows: kernelF32x16Rows, rowsHalf: kernelF32x16RowsHalf}, true
 	}
-	return avx2KernelF32()
-}
-
-// avx2KernelF32 returns the AVX2+FMA float32 kernel (kernel_avx2.go, in assembly), and false
-// where the CPU lacks AVX2 or FMA. Tests call it directly to run it on AVX-512 machines too.
-func avx2KernelF32() (microKernel[float32], bool) {
-	if !archsimd.X86.AVX2() || !archsimd.X86.FMA() {
-		return microKernel[float32]{}, false
-	}
-	return microKernel[float32]{name: "avx2-4x16", mr: 4, nr: 16, fn: kernelF32x8Asm, rows: kernelF32x8RowsAsm, groups: kernelF32x8GroupsAsm}, true
+	return asmKernelF32() // kernel_avx2.go; tests call it directly to run it on AVX-512 machines too
 }
 
 // simdKernelF64 returns the best float64 kernel this CPU runs, and false if none.
