@@ -107,6 +107,20 @@ TEXT ·kernelF32x16Groups(SB), NOSPLIT, $0-73
 	MOVQ ldc+64(FP), SI
 	MOVQ astride+24(FP), DX
 group:
+	// Ask for the next group's 4 rows of C now (each 64 bytes, maybe across two lines): its
+	// stores then find them in the cache instead of waiting for memory at the end of its k loop.
+	LEAQ (DI)(SI*4), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 63(AX)
+	ADDQ SI, AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 63(AX)
+	ADDQ SI, AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 63(AX)
+	ADDQ SI, AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 63(AX)
 	MOVQ lda+16(FP), AX
 	LEAQ (R8)(AX*1), R9
 	LEAQ (R9)(AX*1), R10
