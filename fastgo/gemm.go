@@ -48,7 +48,9 @@ type microKernel[T Float] struct {
 	// a[g·gstride + r·lda + k·astride] (a packed micro-panel: lda 1, astride 4, gstride 4·kc;
 	// A's rows in place: lda the rows' stride, astride 1, gstride 4·lda) and writes the tile of
 	// c at row 4g. One call per column tile instead of one per tile: with kc = 64 (attention's
-	// head width) a tile is ~90 ns of FMAs, and the Go loop around each call cost a tenth of it.
+	// head width) a tile is ~90 ns of FMAs, and the Go loop around each call counted
+	// (BenchmarkGEMMAVX2AB, one thread, GFLOP/cpu-s, a tile a call → groups: seed003's scores
+	// [64, 128, 128]·64 71.6 → 83.9, long's [1024, 4096]·64 77.7 → 89.9, projections 83.1 → 85.8).
 	groups func(kc int, a []T, lda, astride, gstride, groups int, b, c []T, ldc int, accumulate bool)
 }
 
