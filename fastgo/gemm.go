@@ -157,7 +157,9 @@ func gemmThen[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch,
 		ws := getWorkspace[T](mc, nc, mr, nr)
 		defer putWorkspace(ws)
 		c := out[bIdx*m*n:]
-		direct := kern.rows != nil && lhs.contiguous
+		// A's rows read in place (no packing): by the rows kernel, or by the groups kernel
+		// where they lie a constant stride apart.
+		direct := lhs.contiguous && (kern.rows != nil || kern.groups != nil && lhs.crossStride > 0)
 		for p0 := 0; p0 < k; p0 += kcBlock {
 			kc := min(kcBlock, k-p0)
 			packPanels(ws.b, rhs, bIdx, j0, j1, p0, kc, nr)
@@ -243,8 +245,10 @@ func macroKernel[T Float](kern microKernel[T], ws *workspace[T], c []T, ldc, i0,
 	}
 }
 
-// macroKernelRows is macroKernel reading A's rows in place (kern.rows) for every full group of
-// 4 rows; only a last group of fewer rows is packed (into the first micro-panel of ws.a).
+// macroKernelRows is macroKernel reading A's rows in place for every full group of 4 rows
+// (kern.groups, a column of groups a call, where the rows lie a constant stride apart; else
+// kern.rows, a tile a call); only a last group of fewer rows is packed (into the first
+// micro-panel of ws.a).
 func macroKernelRows[T Float](kern microKernel[T], ws *workspace[T], lhs operand[T], batch int, c []T, ldc, i0, i1, j0, j1, p0, kc int, accumulate bool) {
 	nr := kern.nr
 	full := i0 + (i1-i0)/4*4
@@ -253,23 +257,32 @@ func macroKernelRows[T Float](kern microKernel[T], ws *workspace[T], lhs operand
 	}
 	base := lhs.batchOff[batch] + lhs.contractOff[p0]
 	row := func(i int) []T { return lhs.flat[base+lhs.crossOff[i]:][:kc] }
-	groups := 0 // whole row groups run by kern.groups: A's rows a constant stride apart
-	if kern.groups != nil && lhs.crossStride > 0 {
+	s := lhs.crossStride
+	inPlace := kern.groups != nil && s > 0 // A's rows a constant stride apart: kern.groups reads them
+	groups := 0                            // whole row groups a column tile
+	if inPlace {
 		groups = (full - i0) / 4
+	}
+	// tile4 computes the 4 rows from i into dst (rows ldc apart) against bPanel.
+	tile4 := func(i int, bPanel, dst []T, ldc int) {
+		if inPlace {
+			kern.groups(kc, lhs.flat[base+lhs.crossOff[i]:], s, 1, 4*s, 1, bPanel, dst, ldc, accumulate)
+			return
+		}
+		kern.rows(kc, row(i), row(i+1), row(i+2), row(i+3), bPanel, dst, ldc, accumulate)
 	}
 	for j := j0; j < j1; j += nr {
 		bPanel := ws.b[((j-j0)/nr)*kc*nr:][:kc*nr]
 		nCols := min(nr, j1-j)
 		i := i0
 		if groups > 0 && nCols == nr {
-			s := lhs.crossStride
 			kern.groups(kc, lhs.flat[base+lhs.crossOff[i0]:], s, 1, 4*s, groups, bPanel, c[i0*ldc+j:], ldc, accumulate)
 			i += 4 * groups
 		}
 		for ; i < i1; i += 4 {
 			nRows := min(4, i1-i)
 			if nRows == 4 && nCols == nr {
-				kern.rows(kc, row(i), row(i+1), row(i+2), row(i+3), bPanel, c[i*ldc+j:], ldc, accumulate)
+				tile4(i, bPanel, c[i*ldc+j:], ldc)
 				continue
 			}
 			tile := ws.tile
@@ -282,7 +295,7 @@ func macroKernelRows[T Float](kern microKernel[T], ws *workspace[T], lhs operand
 			case nRows == 4 && nCols <= nr/2 && kern.rowsHalf != nil:
 				kern.rowsHalf(kc, row(i), row(i+1), row(i+2), row(i+3), bPanel, tile, nr, accumulate)
 			case nRows == 4:
-				kern.rows(kc, row(i), row(i+1), row(i+2), row(i+3), bPanel, tile, nr, accumulate)
+				tile4(i, bPanel, tile, nr)
 			default:
 				kern.fn(kc, ws.a[:kc*4], bPanel, tile, nr, accumulate)
 			}

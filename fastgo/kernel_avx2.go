@@ -21,9 +21,10 @@ package fastgo
 // place 90–92, against 78–80 for the pre-broadcast kernel, 48–49 for kernelF32x8Rows and ~49
 // for the fill kernel; 12 independent register FMA chains, the FMA ceiling, 95–97.
 //
-// The kernel runs one tile (kernelF32x8RowsAsm, kernelF32x8Asm: the microKernel's rows and fn)
-// or a column of row groups against one B micro-panel (kernelF32x8GroupsAsm: microKernel.groups),
-// so that the GEMM's Go loop runs once per column tile, not once per tile. Each output is the
+// The kernel runs a column of row groups against one B micro-panel (kernelF32x8GroupsAsm:
+// microKernel.groups), so that the GEMM's Go loop runs once per column tile, not once per tile,
+// or one tile of a packed panel (kernelF32x8Asm: microKernel.fn). A's rows are read in place
+// when they lie a constant stride apart; otherwise the GEMM packs them. Each output is the
 // FMA chain over k in order from zero, then added to C with accumulate: the bits of
 // kernelF32x8Rows and kernelF32x8, the readable archsimd kernels beside it (kernel_simd.go).
 // It uses Y0–Y13 and ends with VZEROUPPER (doc.go, "Clean upper halves"); Go's ABI wrapper
@@ -45,37 +46,17 @@ func asmKernelF32() (microKernel[float32], bool) {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
 		return microKernel[float32]{}, false
 	}
-	return microKernel[float32]{name: "avx2-4x16", mr: 4, nr: 16, fn: kernelF32x8Asm, rows: kernelF32x8RowsAsm, groups: kernelF32x8GroupsAsm}, true
+	return microKernel[float32]{name: "avx2-4x16", mr: 4, nr: 16, fn: kernelF32x8Asm, groups: kernelF32x8GroupsAsm}, true
 }
 
-// kernelF32x16Asm (kernel_avx2_amd64.s) computes a 4×16 tile of C: for each row r < 4 and
-// column j < 16, the FMA chain over k < kc in order from zero of A(r, k)·b[16k + j], then added
-// to c[r·ldc + j] with accumulate, else stored there. A(r, k) is the float32 at
-// ar + k·astride bytes (ar: a0…a3): astride 4 reads A's rows in place, 16 a packed [kc, 4]
-// micro-panel. b: [kc, 16]; c: 4 rows of ≥ 16, ldc elements apart.
-//
-//go:noescape
-func kernelF32x16Asm(kc int, a0, a1, a2, a3 unsafe.Pointer, astride uintptr, b, c unsafe.Pointer, ldc int, accumulate bool)
-
-// kernelF32x16Groups (kernel_avx2_amd64.s) is kernelF32x16Asm on `groups` row groups one after
-// another, all against the same B micro-panel: group g's rows are at a + g·gstride + r·lda
-// (bytes), its tile of C at c + g·4·ldc (ldc in bytes).
+// kernelF32x16Groups (kernel_avx2_amd64.s) computes `groups` 4×16 tiles of C one after another,
+// all against the same B micro-panel b: [kc, 16]. Tile g is at c + g·4·ldc (ldc in bytes); its
+// element (r, j), r < 4, j < 16, is the FMA chain over k < kc in order from zero of A(g, r, k)·
+// b[16k + j], then added to C with accumulate, else stored there, where A(g, r, k) is the float32
+// at a + g·gstride + r·lda + k·astride (bytes).
 //
 //go:noescape
 func kernelF32x16Groups(kc int, a unsafe.Pointer, lda, astride, gstride uintptr, groups int, b, c unsafe.Pointer, ldc uintptr, accumulate bool)
-
-// kernelF32x8RowsAsm is kernelF32x8Rows in assembly (kernelF32x16Asm): the same FMAs in the same
-// order, the same bits.
-func kernelF32x8RowsAsm(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accumulate bool) {
-	_ = c[3*ldc+15]
-	if kc <= 0 {
-		kernelF32x16Asm(0, nil, nil, nil, nil, 0, nil, unsafe.Pointer(&c[0]), ldc, accumulate)
-		return
-	}
-	_, _, _, _ = a0[kc-1], a1[kc-1], a2[kc-1], a3[kc-1] // A: 4 rows of kc
-	_ = b[16*kc-1]                                      // B: [kc, 16]
-	kernelF32x16Asm(kc, unsafe.Pointer(&a0[0]), unsafe.Pointer(&a1[0]), unsafe.Pointer(&a2[0]), unsafe.Pointer(&a3[0]), 4, unsafe.Pointer(&b[0]), unsafe.Pointer(&c[0]), ldc, accumulate)
-}
 
 // kernelF32x8Asm is kernelF32x8 (A packed: [kc, 4]) in assembly: the same bits.
 func kernelF32x8Asm(kc int, a, b, c []float32, ldc int, accumulate bool) {

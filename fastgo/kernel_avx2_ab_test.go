@@ -63,7 +63,7 @@ func BenchmarkMicroKernelAVX2AB(b *testing.B) {
 		abVariant{"rows/slice", flops, func() { kernelF32x8RowsSlice(kc, rows(0), rows(1), rows(2), rows(3), bb, c, 16, true) }},
 		abVariant{"rows/ptr", flops, func() { kernelF32x8Rows(kc, rows(0), rows(1), rows(2), rows(3), bb, c, 16, true) }},
 		abVariant{"packed", flops, func() { kernelF32x8(kc, a, bb, c, 16, true) }},
-		abVariant{"asm/rows", flops, func() { kernelF32x8RowsAsm(kc, rows(0), rows(1), rows(2), rows(3), bb, c, 16, true) }},
+		abVariant{"asm/rows", flops, func() { kernelF32x8GroupsAsm(kc, a, kc, 1, 4*kc, 1, bb, c, 16, true) }},
 		abVariant{"asm/packed", flops, func() { kernelF32x8Asm(kc, a, bb, c, 16, true) }},
 		abVariant{"fma8", 2 * kc * 8 * 8, func() { fmaChains8(kc, c) }},
 		abVariant{"fma12", 2 * kc * 12 * 8, func() { fmaChains12(kc, c) }},

@@ -9,7 +9,7 @@ import (
 )
 
 // TestKernelAsmSameBits checks the assembly kernel (kernel_avx2_amd64.s) against tileFMA, the
-// definition in plain Go (math.FMA rounds once, as VFMADD231PS), on the same operands: on A's rows in place (kernelF32x8RowsAsm),
+// definition in plain Go (math.FMA rounds once, as VFMADD231PS), on the same operands: on A's rows in place (kernelF32x8GroupsAsm, one group),
 // on the packed [kc, 4] panel (kernelF32x8Asm), and over several row groups in one call
 // (kernelF32x8GroupsAsm, rows in place a stride apart, groups a stride apart, with padding
 // between them) must give the same bits (the same FMAs in the same k order); for every kc 0…37
@@ -48,11 +48,10 @@ func TestKernelAsmSameBits(t *testing.T) {
 						aRows[g*gstride+r*lda+k] = a[4*k+r]
 					}
 				}
-				row := func(r int) []float32 { return aRows[g*gstride+r*lda:][:kc] }
 				tileFMA(kc, a, b, want[4*g*ldc:], ldc, acc)
 				got := append([]float32(nil), init[4*g*ldc:]...)
-				kernelF32x8RowsAsm(kc, row(0), row(1), row(2), row(3), b, got, ldc, acc)
-				sameBits(t, "kernelF32x8RowsAsm", kc, acc, want[4*g*ldc:], got)
+				kernelF32x8GroupsAsm(kc, aRows[g*gstride:], lda, 1, gstride, 1, b, got, ldc, acc)
+				sameBits(t, "kernelF32x8GroupsAsm, one group", kc, acc, want[4*g*ldc:], got)
 				got = append(got[:0], init[4*g*ldc:]...)
 				kernelF32x8Asm(kc, a, b, got, ldc, acc)
 				sameBits(t, "kernelF32x8Asm", kc, acc, want[4*g*ldc:], got)
@@ -75,7 +74,7 @@ func TestKernelAsmBounds(t *testing.T) {
 		name string
 		fn   func()
 	}{
-		{"rows: a row short", func() { kernelF32x8RowsAsm(kc, a[:kc], a[:kc], a[:kc], a[:kc-1], b, c, ldc, false) }},
+		{"rows: the last row short", func() { kernelF32x8GroupsAsm(kc, a[:4*kc-1], kc, 1, 4*kc, 1, b, c, ldc, false) }},
 		{"packed: B short", func() { kernelF32x8Asm(kc, a, b[:16*kc-1], c, ldc, false) }},
 		{"packed: C short", func() { kernelF32x8Asm(kc, a, b, c[:3*ldc+15], ldc, false) }},
 		{"groups: A short", func() { kernelF32x8GroupsAsm(kc, a, kc, 1, 4*kc, 2, b, c, ldc, false) }},

@@ -11,7 +11,7 @@ import (
 
 // TestKernelArchsimdSameBits checks that the readable archsimd kernels give the assembly
 // kernel's bits (kernel_avx2.go says they are its twins): kernelF32x8 against kernelF32x8Asm on
-// a packed panel and kernelF32x8Rows against kernelF32x8RowsAsm on the same values as rows, for
+// a packed panel and kernelF32x8Rows against kernelF32x8GroupsAsm on the same values as rows, for
 // every kc 0…37 and 128, 131, with and without accumulate, NaN and Inf included.
 func TestKernelArchsimdSameBits(t *testing.T) {
 	if _, ok := asmKernelF32(); !ok {
@@ -25,12 +25,13 @@ func TestKernelArchsimdSameBits(t *testing.T) {
 	}
 	for _, kc := range kcs {
 		a, b := randTileOperands(rng, kc)
-		rows := [4][]float32{make([]float32, kc), make([]float32, kc), make([]float32, kc), make([]float32, kc)}
+		flat := make([]float32, 4*kc) // A's 4 rows, one after another
 		for k := range kc {
 			for r := range 4 {
-				rows[r][k] = a[4*k+r]
+				flat[r*kc+k] = a[4*k+r]
 			}
 		}
+		rows := [4][]float32{flat[:kc], flat[kc : 2*kc], flat[2*kc : 3*kc], flat[3*kc:]}
 		for _, acc := range []bool{false, true} {
 			init := make([]float32, 4*ldc)
 			for i := range init {
@@ -44,6 +45,11 @@ func TestKernelArchsimdSameBits(t *testing.T) {
 			got = append(got[:0], init...)
 			kernelF32x8Rows(kc, rows[0], rows[1], rows[2], rows[3], b, got, ldc, acc)
 			sameBits(t, "kernelF32x8Rows", kc, acc, want, got)
+			if kc > 0 {
+				got = append(got[:0], init...)
+				kernelF32x8GroupsAsm(kc, flat, kc, 1, 4*kc, 1, b, got, ldc, acc)
+				sameBits(t, "kernelF32x8GroupsAsm", kc, acc, want, got)
+			}
 		}
 	}
 }
