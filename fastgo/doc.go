@@ -27,8 +27,8 @@
 //     simd/archsimd (kernel_simd.go), no cgo. Which one runs: Kernel. On AVX2 the float32
 //     kernel is in assembly (kernel_avx2.go, kernel_avx2_amd64.s), so it runs in every amd64
 //     build, GOEXPERIMENT or not: it broadcasts A's values from memory, which archsimd cannot,
-//     and runs a whole column of row groups per call; kernelF32x8Rows and kernelF32x8 are its
-//     readable archsimd twins, with the same bits.
+//     and runs a whole column of row groups per call; tileFMA (its test) is its definition in
+//     plain Go, with the same bits.
 //   - Any DotGeneral layout (transposed operands, several batch or contracting axes in any order)
 //     is read through per-axis offset tables (offsets), so no layout falls back; float32 and
 //     float64 are computed here, every other dtype goes to GoMLX's kernel.

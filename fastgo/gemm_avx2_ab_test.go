@@ -32,15 +32,13 @@ var gemmABCases = []struct {
 }
 
 // BenchmarkGEMMAVX2AB times the whole GEMM (packing included) on one goroutine with the AVX2
-// kernel (kernel_avx2.go: groups, a column of row groups a call; tiles, one tile a call) and with
-// the archsimd kernels kernelF32x8Rows / kernelF32x8: medians of interleaved rounds (abTime), in
-// GFLOP per CPU-second of the thread.
+// kernel (kernel_avx2.go: groups, a column of row groups a call; tiles, one packed tile a call):
+// medians of interleaved rounds (abTime), in GFLOP per CPU-second of the thread.
 func BenchmarkGEMMAVX2AB(b *testing.B) {
 	kern, ok := asmKernelF32()
 	if !ok {
 		b.Skip("no AVX2 kernel on this CPU")
 	}
-	old := microKernel[float32]{name: "avx2-archsimd", mr: 4, nr: 16, fn: kernelF32x8, rows: kernelF32x8Rows}
 	tiles := kern
 	tiles.groups = nil
 	for _, tc := range gemmABCases {
@@ -50,7 +48,7 @@ func BenchmarkGEMMAVX2AB(b *testing.B) {
 			return func() { gemm(kern, l, r, out, tc.c.batch, tc.c.m, tc.c.n, tc.c.k, 1) }
 		}
 		b.Run(tc.name, func(b *testing.B) {
-			abTime(b, 7, 30e6, abVariant{"archsimd", flops, run(old)}, abVariant{"tiles", flops, run(tiles)}, abVariant{"groups", flops, run(kern)})
+			abTime(b, 7, 30e6, abVariant{"tiles", flops, run(tiles)}, abVariant{"groups", flops, run(kern)})
 		})
 	}
 }

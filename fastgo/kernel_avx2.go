@@ -9,8 +9,8 @@ package fastgo
 // Why assembly: archsimd has no broadcast from memory. BroadcastFloat32x8 is VMOVSS into an XMM
 // register, then VBROADCASTSS register to register (no SSA rule folds the load; simdAMD64.rules'
 // load folding is for EVEX forms only), and on Zen 3 that register broadcast is a shuffle µop on
-// the FP pipes the FMAs need: the archsimd 4×16 kernels broadcasting in registers
-// (kernelF32x8, kernelF32x8Rows) run at ~48 GFLOP/cpu-s however they are unrolled. The memory
+// the FP pipes the FMAs need: archsimd 4×16 kernels broadcasting in registers (gone since this
+// kernel) ran at ~48 GFLOP/cpu-s however they were unrolled. The memory
 // broadcast is a plain load µop: 6 loads per 8 FMAs. Before this kernel, the GEMM stored every A
 // value as a whole vector ([kc, 4, 8], filled while the first column tile was computed at the
 // register-broadcast speed) and the other tiles loaded those: ~80 GFLOP/cpu-s for those tiles,
@@ -18,15 +18,15 @@ package fastgo
 //
 // BenchmarkMicroKernelAVX2AB (kc = 128, panels in L1, medians of interleaved rounds of
 // per-thread CPU time, GFLOP/cpu-s), 3 runs: this kernel on a packed A 95–98 and on A's rows in
-// place 90–92, against 78–80 for the pre-broadcast kernel, 48–49 for kernelF32x8Rows and ~49
+// place 90–92, against 78–80 for the pre-broadcast kernel, 48–49 for the archsimd kernel and ~49
 // for the fill kernel; 12 independent register FMA chains, the FMA ceiling, 95–97.
 //
 // The kernel runs a column of row groups against one B micro-panel (kernelF32x8GroupsAsm:
 // microKernel.groups), so that the GEMM's Go loop runs once per column tile, not once per tile,
 // or one tile of a packed panel (kernelF32x8Asm: microKernel.fn). A's rows are read in place
 // when they lie a constant stride apart; otherwise the GEMM packs them. Each output is the
-// FMA chain over k in order from zero, then added to C with accumulate: the bits of
-// kernelF32x8Rows and kernelF32x8, the readable archsimd kernels beside it (kernel_simd.go).
+// FMA chain over k in order from zero, then added to C with accumulate (tileFMA in
+// kernel_avx2_asm_test.go is that definition in plain Go; the test checks the bits).
 // It uses Y0–Y13 and ends with VZEROUPPER (doc.go, "Clean upper halves"); Go's ABI wrapper
 // restores X15 after it.
 //
@@ -58,7 +58,7 @@ func asmKernelF32() (microKernel[float32], bool) {
 //go:noescape
 func kernelF32x16Groups(kc int, a unsafe.Pointer, lda, astride, gstride uintptr, groups int, b, c unsafe.Pointer, ldc uintptr, accumulate bool)
 
-// kernelF32x8Asm is kernelF32x8 (A packed: [kc, 4]) in assembly: the same bits.
+// kernelF32x8Asm is the kernel on a packed micro-panel A: [kc, 4] (one group).
 func kernelF32x8Asm(kc int, a, b, c []float32, ldc int, accumulate bool) {
 	kernelF32x8GroupsAsm(kc, a, 1, 4, 4*kc, 1, b, c, ldc, accumulate)
 }

@@ -9,53 +9,8 @@ import (
 	"testing"
 )
 
-// TestKernelArchsimdSameBits checks that the readable archsimd kernels give the assembly
-// kernel's bits (kernel_avx2.go says they are its twins): kernelF32x8 against kernelF32x8Asm on
-// a packed panel and kernelF32x8Rows against kernelF32x8GroupsAsm on the same values as rows, for
-// every kc 0…37 and 128, 131, with and without accumulate, NaN and Inf included.
-func TestKernelArchsimdSameBits(t *testing.T) {
-	if _, ok := asmKernelF32(); !ok {
-		t.Skip("no AVX2+FMA on this CPU")
-	}
-	rng := rand.New(rand.NewPCG(vecSeed(t), 4))
-	const ldc = 19
-	kcs := []int{128, 131}
-	for kc := range 38 {
-		kcs = append(kcs, kc)
-	}
-	for _, kc := range kcs {
-		a, b := randTileOperands(rng, kc)
-		flat := make([]float32, 4*kc) // A's 4 rows, one after another
-		for k := range kc {
-			for r := range 4 {
-				flat[r*kc+k] = a[4*k+r]
-			}
-		}
-		rows := [4][]float32{flat[:kc], flat[kc : 2*kc], flat[2*kc : 3*kc], flat[3*kc:]}
-		for _, acc := range []bool{false, true} {
-			init := make([]float32, 4*ldc)
-			for i := range init {
-				init[i] = float32(rng.NormFloat64())
-			}
-			want := append([]float32(nil), init...)
-			kernelF32x8Asm(kc, a, b, want, ldc, acc)
-			got := append([]float32(nil), init...)
-			kernelF32x8(kc, a, b, got, ldc, acc)
-			sameBits(t, "kernelF32x8", kc, acc, want, got)
-			got = append(got[:0], init...)
-			kernelF32x8Rows(kc, rows[0], rows[1], rows[2], rows[3], b, got, ldc, acc)
-			sameBits(t, "kernelF32x8Rows", kc, acc, want, got)
-			if kc > 0 {
-				got = append(got[:0], init...)
-				kernelF32x8GroupsAsm(kc, flat, kc, 1, 4*kc, 1, b, got, ldc, acc)
-				sameBits(t, "kernelF32x8GroupsAsm", kc, acc, want, got)
-			}
-		}
-	}
-}
-
-// TestGEMMAVX2AgainstGo runs the GEMM with the AVX2 kernel (row groups in one call, one tile a
-// call, the direct rows and the packed paths; and the archsimd kernels) and with the plain-Go kernel on random shapes — edge row groups and column
+// TestGEMMAVX2AgainstGo runs the GEMM with the AVX2 kernel (row groups in one call reading A in
+// place, and one packed tile a call) and with the plain-Go kernel on random shapes — edge row groups and column
 // tiles, k across several k-blocks, every operand layout, 1 and 3 workers — and checks both
 // against the float64 product within the error bound of checkProduct, and each other within
 // twice that (they round differently: FMA, k-block depth). A NaN and an infinity in the operands
@@ -67,7 +22,6 @@ func TestGEMMAVX2AgainstGo(t *testing.T) {
 	}
 	tiles := avx2
 	tiles.name, tiles.groups = avx2.name+"-tiles", nil
-	archsimdK := microKernel[float32]{name: "avx2-archsimd", mr: 4, nr: 16, fn: kernelF32x8, rows: kernelF32x8Rows}
 	goK := goKernel[float32]()
 	seed := vecSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 3))
@@ -102,7 +56,7 @@ func TestGEMMAVX2AgainstGo(t *testing.T) {
 				}
 			}
 			bound := 4 * float64(c.k+1) * 0x1p-24
-			for _, kern := range []microKernel[float32]{avx2, tiles, archsimdK} {
+			for _, kern := range []microKernel[float32]{avx2, tiles} {
 				out := make([]float32, len(ref))
 				for j := range out {
 					out[j] = float32(math.NaN())

@@ -18,8 +18,7 @@ package fastgo
 // accumulators stay in registers; and the inlined helpers here cost a NOP each in the loop.)
 //
 // For float32 on AVX2 the GEMM runs kernel_avx2.go's kernel, in assembly (archsimd has no
-// broadcast from memory); the AVX2 kernels below, kernelF32x8 and kernelF32x8Rows, are its
-// readable twins with the same bits (kernel_avx2_test.go checks).
+// broadcast from memory).
 
 import (
 	"simd/archsimd"
@@ -173,110 +172,9 @@ func storeFloat32x16(dst []float32, v archsimd.Float32x16, accumulate bool) {
 	v.Store(p)
 }
 
-// kernelF32x8: a: [kc, 4], b: [kc, 16] (2 vectors of 8), c: 4 rows of ≥ 16, ldc apart.
-func kernelF32x8(kc int, a, b, c []float32, ldc int, accumulate bool) {
-	var c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x8
-	a, b = a[:4*kc], b[:16*kc]
-	for len(a) >= 4 && len(b) >= 16 {
-		b0 := archsimd.LoadFloat32x8((*[8]float32)(b[0:8]))
-		b1 := archsimd.LoadFloat32x8((*[8]float32)(b[8:16]))
-		a0 := archsimd.BroadcastFloat32x8(a[0])
-		c00 = a0.MulAdd(b0, c00)
-		c01 = a0.MulAdd(b1, c01)
-		a1 := archsimd.BroadcastFloat32x8(a[1])
-		c10 = a1.MulAdd(b0, c10)
-		c11 = a1.MulAdd(b1, c11)
-		a2 := archsimd.BroadcastFloat32x8(a[2])
-		c20 = a2.MulAdd(b0, c20)
-		c21 = a2.MulAdd(b1, c21)
-		a3 := archsimd.BroadcastFloat32x8(a[3])
-		c30 = a3.MulAdd(b0, c30)
-		c31 = a3.MulAdd(b1, c31)
-		a, b = a[4:], b[16:]
-	}
-	storeFloat32x8(c[0*ldc+0:], c00, accumulate)
-	storeFloat32x8(c[0*ldc+8:], c01, accumulate)
-	storeFloat32x8(c[1*ldc+0:], c10, accumulate)
-	storeFloat32x8(c[1*ldc+8:], c11, accumulate)
-	storeFloat32x8(c[2*ldc+0:], c20, accumulate)
-	storeFloat32x8(c[2*ldc+8:], c21, accumulate)
-	storeFloat32x8(c[3*ldc+0:], c30, accumulate)
-	storeFloat32x8(c[3*ldc+8:], c31, accumulate)
-	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
-}
-
 // ldF32x8 loads the 8 float32 at p + off bytes. The callers checked the bounds.
 func ldF32x8(p unsafe.Pointer, off uintptr) archsimd.Float32x8 {
 	return archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, off)))
-}
-
-// kernelF32x8Rows is kernelF32x8 with A read from its four rows: a0…a3: [kc] each. As
-// kernelF32x16Rows, it walks A and B with unsafe pointers after one bounds check per operand and
-// unrolls k by 4 through rowsStep8; the FMAs and their order per output are the slice loop's
-// (bit-identical: TestKernelF32x8SameBits). The slice loop recomputed each row's address and
-// length every k and moved all eight accumulators back at the end of every iteration.
-// BenchmarkMicroKernelAVX2AB (kc=256, in L1, this AVX2-only Zen 3 with other load), per-thread
-// CPU time: pointer walk 35.3 / 47.1 / 40.2 GFLOP/cpu-s against 26.2 / 41.1 / 25.2 for the slice
-// loop (3 interleaved pairs); the packed kernelF32x8, rewritten the same way, measured no better
-// (45.3 / 42.1 / 40.9 against 44.5 / 35.5 / 41.7), so it keeps its slice loop. The remaining gap
-// to the FMA peak (~90 here) is mostly the broadcasts: B loads and FMAs alone reach ~70.
-func kernelF32x8Rows(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accumulate bool) {
-	var c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x8
-	if kc > 0 {
-		_, _, _, _ = a0[kc-1], a1[kc-1], a2[kc-1], a3[kc-1] // A: 4 rows of kc
-		_ = b[16*kc-1]                                      // B: [kc, 16]
-		p0, p1, p2, p3 := unsafe.Pointer(&a0[0]), unsafe.Pointer(&a1[0]), unsafe.Pointer(&a2[0]), unsafe.Pointer(&a3[0])
-		pb := unsafe.Pointer(&b[0])
-		k := 0
-		for ; k+4 <= kc; k += 4 {
-			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep8(pb, 0, p0, p1, p2, p3, 0, c00, c01, c10, c11, c20, c21, c30, c31)
-			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep8(pb, 64, p0, p1, p2, p3, 4, c00, c01, c10, c11, c20, c21, c30, c31)
-			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep8(pb, 128, p0, p1, p2, p3, 8, c00, c01, c10, c11, c20, c21, c30, c31)
-			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep8(pb, 192, p0, p1, p2, p3, 12, c00, c01, c10, c11, c20, c21, c30, c31)
-			if k+4 < kc { // never past the ends (go test -race's checkptr: "points to invalid allocation")
-				p0, p1, p2, p3 = unsafe.Add(p0, 16), unsafe.Add(p1, 16), unsafe.Add(p2, 16), unsafe.Add(p3, 16)
-				pb = unsafe.Add(pb, 256)
-			}
-		}
-		for ; k < kc; k++ {
-			c00, c01, c10, c11, c20, c21, c30, c31 = rowsStep8(pb, 0, p0, p1, p2, p3, 0, c00, c01, c10, c11, c20, c21, c30, c31)
-			if k+1 < kc {
-				p0, p1, p2, p3 = unsafe.Add(p0, 4), unsafe.Add(p1, 4), unsafe.Add(p2, 4), unsafe.Add(p3, 4)
-				pb = unsafe.Add(pb, 64)
-			}
-		}
-	}
-	storeFloat32x8(c[0*ldc+0:], c00, accumulate)
-	storeFloat32x8(c[0*ldc+8:], c01, accumulate)
-	storeFloat32x8(c[1*ldc+0:], c10, accumulate)
-	storeFloat32x8(c[1*ldc+8:], c11, accumulate)
-	storeFloat32x8(c[2*ldc+0:], c20, accumulate)
-	storeFloat32x8(c[2*ldc+8:], c21, accumulate)
-	storeFloat32x8(c[3*ldc+0:], c30, accumulate)
-	storeFloat32x8(c[3*ldc+8:], c31, accumulate)
-	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
-}
-
-// rowsStep8 is one k of kernelF32x8Rows: B's row at pb + bo (16 values), A's four values at
-// p0…p3 + ao, the eight accumulators updated.
-func rowsStep8(pb unsafe.Pointer, bo uintptr, p0, p1, p2, p3 unsafe.Pointer, ao uintptr,
-	c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x8) (_, _, _, _, _, _, _, _ archsimd.Float32x8) {
-	b0, b1 := ldF32x8(pb, bo), ldF32x8(pb, bo+32)
-	x0 := archsimd.BroadcastFloat32x8(ldF32(p0, ao))
-	x1 := archsimd.BroadcastFloat32x8(ldF32(p1, ao))
-	x2 := archsimd.BroadcastFloat32x8(ldF32(p2, ao))
-	x3 := archsimd.BroadcastFloat32x8(ldF32(p3, ao))
-	return x0.MulAdd(b0, c00), x0.MulAdd(b1, c01), x1.MulAdd(b0, c10), x1.MulAdd(b1, c11),
-		x2.MulAdd(b0, c20), x2.MulAdd(b1, c21), b0.MulAdd(x3, c30), x3.MulAdd(b1, c31) // b0's last use takes the result
-}
-
-// storeFloat32x8 writes (or adds) one vector to dst[0:8].
-func storeFloat32x8(dst []float32, v archsimd.Float32x8, accumulate bool) {
-	p := (*[8]float32)(dst[:8])
-	if accumulate {
-		v = v.Add(archsimd.LoadFloat32x8(p))
-	}
-	v.Store(p)
 }
 
 // kernelF64x8: a: [kc, 4], b: [kc, 16] (2 vectors of 8), c: 4 rows of ≥ 16, ldc apart.
