@@ -39,11 +39,17 @@ func binaryExecutor(o op, gomlx nodeExecutor) nodeExecutor {
 				return out, err // fuse.go: exp(s − m) for the Exp that follows
 			}
 		}
+		if o == opAdd {
+			if out, ok, err := execFusedAddMax(backend, node, inputs, inputsOwned); err != nil || ok {
+				return out, err // fuse_addmax.go: the rows' maxima for the ReduceMax that follows
+			}
+		}
 		out, ok, err := execBinary(o, backend, node, inputs, inputsOwned)
 		if !ok && err == nil {
 			out, err = fallback(o, gomlx, backend, node, inputs, inputsOwned)
 		}
 		dropFused(out) // nothing fused into this buffer now
+		dropMaxima(out)
 		return out, err
 	}
 }

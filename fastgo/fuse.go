@@ -312,7 +312,7 @@ type rowMaxTile struct {
 	maxima []float32
 }
 
-var gemmMaxima sync.Map // *simplego.Buffer → *rowMaxTile
+var gemmMaxima sync.Map // *simplego.Buffer → *rowMaxTile (DotGenerals' and fuse_addmax.go's Adds')
 
 // rowMaxima returns where to put the maxima of the rows rows × cols of DotGeneral node dot's
 // output for the ReduceMax that follows, or nil (no such ReduceMax: nothing to do).
@@ -361,17 +361,24 @@ func (t *rowMaxTile) keep(out *simplego.Buffer) bool {
 	if t == nil {
 		return false
 	}
-	gemmMaxima.Store(out, t)
+	if _, loaded := gemmMaxima.Swap(out, t); !loaded {
+		maximaLive.Add(1)
+	}
 	fusedMaxCalls.Add(1)
 	return true
 }
 
-var fusedMaxCalls atomic.Int64 // DotGenerals that left their rows' maxima (tests)
+var (
+	fusedMaxCalls atomic.Int64 // DotGenerals and Adds that left their rows' maxima (tests)
+	maximaLive    atomic.Int64 // gemmMaxima's entries
+)
 
 // dropMaxima forgets the maxima left with buffer b, if any.
 func dropMaxima(b *simplego.Buffer) {
-	if b != nil {
-		gemmMaxima.Delete(b)
+	if b != nil && maximaLive.Load() > 0 {
+		if _, loaded := gemmMaxima.LoadAndDelete(b); loaded {
+			maximaLive.Add(-1)
+		}
 	}
 }
 
@@ -384,6 +391,6 @@ func takeFusedMax(backend *simplego.Backend, node *simplego.Node, inputs []*simp
 	if !found || v.(*rowMaxTile).max != node {
 		return nil, false, nil
 	}
-	gemmMaxima.Delete(inputs[0])
+	dropMaxima(inputs[0])
 	return reductionOf(backend, node, opReduceMax, v.(*rowMaxTile).maxima)
 }

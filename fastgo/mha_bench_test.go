@@ -2,12 +2,15 @@ package fastgo_test
 
 import (
 	"math/rand/v2"
+	"os"
 	"testing"
 
+	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
+	"github.com/mhalab/mhalab/fastgo"
 	"github.com/mhalab/mhalab/mhalib"
 )
 
@@ -17,6 +20,9 @@ import (
 // fastgo. It is the entry point for a CPU profile of the whole layer:
 //
 //	GOEXPERIMENT=simd go test ./fastgo -run NONE -bench MHA/long -cpuprofile /tmp/cpu.out
+//
+// The backend is configured as mhalab bench configures it ("ops_sequential"); MHALAB_SIMPLEGO
+// sets another configuration (BenchmarkKVDecode). MHALAB_OPPROF=1 prints the elapsed time per op type and shape per call (decode_opprof_test.go).
 func BenchmarkMHA(b *testing.B) {
 	for _, c := range []struct {
 		name        string
@@ -32,7 +38,14 @@ func BenchmarkMHA(b *testing.B) {
 		{"llm_causal", 8, 1024, 768, 12, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			backend := newBackend(b)
+			config, ok := os.LookupEnv("MHALAB_SIMPLEGO")
+			if !ok {
+				config = "ops_sequential"
+			}
+			backend, err := simplego.New(config)
+			if err != nil {
+				b.Fatal(err)
+			}
 			causal := mhalib.NoCausal
 			if c.causal {
 				causal = mhalib.CausalTopLeft
@@ -45,6 +58,10 @@ func BenchmarkMHA(b *testing.B) {
 			exec.MustExec(x)[0].FinalizeAll()
 			b.ResetTimer()
 			start := cpuMS()
+			if os.Getenv("MHALAB_OPPROF") != "" {
+				fastgo.OpProfileStart()
+				defer func() { fastgo.OpProfileReport(os.Stdout, b.N) }()
+			}
 			for b.Loop() {
 				exec.MustExec(x)[0].FinalizeAll()
 			}
