@@ -373,8 +373,15 @@ func (b *MHABuilder) build(withWeights bool) (output, weights *Node) {
 	if formulation == Flash {
 		merged = b.flashHeads(q, k, v, d, ms, withWeights) // [B, Lq, E]
 	} else if formulation != PerHeadLoop && d.even && !b.strategySet {
-		qh, kh, vh := SplitHeads(q, h), SplitHeads(k, d.kvHeads), SplitHeads(v, d.kvHeads) // [B, h, Lq, dk], [B, Hkv, Lk', dk] ×2
-		out, w := attendWith(qh, kh, vh, []float64{b.headScale(d.sizes[0])}, ms, drop, withWeights)
+		var qh, kh, vh headsOperand
+		if !differentiableSlices(g) && d.kvHeads == h {
+			// The pure-Go backend: the scores read the projections' [B, L, h, dk] through their
+			// axes, no transposes of q and k (seqmajor.go; v stays head-major, see there).
+			qh, kh, vh = seqMajorHeads(q, h), seqMajorHeads(k, h), headMajor(SplitHeads(v, h)) // [B, Lq, h, dk], [B, Lk', h, dk], [B, h, Lk', dv]
+		} else {
+			qh, kh, vh = headMajor(SplitHeads(q, h)), headMajor(SplitHeads(k, d.kvHeads)), headMajor(SplitHeads(v, d.kvHeads)) // [B, h, Lq, dk], [B, Hkv, Lk', dk] ×2
+		}
+		out, w := attendHeads(qh, kh, vh, []float64{b.headScale(d.sizes[0])}, ms, drop, withWeights)
 		merged, weights = MergeHeads(out), w // [B, Lq, E], [B, h, Lq, Lk']
 	} else {
 		strategy := HeadsLoop
