@@ -1,0 +1,91 @@
+package mhalib
+
+import (
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+)
+
+// FlashAttention's gradient without packing its operands, where only q, k and v need one.
+//
+// flashAttendGrad packs o, lse, q, k, v (and the masks and sinks that take a gradient) in one
+// matrix so that one identity with a custom gradient reaches them all (flashgrad.go, "A
+// gradient of several inputs"). That packing is paid on every forward pass, with or without a
+// gradient: at causal L 4096 on the pure-Go backend (fastgo's BenchmarkMHA/long_causal) the
+// Concatenate of 10.5 M values, the lse column and the copies of q, k, v the packing made were
+// ~6% of the time. Without lse among the results and without masks or sinks to differentiate
+// (MultiHeadAttention's Flash formulation), the gradient reaches q, k and v another way:
+//
+//	qI, kI, vI = identities of q, k, v, each with the custom gradient "my part of backward(dO)"
+//	o  = flashAttend(q, k, v), gradients stopped        [B, Hq, Lq, dv]
+//	a  = |0·(qI[0] + kI[0] + vI[0])|, 0 where not finite  a scalar +0
+//	out = identity of (o − a) with the custom gradient "remember dO, pass it on"
+//
+// out is o bit for bit (x − (+0) = x, −0 included). Autodiff reaches out first (it is
+// downstream of qI, kI and vI, so its gradient is complete before theirs is asked for), which
+// records dO; the identities of q, k and v then ignore their own adjoint (the gradient of one
+// entry through a) and return their part of backward(dO), built once per dO. The forward pass
+// pays three one-element gathers and one subtraction of a scalar.
+//
+// Only on the pure-Go backend's path by query blocks (flashrows.go), the one measured. With
+// other masks there (flashblocks.go) the backward pass's schedule keeps two [B, h, BlockK, d]
+// pieces per pair of query and key blocks alive at its peak (goPooledBytes' replay: 146 at
+// L 1024, 546 at L 2048), which the packing's large buffers, linear in L, had kept out of sight
+// of TestFlashGradientGoPoolsAreLinear's ratio (2.29× packed; 2.63× routed, with 35% fewer bytes
+// at L 2048): that path keeps the packing until its pieces are fixed.
+
+// flashAttendRouted is flashAttendGrad (without lse) for masks ms whose additive masks and
+// sinks need no gradient.
+func flashAttendRouted(q, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int) *Node {
+	route := &flashRoute{}
+	qI := IdentityWithCustomGradient(q, route.part(0)) // [B, Hq, Lq, dk]
+	kI := IdentityWithCustomGradient(k, route.part(1)) // [B, Hkv, Lk, dk]
+	vI := IdentityWithCustomGradient(v, route.part(2)) // [B, Hkv, Lk, dv]
+	// The anchor reads the identities before the stopped copies below do, so that on the
+	// pure-Go backend (nodes run in the order built) each StopGradient is its input's last use
+	// and takes its buffer over instead of copying it.
+	t := Add(Add(entry0(qI), entry0(kI)), entry0(vI))                // scalar
+	anchor := Abs(MulScalar(Where(IsFinite(t), t, ZerosLike(t)), 0)) // scalar +0
+	route.fb = &flashBackward{
+		q: StopGradient(qI), k: StopGradient(kI), v: StopGradient(vI),
+		ms: ms.stoppedGradients(), scale: scale, blockQ: blockQ, blockK: blockK,
+	}
+	route.fb.o, route.fb.lse = flashAttend(route.fb.q, route.fb.k, route.fb.v, scale, route.fb.ms, blockQ, blockK, true) // [B, Hq, Lq, dv], [B, Hq, Lq]
+	return IdentityWithCustomGradient(Sub(StopGradient(route.fb.o), anchor), route.output)                               // [B, Hq, Lq, dv]
+}
+
+// entry0 is x's first entry as a scalar, by one Gather of x itself (differentiable on every
+// backend; a Reshape first would copy x on the pure-Go backend, whose buffer x's other use keeps).
+func entry0(x *Node) *Node {
+	at := Const(x.Graph(), [][]int32{make([]int32, x.Rank())}) // [1, rank]: index 0 on every axis
+	return Reshape(Gather(x, at))                              // scalar
+}
+
+// flashRoute carries dO from the output's gradient to the gradients of q, k and v.
+type flashRoute struct {
+	fb    *flashBackward
+	dO    *Node   // the output's adjoint, as last recorded
+	grads []*Node // backward(dO): dq, dk, dv
+	of    *Node   // the dO grads were built for
+}
+
+// output records the output's adjoint dO [B, Hq, Lq, dv] and passes it on (to the stopped o and
+// the anchor: neither takes it further than the anchor's one entry, which part ignores).
+func (r *flashRoute) output(_, dO *Node) *Node {
+	r.dO = dO
+	return dO
+}
+
+// part returns the custom gradient of input i (0: q, 1: k, 2: v): its part of backward(dO).
+func (r *flashRoute) part(i int) func(x, adj *Node) *Node {
+	return func(_, _ *Node) *Node {
+		if r.dO == nil {
+			panicArg("FlashAttention", "internal: the gradient of its inputs was asked before its output's")
+		}
+		if r.of != r.dO {
+			r.grads, r.of = r.fb.gradients(r.dO, nil), r.dO
+			for j, g := range r.grads {
+				r.grads[j] = IdentityWithCustomGradient(g, noSecondDerivative)
+			}
+		}
+		return r.grads[i]
+	}
+}
