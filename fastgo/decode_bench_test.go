@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/graph"
@@ -38,14 +39,7 @@ func BenchmarkKVDecode(b *testing.B) {
 	const layers, E, Hq, L, pos = 4, 2048, 32, 4096, 4064
 	for _, hkv := range []int{32, 8, 1} {
 		b.Run(fmt.Sprintf("Hkv=%d", hkv), func(b *testing.B) {
-			config, ok := os.LookupEnv("MHALAB_SIMPLEGO")
-			if !ok {
-				config = "ops_sequential"
-			}
-			backend, err := simplego.New(config)
-			if err != nil {
-				b.Fatal(err)
-			}
+			backend := benchBackend(b)
 			cache, err := mhalib.NewKVCache(1, hkv, L, E/Hq, E/Hq)
 			if err != nil {
 				b.Fatal(err)
@@ -79,4 +73,18 @@ func BenchmarkKVDecode(b *testing.B) {
 			reportCPU(b, start)
 		})
 	}
+}
+
+// benchBackend is the pure-Go backend as mhalab bench configures it ("ops_sequential",
+// xla.SimpleGoConfig), or as MHALAB_SIMPLEGO sets it ("" or "ops_parallel": GoMLX's default).
+func benchBackend(b *testing.B) backends.Backend {
+	config, ok := os.LookupEnv("MHALAB_SIMPLEGO")
+	if !ok {
+		config = "ops_sequential"
+	}
+	backend, err := simplego.New(config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return backend
 }

@@ -183,16 +183,9 @@ func execFusedSub(backend *simplego.Backend, sub *simplego.Node, inputs []*simpl
 	if exp == nil {
 		return nil, false, nil
 	}
-	var e []float32
-	if inputsOwned[0] {
-		out, e = inputs[0], s
-		inputs[0] = nil // taken over as the output (simplego's convention)
-	} else {
-		var flat any
-		if out, flat, err = newOutput(backend, outShape); err != nil {
-			return nil, false, err
-		}
-		e = flat.([]float32)
+	out, e, err := overFirst(backend, inputs, inputsOwned, s, outShape)
+	if err != nil {
+		return nil, false, err
 	}
 	cols := outShape.Dimensions[outShape.Rank()-1]
 	rows := len(m)
@@ -216,6 +209,22 @@ func execFusedSub(backend *simplego.Backend, sub *simplego.Node, inputs []*simpl
 	fusedCalls.Add(1)
 	count(opSub)
 	return out, true, nil
+}
+
+// overFirst returns the output of a fused op computed over its first input s: that input's
+// buffer when simplego hands it over (taken: inputs[0] = nil, simplego's convention), else a new
+// buffer of shape, with its data.
+func overFirst(backend *simplego.Backend, inputs []*simplego.Buffer, inputsOwned []bool, s []float32, shape shapes.Shape) (*simplego.Buffer, []float32, error) {
+	if inputsOwned[0] {
+		out := inputs[0]
+		inputs[0] = nil
+		return out, s, nil
+	}
+	out, flat, err := newOutput(backend, shape)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, flat.([]float32), nil
 }
 
 // mustFlat returns buf's flat data if it is a []T.

@@ -56,16 +56,9 @@ func execFusedAddMax(backend *simplego.Backend, add *simplego.Node, inputs []*si
 	if maxNode == nil {
 		return nil, false, nil
 	}
-	var e []float32
-	if inputsOwned[0] {
-		out, e = inputs[0], s
-		inputs[0] = nil // taken over as the output (simplego's convention)
-	} else {
-		var flat any
-		if out, flat, err = newOutput(backend, outShape); err != nil {
-			return nil, false, err
-		}
-		e = flat.([]float32)
+	out, e, err := overFirst(backend, inputs, inputsOwned, s, outShape)
+	if err != nil {
+		return nil, false, err
 	}
 	cols, tileRows := outShape.Dimensions[rank-1], outShape.Dimensions[rank-2]
 	tile := &rowMaxTile{max: maxNode, maxima: make([]float32, len(s)/cols)}

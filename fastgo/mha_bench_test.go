@@ -5,7 +5,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/ml/context"
@@ -38,14 +37,7 @@ func BenchmarkMHA(b *testing.B) {
 		{"llm_causal", 8, 1024, 768, 12, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			config, ok := os.LookupEnv("MHALAB_SIMPLEGO")
-			if !ok {
-				config = "ops_sequential"
-			}
-			backend, err := simplego.New(config)
-			if err != nil {
-				b.Fatal(err)
-			}
+			backend := benchBackend(b)
 			causal := mhalib.NoCausal
 			if c.causal {
 				causal = mhalib.CausalTopLeft
