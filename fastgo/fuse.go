@@ -139,22 +139,37 @@ func fusePlan(sub *simplego.Node, out, s, m shapes.Shape) (exp, sum *simplego.No
 		}
 	}
 	nodes, outputs := graphOf(sub)
-	for _, o := range outputs {
-		if o == sub {
-			return nil, nil
-		}
+	if isOutput(sub, outputs) {
+		return nil, nil
 	}
 	subUsers := users(sub, nodes)
 	if len(subUsers) != 1 || nodeOp(subUsers[0]) != backends.OpTypeExp {
 		return nil, nil
 	}
 	exp = subUsers[0]
-	for _, u := range users(exp, nodes) {
-		if axes, ok := nodeInts(u); ok && nodeOp(u) == backends.OpTypeReduceSum && len(axes) == 1 && axes[0] == rank-1 {
-			return exp, u
+	return exp, lastAxisReduce(exp, nodes, backends.OpTypeReduceSum, rank)
+}
+
+// isOutput reports whether n is one of its graph's outputs (a buffer simplego hands back, which
+// no fused op may leave anything with).
+func isOutput(n *simplego.Node, outputs []*simplego.Node) bool {
+	for _, o := range outputs {
+		if o == n {
+			return true
 		}
 	}
-	return exp, nil
+	return false
+}
+
+// lastAxisReduce returns the first use of n (of rank rank) among nodes that reduces with op
+// over the last axis alone, or nil.
+func lastAxisReduce(n *simplego.Node, nodes []*simplego.Node, op backends.OpType, rank int) *simplego.Node {
+	for _, u := range users(n, nodes) {
+		if axes, ok := nodeInts(u); ok && nodeOp(u) == op && len(axes) == 1 && axes[0] == rank-1 {
+			return u
+		}
+	}
+	return nil
 }
 
 // execFusedSub computes Sub node sub as exp(s − m) (and the rows' sums) when fusePlan allows;
@@ -330,10 +345,8 @@ func rowMaxima(dot *simplego.Node, rows, cols int) *rowMaxTile {
 		return nil
 	}
 	nodes, outputs := graphOf(dot)
-	for _, o := range outputs {
-		if o == dot {
-			return nil
-		}
+	if isOutput(dot, outputs) {
+		return nil
 	}
 	us := users(dot, nodes)
 	if len(us) != 1 || nodeOp(us[0]) != backends.OpTypeReshape {
@@ -344,10 +357,8 @@ func rowMaxima(dot *simplego.Node, rows, cols int) *rowMaxTile {
 	if rank == 0 || shape.Dimensions[rank-1] != cols {
 		return nil
 	}
-	for _, u := range users(us[0], nodes) {
-		if axes, ok := nodeInts(u); ok && nodeOp(u) == backends.OpTypeReduceMax && len(axes) == 1 && axes[0] == rank-1 {
-			return &rowMaxTile{max: u, maxima: make([]float32, rows)}
-		}
+	if u := lastAxisReduce(us[0], nodes, backends.OpTypeReduceMax, rank); u != nil {
+		return &rowMaxTile{max: u, maxima: make([]float32, rows)}
 	}
 	return nil
 }

@@ -79,15 +79,8 @@ func execFusedAddMax(backend *simplego.Backend, add *simplego.Node, inputs []*si
 // rank), or nil (none, or add is an output of its graph).
 func addMaxPlan(add *simplego.Node, rank int) *simplego.Node {
 	nodes, outputs := graphOf(add)
-	for _, o := range outputs {
-		if o == add {
-			return nil
-		}
+	if isOutput(add, outputs) {
+		return nil
 	}
-	for _, u := range users(add, nodes) {
-		if axes, ok := nodeInts(u); ok && nodeOp(u) == backends.OpTypeReduceMax && len(axes) == 1 && axes[0] == rank-1 {
-			return u
-		}
-	}
-	return nil
+	return lastAxisReduce(add, nodes, backends.OpTypeReduceMax, rank)
 }

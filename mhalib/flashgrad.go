@@ -85,7 +85,7 @@ import (
 // flashAttendGrad is flashAttend (same arguments and results) whose gradient is the
 // recomputing backward pass described above.
 func flashAttendGrad(q, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int, withLSE bool) (output, lse *Node) {
-	if !withLSE && onlyQKVGradients(ms) && flashByRowsFits(q.Graph(), ms, k.Shape().Dim(1)) {
+	if !withLSE && flashByRowsFits(q.Graph(), ms, k.Shape().Dim(1)) { // (it has no additive masks nor sinks: only q, k, v take a gradient)
 		return flashAttendRouted(q, k, v, scale, ms, blockQ, blockK), nil // no packing (flashgradroute.go)
 	}
 	return flashAttendPacked(q, k, v, scale, ms, blockQ, blockK, withLSE)
@@ -133,17 +133,6 @@ func flashAttendPacked(q, k, v *Node, scale float64, ms *maskSet, blockQ, blockK
 		lse = Reshape(columnOf(Reshape(sliceAxis(z, 0, 1, 1), B, Hq, Lq, dv), 0), B, Hq, Lq) // [B, Hq, Lq]
 	}
 	return output, lse
-}
-
-// onlyQKVGradients reports whether none of ms's additive masks and sinks may need a gradient
-// (each computed from constants only, or absent).
-func onlyQKVGradients(ms *maskSet) bool {
-	for _, b := range ms.bias {
-		if !fromConstants(b) {
-			return false
-		}
-	}
-	return ms.sinks == nil || fromConstants(ms.sinks)
 }
 
 // noSecondDerivative is the gradient of FlashAttention's gradient: there is none.

@@ -32,8 +32,8 @@ import (
 // of TestFlashGradientGoPoolsAreLinear's ratio (2.29× packed; 2.63× routed, with 35% fewer bytes
 // at L 2048): that path keeps the packing until its pieces are fixed.
 
-// flashAttendRouted is flashAttendGrad (without lse) for masks ms whose additive masks and
-// sinks need no gradient.
+// flashAttendRouted is flashAttendGrad (without lse) for masks ms with no additive masks or
+// sinks (flashByRowsFits), so that only q, k and v take a gradient.
 func flashAttendRouted(q, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int) *Node {
 	route := &flashRoute{}
 	qI := IdentityWithCustomGradient(q, route.part(0)) // [B, Hq, Lq, dk]

@@ -373,14 +373,15 @@ func (b *MHABuilder) build(withWeights bool) (output, weights *Node) {
 	if formulation == Flash {
 		merged = b.flashHeads(q, k, v, d, ms, withWeights) // [B, Lq, E]
 	} else if formulation != PerHeadLoop && d.even && !b.strategySet {
-		var qh, kh, vh headsOperand
+		var qh, kh headsOperand
 		if !differentiableSlices(g) && d.kvHeads == h {
 			// The pure-Go backend: the scores read the projections' [B, L, h, dk] through their
-			// axes, no transposes of q and k (seqmajor.go; v stays head-major, see there).
-			qh, kh, vh = seqMajorHeads(q, h), seqMajorHeads(k, h), headMajor(SplitHeads(v, h)) // [B, Lq, h, dk], [B, Lk', h, dk], [B, h, Lk', dv]
+			// axes, no transposes of q and k (seqmajor.go).
+			qh, kh = seqMajorHeads(q, h), seqMajorHeads(k, h) // [B, Lq, h, dk], [B, Lk', h, dk]
 		} else {
-			qh, kh, vh = headMajor(SplitHeads(q, h)), headMajor(SplitHeads(k, d.kvHeads)), headMajor(SplitHeads(v, d.kvHeads)) // [B, h, Lq, dk], [B, Hkv, Lk', dk] ×2
+			qh, kh = headMajor(SplitHeads(q, h)), headMajor(SplitHeads(k, d.kvHeads)) // [B, h, Lq, dk], [B, Hkv, Lk', dk]
 		}
+		vh := SplitHeads(v, d.kvHeads) // [B, Hkv, Lk', dv]
 		out, w := attendHeads(qh, kh, vh, []float64{b.headScale(d.sizes[0])}, ms, drop, withWeights)
 		merged, weights = MergeHeads(out), w // [B, Lq, E], [B, h, Lq, Lk']
 	} else {

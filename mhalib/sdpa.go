@@ -148,11 +148,11 @@ func attend(q, k, v *Node, scales []float64, ms *maskSet, drop dropoutSpec) (out
 // attendWith is attend; withWeights false lets it skip forming the weights (then nil) where
 // that is faster (softmaxAndSum).
 func attendWith(q, k, v *Node, scales []float64, ms *maskSet, drop dropoutSpec, withWeights bool) (output, weights *Node) {
-	return attendHeads(headMajor(q), headMajor(k), headMajor(v), scales, ms, drop, withWeights)
+	return attendHeads(headMajor(q), headMajor(k), v, scales, ms, drop, withWeights)
 }
 
-// attendHeads is attendWith for operands in either layout (seqmajor.go).
-func attendHeads(q, k, v headsOperand, scales []float64, ms *maskSet, drop dropoutSpec, withWeights bool) (output, weights *Node) {
+// attendHeads is attendWith for q and k in either layout (seqmajor.go), v [B, Hkv, Lk, dv].
+func attendHeads(q, k headsOperand, v *Node, scales []float64, ms *maskSet, drop dropoutSpec, withWeights bool) (output, weights *Node) {
 	// Refuse up front a graph whose scores cannot fit in memory (memory.go).
 	checkPlainAttentionMemory(q.node.Shape().Dim(0), q.heads(), q.length(), k.length(), q.node.DType())
 	// 1) Scores: every query against every key, in every (batch, head), scaled; with GQA each
@@ -181,10 +181,10 @@ func exactScale(s float64, dtype dtypes.DType) bool {
 	return frac == 0.5 && (dtype == dtypes.Float32 || dtype == dtypes.Float64)
 }
 
-// softmaxAndSum is the rest of attend from the scaled logits [B, h, Lq, Lk] (v [B, h, Lk, dv]): masks, softmax,
+// softmaxAndSum is the rest of attend from the scaled logits [B, h, Lq, Lk]: masks, softmax,
 // dropout, weighted sum of v. Without withWeights, with no sinks and no dropout in effect, it
 // normalises after the weighted sum (softmaxSum) and returns no weights.
-func softmaxAndSum(logits *Node, v headsOperand, ms *maskSet, drop dropoutSpec, withWeights bool) (output, weights *Node) {
+func softmaxAndSum(logits, v *Node, ms *maskSet, drop dropoutSpec, withWeights bool) (output, weights *Node) {
 	// 2) Masks: additive masks added, blocked pairs set to the fill value.
 	raw := logits
 	logits = ms.apply(logits, 0, 0) // [B, h, Lq, Lk]
@@ -205,7 +205,7 @@ func softmaxAndSum(logits *Node, v headsOperand, ms *maskSet, drop dropoutSpec, 
 	}
 	weights = drop.apply(weights) // [B, h, Lq, Lk]
 	// 5) Weighted sum of the values (of each query head's key/value head).
-	output = headsWeightedSum(weights, v) // [B, h, Lq, dv]
+	output = groupedWeightedSum(weights, v) // [B, h, Lq, dv]
 	return output, weights
 }
 

@@ -9,10 +9,11 @@ import (
 // a pass of its own over each of them on the pure-Go backend, where every node is one (XLA
 // folds the transpose into the products). The products do not need it: a DotGeneral may batch
 // over axes 0 and 2 of [B, L, h, d], giving the same [B, h, Lq, Lk] scores and [B, h, Lq, dv]
-// output, each value the same sum of the same products. headsOperand carries a [B, h, L, d]
-// operand in either layout to the two products of plain attention.
+// output, each value the same sum of the same products. headsOperand carries q or k, [B, h, L, d],
+// in either layout to the scores' product.
 //
-// MultiHeadAttention reads q and k so on the pure-Go backend, and transposes v: fastgo's
+// MultiHeadAttention reads q and k so on the pure-Go backend, and transposes v (attention takes
+// it head-major): fastgo's
 // BenchmarkMHA/seed003_causal (B32 L128 E512 h8), op by op ("ops_sequential", MHALAB_OPPROF),
 // spent 5.9–6.3 ms a pass in its four transposes and 2.4–2.5 ms in the two left, with the
 // scores' product unchanged within the noise (6.3–7.1 ms against 6.9–7.5); reading v
@@ -20,7 +21,7 @@ import (
 // values, whose product then reads 16-value runs 2 KiB apart instead of 256 B, slower by more
 // (8.4–8.9 ms → 9.2–10.4 ms).
 
-// headsOperand is a [B, h, L, d] operand of attention: node itself (head-major), or node
+// headsOperand is q or k [B, h, L, d] of attention: node itself (head-major), or node
 // [B, L, h, d] read through its axes (seqMajor).
 type headsOperand struct {
 	node     *Node
@@ -37,28 +38,24 @@ func seqMajorHeads(x *Node, h int) headsOperand {
 	return headsOperand{node: Reshape(x, dims[0], dims[1], h, dims[2]/h), seqMajor: true} // [B, L, h, d]
 }
 
-// heads returns the number of heads h.
-func (x headsOperand) heads() int {
-	if x.seqMajor {
-		return x.node.Shape().Dim(2)
-	}
-	return x.node.Shape().Dim(1)
-}
-
-// length returns L.
-func (x headsOperand) length() int {
-	if x.seqMajor {
-		return x.node.Shape().Dim(1)
-	}
-	return x.node.Shape().Dim(2)
-}
-
 // axes returns the positions of the head (batch of the products) and length axes in node.
 func (x headsOperand) axes() (head, length int) {
 	if x.seqMajor {
 		return 2, 1
 	}
 	return 1, 2
+}
+
+// heads returns the number of heads h.
+func (x headsOperand) heads() int {
+	head, _ := x.axes()
+	return x.node.Shape().Dim(head)
+}
+
+// length returns L.
+func (x headsOperand) length() int {
+	_, length := x.axes()
+	return x.node.Shape().Dim(length)
 }
 
 // scaled returns x·s (the same layout).
@@ -78,17 +75,4 @@ func headsScores(q, k headsOperand) *Node {
 	qh, _ := q.axes()
 	kh, _ := k.axes()
 	return DotGeneral(q.node, []int{3}, []int{0, qh}, k.node, []int{3}, []int{0, kh}) // [B, h, Lq, Lk]
-}
-
-// headsWeightedSum returns w·v [B, Hq, Lq, dv] for weights w [B, Hq, Lq, Lk] and v
-// [B, Hkv, Lk, dv] in either layout (seqMajor only with Hq = Hkv).
-func headsWeightedSum(w *Node, v headsOperand) *Node {
-	if !v.seqMajor {
-		return groupedWeightedSum(w, v.node) // [B, Hq, Lq, dv]
-	}
-	if w.Shape().Dim(1) != v.heads() {
-		panicArg("v", "shape %s: sequence-major heads need as many value as query heads (weights %s)", v.node.Shape(), w.Shape())
-	}
-	vh, vl := v.axes()
-	return DotGeneral(w, []int{3}, []int{0, 1}, v.node, []int{vl}, []int{0, vh}) // [B, h, Lq, dv]
 }

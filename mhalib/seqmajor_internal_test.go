@@ -12,8 +12,8 @@ import (
 	"github.com/mhalab/mhalab/internal/backendtest"
 )
 
-// TestSeqMajorHeads: plain attention of projections read through their axes (seqmajor.go) is
-// attention of SplitHeads' transposed copies — on every backend, with and without the causal
+// TestSeqMajorHeads: plain attention with q and k read through the projections' axes
+// (seqmajor.go) is attention of SplitHeads' transposed copies — on every backend, with and without the causal
 // mask, with and without the weights, with a scale that is not a power of two. The forward
 // values must be equal bit for bit (each score and output the same sum of the same products in
 // the same order: the products only read their operands at other strides); the gradients
@@ -45,12 +45,13 @@ func TestSeqMajorHeads(t *testing.T) {
 						k := Sin(x)            // [B, L, h·dk]
 						v := Cos(x)            // [B, L, h·dk]
 						ms := &maskSet{batch: B, heads: h, lq: L, lk: L, causalLk: L, causal: c.causal, fill: math.Inf(-1)}
-						var qh, kh, vh headsOperand
+						var qh, kh headsOperand
 						if seq {
-							qh, kh, vh = seqMajorHeads(q, h), seqMajorHeads(k, h), seqMajorHeads(v, h)
+							qh, kh = seqMajorHeads(q, h), seqMajorHeads(k, h)
 						} else {
-							qh, kh, vh = headMajor(SplitHeads(q, h)), headMajor(SplitHeads(k, h)), headMajor(SplitHeads(v, h))
+							qh, kh = headMajor(SplitHeads(q, h)), headMajor(SplitHeads(k, h))
 						}
+						vh := SplitHeads(v, h)
 						out, w := attendHeads(qh, kh, vh, []float64{c.scale}, ms, dropoutSpec{}, c.withWeights)
 						loss := ReduceAllSum(Mul(out, Sin(MulScalar(out, 3)))) // scalar
 						outs := []*Node{out}

@@ -86,7 +86,7 @@ func safeSoftmaxFinite(logits, raw *Node) *Node {
 // multiplies by e: ∂logits = w ⊙ (g·vᵀ − Σ_j (g·vᵀ)_j w_j), the one subtraction of nearly
 // equal numbers, exact by Sterbenz's lemma (see safeSoftmax). A fully blocked row (every logit
 // −inf) has e = 0: output 0, gradient 0.
-func softmaxSum(logits *Node, v headsOperand) *Node {
+func softmaxSum(logits, v *Node) *Node {
 	m := StopGradient(ReduceAndKeep(logits, ReduceMax, -1)) // [B, Hq, Lq, 1]
 	m = Where(IsFinite(m), m, ZerosLike(m))                 // [B, Hq, Lq, 1]
 	e := Exp(Sub(logits, m))                                // [B, Hq, Lq, Lk]
@@ -96,5 +96,5 @@ func softmaxSum(logits *Node, v headsOperand) *Node {
 		w := Div(e, s)                                         // [B, Hq, Lq, Lk]
 		return Sub(g, ReduceAndKeep(Mul(g, w), ReduceSum, -1)) // [B, Hq, Lq, Lk]
 	})
-	return Div(headsWeightedSum(t, v), s) // [B, Hq, Lq, dv]
+	return Div(groupedWeightedSum(t, v), s) // [B, Hq, Lq, dv]
 }
