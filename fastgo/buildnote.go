@@ -10,7 +10,7 @@ import (
 // nothing to say: it is not empty only when this binary runs fastgo's plain-Go element-wise loops
 // on an amd64 CPU that has the AVX2 or AVX-512 their vector versions need — that is, when the
 // binary was built without GOEXPERIMENT=simd (plain `go build`, `go run`). The float32 matrix
-// products run the AVX2 assembly kernel either way (kernel_avx2.go); exp, the row sums and maxima,
+// products run an assembly kernel either way (kernel_avx2.go, kernel_avx512.go); exp, the row sums and maxima,
 // the float32 binary ops and the packed Q8_0/Q4_1 products do not: fastgo's BenchmarkMHA/long
 // took 1.72 s a pass in such a binary against ~0.45 s built with GOEXPERIMENT=simd (seed003: 136
 // against ~77 ms). The command prints it with the backend line (internal/cli); fastgo itself never

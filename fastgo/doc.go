@@ -24,10 +24,11 @@
 //     parallelism setting allows).
 //   - Micro-kernels: a plain-Go 2×2 kernel everywhere (kernel_go.go), and, built with
 //     GOEXPERIMENT=simd on amd64 with Go 1.26, AVX-512 or AVX2 kernels written with
-//     simd/archsimd (kernel_simd.go), no cgo. Which one runs: Kernel. On AVX2 the float32
-//     kernel is in assembly (kernel_avx2.go, kernel_avx2_amd64.s), so it runs in every amd64
-//     build, GOEXPERIMENT or not: it broadcasts A's values from memory, which archsimd cannot,
-//     and runs a whole column of row groups per call; tileFMA (its test) is its definition in
+//     simd/archsimd (kernel_simd.go), no cgo. Which one runs: Kernel. The float32 kernels the
+//     GEMM runs are in assembly, for AVX2 (kernel_avx2.go, kernel_avx2_amd64.s) and AVX-512
+//     (kernel_avx512.go, kernel_avx512_amd64.s), so they run in every amd64 build, GOEXPERIMENT
+//     or not: they broadcast A's values from memory, which archsimd cannot, and run a whole
+//     column of row groups per call; tileFMA and tileFMAN (their tests) are their definition in
 //     plain Go, with the same bits.
 //   - Any DotGeneral layout (transposed operands, several batch or contracting axes in any order)
 //     is read through per-axis offset tables (offsets), so no layout falls back; float32 and

@@ -94,12 +94,15 @@ func TestKernelAsmBounds(t *testing.T) {
 // tileFMA is the 4×16 micro-kernel's definition: for a packed A [kc, 4] and B [kc, 16], each
 // output is the chain acc = fma(A(r, k), B(k, j), acc) over k in order from zero, then stored in
 // c, or added to it (acc + c) with accumulate.
-func tileFMA(kc int, a, b, c []float32, ldc int, accumulate bool) {
+func tileFMA(kc int, a, b, c []float32, ldc int, accumulate bool) { tileFMAN(kc, 16, a, b, c, ldc, accumulate) }
+
+// tileFMAN is tileFMA for a 4×nr tile (B [kc, nr]).
+func tileFMAN(kc, nr int, a, b, c []float32, ldc int, accumulate bool) {
 	for r := range 4 {
-		for j := range 16 {
+		for j := range nr {
 			var acc float32
 			for k := range kc {
-				acc = float32(math.FMA(float64(a[4*k+r]), float64(b[16*k+j]), float64(acc)))
+				acc = float32(math.FMA(float64(a[4*k+r]), float64(b[nr*k+j]), float64(acc)))
 			}
 			if accumulate {
 				acc += c[r*ldc+j]
@@ -120,8 +123,11 @@ func sameBits(t *testing.T, name string, kc int, acc bool, want, got []float32) 
 
 // randTileOperands is a 4×16 micro-kernel's operands for depth kc: A [4, kc] and B [kc, 16] of
 // normal values, with (kc > 3) one NaN in A and one +Inf in B.
-func randTileOperands(rng *rand.Rand, kc int) (a, b []float32) {
-	a, b = make([]float32, 4*kc), make([]float32, 16*kc)
+func randTileOperands(rng *rand.Rand, kc int) (a, b []float32) { return randTileOperandsN(rng, kc, 16) }
+
+// randTileOperandsN is randTileOperands for a 4×nr tile (B [kc, nr]).
+func randTileOperandsN(rng *rand.Rand, kc, nr int) (a, b []float32) {
+	a, b = make([]float32, 4*kc), make([]float32, nr*kc)
 	for i := range a {
 		a[i] = float32(rng.NormFloat64())
 	}

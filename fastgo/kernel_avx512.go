@@ -1,0 +1,72 @@
+//go:build amd64
+
+package fastgo
+
+// The AVX-512 float32 micro-kernel, in assembly (kernel_avx512_amd64.s): kernel_avx2.go's kernel
+// with ZMM registers, a 4×32 tile of C in 8 accumulators, each k loading B's row (2 vectors) and
+// broadcasting A's 4 values straight from memory, then 8 FMAs.
+//
+// Why assembly here too: the archsimd 4×32 kernel (kernel_simd.go) broadcasts A's values
+// register to register, a shuffle µop; on Intel cores the 512-bit shuffles and one of the two
+// 512-bit FMA pipes share port 5, so 4 broadcasts per 8 FMAs take FMA slots.
+// BenchmarkMicroKernelAVX512AB (kc = 128, panels in L1, medians of interleaved rounds of
+// per-thread CPU time, GFLOP/cpu-s) on a 2-core Intel Xeon with AVX-512, 3 runs: this kernel
+// 135–139 on A's rows in place and on a packed A, against 100–104 and 93–95 for the archsimd
+// kernel; 8 independent register FMA chains, the ceiling of an 8-accumulator tile, 147–148.
+// (16 register chains in archsimd run at 59: Go's register allocator keeps SIMD values in
+// X0–X15 only, so an archsimd tile cannot grow past 8 accumulators either.) BenchmarkMHA, the
+// two binaries alternated, CPU ms a pass: seed003 132 → 99, seed003_causal 139 → 110, long
+// 718–740 → 558–607, llm 996–1056 → 761–824.
+
+// The kernel needs no GOEXPERIMENT: it runs in every amd64 build where the CPU and the OS have
+// AVX-512 F (golang.org/x/sys/cpu). Like the AVX2 kernel each output is the FMA chain over k in
+// order from zero, then added to C with accumulate: the same bits as the archsimd kernels
+// (kernel_avx512_test.go). It uses Z0–Z13 and ends with VZEROUPPER.
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// asmKernelF32AVX512 returns the AVX-512 assembly float32 kernel, and false where the CPU (or
+// the OS, which must save the ZMM registers: cpu.X86.HasAVX512F checks) lacks AVX-512 F.
+func asmKernelF32AVX512() (microKernel[float32], bool) {
+	if !cpu.X86.HasAVX512F {
+		return microKernel[float32]{}, false
+	}
+	return microKernel[float32]{name: "avx512-4x32", mr: 4, nr: 32, fn: kernelF32x16Asm, groups: kernelF32x16GroupsAsm}, true
+}
+
+// kernelF32x32Groups (kernel_avx512_amd64.s) is kernelF32x16Groups (kernel_avx2.go) with tiles
+// 4×32 and B micro-panels [kc, 32]: tile g is at c + g·4·ldc (ldc in bytes); its element (r, j),
+// r < 4, j < 32, is the FMA chain over k < kc in order from zero of A(g, r, k)·b[32k + j], then
+// added to C with accumulate, else stored there, where A(g, r, k) is the float32 at
+// a + g·gstride + r·lda + k·astride (bytes).
+//
+//go:noescape
+func kernelF32x32Groups(kc int, a unsafe.Pointer, lda, astride, gstride uintptr, groups int, b, c unsafe.Pointer, ldc uintptr, accumulate bool)
+
+// kernelF32x16Asm is the kernel on a packed micro-panel A: [kc, 4] (one group).
+func kernelF32x16Asm(kc int, a, b, c []float32, ldc int, accumulate bool) {
+	kernelF32x16GroupsAsm(kc, a, 1, 4, 4*kc, 1, b, c, ldc, accumulate)
+}
+
+// kernelF32x16GroupsAsm runs kernelF32x32Groups on elements: group g < groups reads A's value
+// of row r < 4 at column k < kc at a[g·gstride + r·lda + k·astride] and writes the 4×32 tile of
+// c at row 4g (rows ldc apart). It panics (index out of range) before the kernel reads or
+// writes outside a, b or c.
+func kernelF32x16GroupsAsm(kc int, a []float32, lda, astride, gstride, groups int, b, c []float32, ldc int, accumulate bool) {
+	if groups <= 0 {
+		return
+	}
+	_ = c[(4*groups-1)*ldc+31]
+	if kc <= 0 {
+		kernelF32x32Groups(0, nil, 0, 0, 0, groups, nil, unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate)
+		return
+	}
+	_ = a[(groups-1)*gstride+3*lda+(kc-1)*astride] // the last group's last row's last value
+	_ = b[32*kc-1]                                 // B: [kc, 32]
+	kernelF32x32Groups(kc, unsafe.Pointer(&a[0]), uintptr(4*lda), uintptr(4*astride), uintptr(4*gstride), groups,
+		unsafe.Pointer(&b[0]), unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate)
+}
