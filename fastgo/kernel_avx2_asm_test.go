@@ -94,7 +94,9 @@ func TestKernelAsmBounds(t *testing.T) {
 // tileFMA is the 4×16 micro-kernel's definition: for a packed A [kc, 4] and B [kc, 16], each
 // output is the chain acc = fma(A(r, k), B(k, j), acc) over k in order from zero, then stored in
 // c, or added to it (acc + c) with accumulate.
-func tileFMA(kc int, a, b, c []float32, ldc int, accumulate bool) { tileFMAN(kc, 16, a, b, c, ldc, accumulate) }
+func tileFMA(kc int, a, b, c []float32, ldc int, accumulate bool) {
+	tileFMAN(kc, 16, a, b, c, ldc, accumulate)
+}
 
 // tileFMAN is tileFMA for a 4×nr tile (B [kc, nr]).
 func tileFMAN(kc, nr int, a, b, c []float32, ldc int, accumulate bool) {
