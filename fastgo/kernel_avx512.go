@@ -70,3 +70,22 @@ func kernelF32x16GroupsAsm(kc int, a []float32, lda, astride, gstride, groups in
 	kernelF32x32Groups(kc, unsafe.Pointer(&a[0]), uintptr(4*lda), uintptr(4*astride), uintptr(4*gstride), groups,
 		unsafe.Pointer(&b[0]), unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate)
 }
+
+//go:noescape
+func kernelF32x64Groups(kc int, a unsafe.Pointer, lda, astride, gstride uintptr, groups int, b, c unsafe.Pointer, ldc uintptr, accumulate bool)
+
+// kernelF32x64GroupsAsm is kernelF32x16GroupsAsm with 4×64 tiles (B: [kc, 64]).
+func kernelF32x64GroupsAsm(kc int, a []float32, lda, astride, gstride, groups int, b, c []float32, ldc int, accumulate bool) {
+	if groups <= 0 {
+		return
+	}
+	_ = c[(4*groups-1)*ldc+63]
+	if kc <= 0 {
+		kernelF32x64Groups(0, nil, 0, 0, 0, groups, nil, unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate)
+		return
+	}
+	_ = a[(groups-1)*gstride+3*lda+(kc-1)*astride]
+	_ = b[64*kc-1]
+	kernelF32x64Groups(kc, unsafe.Pointer(&a[0]), uintptr(4*lda), uintptr(4*astride), uintptr(4*gstride), groups,
+		unsafe.Pointer(&b[0]), unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate)
+}

@@ -187,7 +187,7 @@ func dotQ4_1AVX512(rows []byte, a *qAct, y []float32) {
 	}
 	rb, pad, slots := 20*nb, (nb+15)&^15, (nb+1)/2
 	rows = rows[:n*rb]
-	ad, as, post := a.dx[:pad], a.sx[:pad], a.post
+	ad, as, post := a.dx[:pad], a.sx[:pad], archsimd.BroadcastFloat32x16(a.post) // before any 512-bit instruction (store4)
 	base := unsafe.Pointer(unsafe.SliceData(rows))
 	lay := unsafe.Pointer(unsafe.SliceData(a.lay[:64*slots]))
 	perm := unsafe.Pointer(unsafe.SliceData(a.perm[:16*slots]))
@@ -203,6 +203,7 @@ func dotQ4_1AVX512(rows []byte, a *qAct, y []float32) {
 	}
 	for r := 0; r < n; r += 4 {
 		p0, p1, p2, p3 := rows4(base, r, n, rb)
+		archsimd.ClearAVXUpperBits() // the call's return zeroes X15 by a legacy-SSE XORPS (store4)
 		prefetchAhead(base, r, n, rb)
 		var acc0, acc1, acc2, acc3 archsimd.Float32x16
 		for b := 0; b < nb; b += 16 { // chunk b/16: blocks b … b+15, slots b/2 … b/2+7
@@ -226,6 +227,7 @@ func dotQ4_1AVX512(rows []byte, a *qAct, y []float32) {
 		}
 		store4(y, r, post, acc0, acc1, acc2, acc3)
 	}
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // rows4 returns the addresses of rows r…r+3 of the n rows (rb bytes each) at base, the last
@@ -234,22 +236,21 @@ func rows4(base unsafe.Pointer, r, n, rb int) (p0, p1, p2, p3 unsafe.Pointer) {
 	return unsafe.Add(base, r*rb), unsafe.Add(base, min(r+1, n-1)*rb), unsafe.Add(base, min(r+2, n-1)*rb), unsafe.Add(base, min(r+3, n-1)*rb)
 }
 
-// store4 writes the lane sums of acc0…acc3 times post to y[r…r+3], those before len(y): the
-// four sums together, halves added, then three pairwise additions of the four vectors' lanes
-// (VHADDPS) and the two halves of the last — about a third of the operations of four separate
-// sums (sum16).
-func store4(y []float32, r int, post float32, acc0, acc1, acc2, acc3 archsimd.Float32x16) {
+// store4 writes the lane sums of acc0…acc3 times post (any lane of it) to y[r…r+3], those
+// before len(y): the four sums together, halves added, then three pairwise additions of the
+// four vectors' lanes (VHADDPS) and the two halves of the last — about a third of the
+// operations of four separate sums (sum16). No scalar float instruction and no 128-bit value
+// kept across the loop: Go moves scalar floats and spills 128-bit vectors by legacy-SSE
+// instructions (MOVUPS), which on Intel cores pay for the dirty upper halves of the ZMM
+// registers every time — with post a float32 and the tail stored lane by lane, the Q4_1 product
+// of BenchmarkQuantMatVec ran at 212 cpu-µs on a 2-core Intel Xeon, 7× the AVX2 kernels' time
+// (quant_avx2.go's note). Hence post as 512 bits, broadcast before the kernel's first 512-bit
+// instruction, and the tail by a masked store.
+func store4(y []float32, r int, post archsimd.Float32x16, acc0, acc1, acc2, acc3 archsimd.Float32x16) {
 	v0, v1 := acc0.GetLo().Add(acc0.GetHi()), acc1.GetLo().Add(acc1.GetHi())
 	v2, v3 := acc2.GetLo().Add(acc2.GetHi()), acc3.GetLo().Add(acc3.GetHi())
 	c := v0.AddPairsGrouped(v1).AddPairsGrouped(v2.AddPairsGrouped(v3)) // per 128 bits: the 4 rows' partial sums
-	s := c.GetLo().Add(c.GetHi()).Mul(archsimd.BroadcastFloat32x4(post))
-	if r+4 <= len(y) {
-		s.Store((*[4]float32)(y[r : r+4]))
-		return
-	}
-	for i := range len(y) - r {
-		y[r+i] = s.GetElem(uint8(i))
-	}
+	storePartF32x4(c.GetLo().Add(c.GetHi()).Mul(post.GetLo().GetLo()), y[r:])
 }
 
 // laneOf[i] broadcasts lane i of a vector by Permute.
@@ -274,7 +275,7 @@ func dotQ8_0AVX512(rows []byte, a *qAct, y []float32) {
 	}
 	rb, pad := 34*nb, (nb+15)&^15
 	rows = rows[:n*rb]
-	ad, post := a.dx[:pad], a.post
+	ad, post := a.dx[:pad], archsimd.BroadcastFloat32x16(a.post) // before any 512-bit instruction (store4)
 	base := unsafe.Pointer(unsafe.SliceData(rows))
 	x := unsafe.Pointer(unsafe.SliceData(a.q[:32*nb]))
 	step := func(p unsafe.Pointer, xb archsimd.Int16x32, sc archsimd.Float32x16, lane archsimd.Uint32x16, b int, acc archsimd.Float32x16) archsimd.Float32x16 {
@@ -283,6 +284,7 @@ func dotQ8_0AVX512(rows []byte, a *qAct, y []float32) {
 	}
 	for r := 0; r < n; r += 4 {
 		p0, p1, p2, p3 := rows4(base, r, n, rb)
+		archsimd.ClearAVXUpperBits() // the call's return zeroes X15 by a legacy-SSE XORPS (store4)
 		prefetchAhead(base, r, n, rb)
 		var acc0, acc1, acc2, acc3 archsimd.Float32x16
 		for c := 0; c < nb; c += 16 { // 32 bytes of scales from 2c: within the row (34·nb ≥ 2·nb + 30)
@@ -300,6 +302,7 @@ func dotQ8_0AVX512(rows []byte, a *qAct, y []float32) {
 		}
 		store4(y, r, post, acc0, acc1, acc2, acc3)
 	}
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 }
 
 // dequantRowAVX512 is dequantRow 16 weights at a time: Q4_1 float32(d·q) + m (Mul, then Add),

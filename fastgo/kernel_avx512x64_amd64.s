@@ -1,0 +1,141 @@
+//go:build amd64
+
+#include "textflag.h"
+
+// STEP64 is one k of a 4×64 tile: B's row k (4 vectors at boff(BX) … boff+192(BX)) times A's
+// four values of column k, broadcast from memory, into the accumulators Z0…Z15 (row r:
+// Z4r … Z4r+3); B in Z16–Z19, A's values in Z20–Z23. Registers as in STEP.
+#define STEP64(boff) \
+	VMOVUPS boff(BX), Z16 \
+	VMOVUPS boff+64(BX), Z17 \
+	VMOVUPS boff+128(BX), Z18 \
+	VMOVUPS boff+192(BX), Z19 \
+	VBROADCASTSS (R8)(R12*1), Z20 \
+	VBROADCASTSS (R9)(R12*1), Z21 \
+	VBROADCASTSS (R10)(R12*1), Z22 \
+	VBROADCASTSS (R11)(R12*1), Z23 \
+	VFMADD231PS Z16, Z20, Z0 \
+	VFMADD231PS Z17, Z20, Z1 \
+	VFMADD231PS Z18, Z20, Z2 \
+	VFMADD231PS Z19, Z20, Z3 \
+	VFMADD231PS Z16, Z21, Z4 \
+	VFMADD231PS Z17, Z21, Z5 \
+	VFMADD231PS Z18, Z21, Z6 \
+	VFMADD231PS Z19, Z21, Z7 \
+	VFMADD231PS Z16, Z22, Z8 \
+	VFMADD231PS Z17, Z22, Z9 \
+	VFMADD231PS Z18, Z22, Z10 \
+	VFMADD231PS Z19, Z22, Z11 \
+	VFMADD231PS Z16, Z23, Z12 \
+	VFMADD231PS Z17, Z23, Z13 \
+	VFMADD231PS Z18, Z23, Z14 \
+	VFMADD231PS Z19, Z23, Z15 \
+	ADDQ DX, R12
+
+// func kernelF32x64Groups(kc int, a unsafe.Pointer, lda, astride, gstride uintptr, groups int, b, c unsafe.Pointer, ldc uintptr, accumulate bool)
+//
+// kernelF32x32Groups with 4×64 tiles and B micro-panels [kc, 64].
+TEXT ·kernelF32x64Groups(SB), NOSPLIT, $0-73
+	MOVQ groups+40(FP), R13
+	TESTQ R13, R13
+	JLE done
+	MOVQ a+8(FP), R8
+	MOVQ c+56(FP), DI
+	MOVQ ldc+64(FP), SI
+	MOVQ astride+24(FP), DX
+group:
+	// Ask for the next group's 4 rows of C now (each 256 bytes, 4 or 5 lines).
+	LEAQ (DI)(SI*4), AX
+	MOVQ $4, CX
+pf:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 255(AX)
+	ADDQ SI, AX
+	DECQ CX
+	JNZ pf
+	MOVQ lda+16(FP), AX
+	LEAQ (R8)(AX*1), R9
+	LEAQ (R9)(AX*1), R10
+	LEAQ (R10)(AX*1), R11
+	MOVQ b+48(FP), BX
+	MOVQ kc+0(FP), CX
+	XORQ R12, R12
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ CX, AX
+	SHRQ $1, AX
+	JZ tail
+loop2:
+	STEP64(0)
+	STEP64(256)
+	ADDQ $512, BX
+	DECQ AX
+	JNZ loop2
+tail:
+	ANDQ $1, CX
+	JZ store
+	STEP64(0)
+store:
+	LEAQ (DI)(SI*1), R9
+	LEAQ (R9)(SI*1), R10
+	LEAQ (R10)(SI*1), R11
+	MOVBLZX accumulate+72(FP), AX
+	TESTB AL, AL
+	JZ write
+	VADDPS (DI), Z0, Z0
+	VADDPS 64(DI), Z1, Z1
+	VADDPS 128(DI), Z2, Z2
+	VADDPS 192(DI), Z3, Z3
+	VADDPS (R9), Z4, Z4
+	VADDPS 64(R9), Z5, Z5
+	VADDPS 128(R9), Z6, Z6
+	VADDPS 192(R9), Z7, Z7
+	VADDPS (R10), Z8, Z8
+	VADDPS 64(R10), Z9, Z9
+	VADDPS 128(R10), Z10, Z10
+	VADDPS 192(R10), Z11, Z11
+	VADDPS (R11), Z12, Z12
+	VADDPS 64(R11), Z13, Z13
+	VADDPS 128(R11), Z14, Z14
+	VADDPS 192(R11), Z15, Z15
+write:
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	VMOVUPS Z4, (R9)
+	VMOVUPS Z5, 64(R9)
+	VMOVUPS Z6, 128(R9)
+	VMOVUPS Z7, 192(R9)
+	VMOVUPS Z8, (R10)
+	VMOVUPS Z9, 64(R10)
+	VMOVUPS Z10, 128(R10)
+	VMOVUPS Z11, 192(R10)
+	VMOVUPS Z12, (R11)
+	VMOVUPS Z13, 64(R11)
+	VMOVUPS Z14, 128(R11)
+	VMOVUPS Z15, 192(R11)
+	LEAQ (R11)(SI*1), DI
+	ADDQ gstride+32(FP), R8
+	DECQ R13
+	JNZ group
+	VZEROUPPER
+done:
+	RET
