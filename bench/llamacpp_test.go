@@ -142,3 +142,33 @@ func TestBenchSmolLM2LlamaReal(t *testing.T) {
 	}
 	t.Logf("%s: prefill %.0f, decode %.0f tokens/s; ids %v", r.Impl, r.PrefillTokPerS, r.DecodeTokPerS, r.IDs)
 }
+
+// TestBenchSmolLM2LlamaCrash: when llama.cpp dies of a signal with its extra buffer types (the
+// AMX kernels that crashed on an Intel Xeon), the anchor runs again without them, keeps them off
+// in the later rounds (one crash in all), and the row says why; a script that fails by an exit
+// status is not retried.
+func TestBenchSmolLM2LlamaCrash(t *testing.T) {
+	calls := filepath.Join(t.TempDir(), "calls")
+	py := fakePython(t, `req=$(cat); echo "$req" >>`+calls+`
+case "$req" in *'"extra_bufts":true'*) kill -SEGV $$;; esac
+echo '{"llama_cpp_python": "0.3.36", "threads": 2, "extra_bufts": false, "prefill_ms": [10], "decode_ms": [15], "ids": [7, 8, 9, 10]}'`)
+	a := &llamaAnchor{}
+	var pooled smollm2Result
+	for round := range 2 {
+		r := a.run(Config{Threads: 2, Budget: 1e9}, py, "/m.gguf", []int{1, 2, 3}, llamaTestSettings)
+		if r.Note != "" || r.DecodeTokPerS != 200 || !strings.Contains(r.Impl, "extra buffer types off (AMX, weight repacking): with them llama.cpp died of segmentation fault") {
+			t.Fatalf("round %d: row %+v: want the times of the run without extra buffer types, and the crash named", round, r)
+		}
+		if !pooled.pool(r) {
+			t.Fatalf("round %d: not pooled", round)
+		}
+	}
+	data, _ := os.ReadFile(calls)
+	if got := strings.Count(string(data), `"extra_bufts":true`); got != 1 || strings.Count(string(data), `"extra_bufts":false`) != 2 {
+		t.Errorf("requests:\n%s\nwant one with extra buffer types (the crash), then two without", data)
+	}
+	fails := fakePython(t, "cat >/dev/null; echo boom >&2; exit 3")
+	if r := (&llamaAnchor{}).run(Config{Threads: 2, Budget: 1e9}, fails, "/m.gguf", []int{1, 2, 3}, llamaTestSettings); !strings.Contains(r.Note, "exit status 3") || strings.Contains(r.Impl, "extra buffer types off") {
+		t.Errorf("exit status 3: row %+v: want the failure as the note, no retry", r)
+	}
+}

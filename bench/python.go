@@ -58,7 +58,7 @@ func runScript(python, script string, req, ans any, env ...string) error {
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s %s failed after %s: %v: %s", python, script, time.Since(start).Round(time.Second), err, lastLines(errOut.String(), 3))
+		return fmt.Errorf("%s %s failed after %s: %w: %s", python, script, time.Since(start).Round(time.Second), err, lastLines(errOut.String(), 3))
 	}
 	if err := json.Unmarshal(out.Bytes(), ans); err != nil {
 		return fmt.Errorf("unreadable answer from %s: %v", script, err)

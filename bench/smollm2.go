@@ -116,7 +116,8 @@ func benchSmolLM2(cfg Config, python, llamaPython string, order []string, live m
 		withFastGo(spec, func() { gens[i] = startSmolLM2(live[spec], m, prompt, r) })
 	}
 	var llama smollm2Result
-	anchor := func() bool { return llama.pool(benchSmolLM2Llama(cfg, llamaPython, path, prompt, s)) }
+	llamaRuns := &llamaAnchor{}
+	anchor := func() bool { return llama.pool(llamaRuns.run(cfg, llamaPython, path, prompt, s)) }
 	var timed []func()
 	for i, spec := range order {
 		timed = append(timed, func() { withFastGo(spec, func() { gens[i].time(s.runs) }) })
@@ -370,18 +371,25 @@ type smollm2Answer struct {
 // part is common; it fills r's times and ids, or returns a note prefixed with who ("PyTorch",
 // "llama.cpp") saying what failed: the run, the answer's error, or missing runs or ids.
 func runAnchor(who, python, script string, req, ans any, common *smollm2Answer, r *smollm2Result, env ...string) string {
+	note, _ := runAnchorErr(who, python, script, req, ans, common, r, env...)
+	return note
+}
+
+// runAnchorErr is runAnchor, also returning the script's failure to run (nil when it ran, even
+// with a note).
+func runAnchorErr(who, python, script string, req, ans any, common *smollm2Answer, r *smollm2Result, env ...string) (string, error) {
 	if err := runScript(python, script, req, ans, env...); err != nil {
-		return who + ": " + err.Error()
+		return who + ": " + err.Error(), err
 	}
 	switch {
 	case common.Error != "":
-		return who + ": " + common.Error
+		return who + ": " + common.Error, nil
 	case len(common.PrefillMS) == 0 || len(common.DecodeMS) != len(common.PrefillMS) || len(common.IDs) != r.NewTokens:
 		return fmt.Sprintf("%s: %s returned %d prefill and %d decode times and %d ids (want ≥ 1, as many, and %d)",
-			who, script, len(common.PrefillMS), len(common.DecodeMS), len(common.IDs), r.NewTokens)
+			who, script, len(common.PrefillMS), len(common.DecodeMS), len(common.IDs), r.NewTokens), nil
 	}
 	r.PrefillMS, r.DecodeMS, r.IDs = common.PrefillMS, common.DecodeMS, common.IDs
-	return ""
+	return "", nil
 }
 
 // anchorScript finds the anchor's script models/smollm2/NAME; the note says why the anchor cannot
