@@ -37,8 +37,11 @@ const (
 type microKernel[T Float] struct {
 	name   string
 	mr, nr int
-	fn     func(kc int, a, b, c []T, ldc int, accumulate bool)
-	rows   func(kc int, a0, a1, a2, a3, b, c []T, ldc int, accumulate bool)
+	// kc, when set, is the depth of the packed panels for this kernel instead of kcBlock (at
+	// most kcBlock): a B micro-panel [kc, nr] should stay in L1.
+	kc   int
+	fn   func(kc int, a, b, c []T, ldc int, accumulate bool)
+	rows func(kc int, a0, a1, a2, a3, b, c []T, ldc int, accumulate bool)
 	// rowsHalf, when set, is rows for the first nr/2 columns only (the B micro-panel still has
 	// nr values per k): the last column panel of a product with few columns (attention's dv+1
 	// = 65: 64 + 1) then costs half a tile instead of a whole one.
@@ -126,6 +129,10 @@ func gemm[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch, m, 
 // rows.
 func gemmThen[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch, m, n, k, workers int, done func(b, i0, i1 int)) {
 	mr, nr := kern.mr, kern.nr
+	kcb := kcBlock
+	if kern.kc > 0 {
+		kcb = min(kern.kc, kcBlock)
+	}
 	mc := roundUp(min(mcBlock, roundUp(m, mr)), mr)
 	nc := roundUp(min(ncBlock, roundUp(n, nr)), nr)
 	// Shrink the tiles while there are fewer tiles than about 2 per worker, so that both cores
@@ -160,8 +167,8 @@ func gemmThen[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch,
 		// A's rows read in place (no packing): by the rows kernel, or by the groups kernel
 		// where they lie a constant stride apart.
 		direct := lhs.contiguous && (kern.rows != nil || kern.groups != nil && lhs.crossStride > 0)
-		for p0 := 0; p0 < k; p0 += kcBlock {
-			kc := min(kcBlock, k-p0)
+		for p0 := 0; p0 < k; p0 += kcb {
+			kc := min(kcb, k-p0)
 			packPanels(ws.b, rhs, bIdx, j0, j1, p0, kc, nr)
 			for tile := first; tile < last; tile++ {
 				i0 := tile * mc

@@ -16,7 +16,10 @@ package fastgo
 // (16 register chains in archsimd run at 59: Go's register allocator keeps SIMD values in
 // X0–X15 only, so an archsimd tile cannot grow past 8 accumulators either.) BenchmarkMHA, the
 // two binaries alternated, CPU ms a pass: seed003 132 → 99, seed003_causal 139 → 110, long
-// 718–740 → 558–607, llm 996–1056 → 761–824.
+// 718–740 → 558–607, llm 996–1056 → 761–824. The 4×64 tile (16 accumulators, kc = 128; the
+// same round: 166 GFLOP/cpu-s against 145 for 4×32 on the same panels; 12 register chains,
+// the machine's FMA ceiling, 203) then: seed003 95–99 → 85–87, long_causal 384–390 → 350–353;
+// long and llm, whose time goes to writing the scores, unchanged.
 
 // The kernel needs no GOEXPERIMENT: it runs in every amd64 build where the CPU and the OS have
 // AVX-512 F (golang.org/x/sys/cpu). Like the AVX2 kernel each output is the FMA chain over k in
@@ -30,12 +33,17 @@ import (
 )
 
 // asmKernelF32AVX512 returns the AVX-512 assembly float32 kernel, and false where the CPU (or
-// the OS, which must save the ZMM registers: cpu.X86.HasAVX512F checks) lacks AVX-512 F.
+// the OS, which must save the ZMM registers: cpu.X86.HasAVX512F checks) lacks AVX-512 F: 4×64
+// tiles (kernelF32x64Groups, 16 accumulators) with kc = 128, so that a B micro-panel, 32 KiB,
+// stays in L1 (a 256-deep one, 64 KiB, does not: 148 GFLOP/cpu-s instead of 166 in
+// BenchmarkMicroKernelAVX512AB's round); the last column panel of a product with at most 32
+// columns left runs the 4×32 kernel on the panel's first half (rowsHalf: attention's dv + 1 =
+// 65 columns).
 func asmKernelF32AVX512() (microKernel[float32], bool) {
 	if !cpu.X86.HasAVX512F {
 		return microKernel[float32]{}, false
 	}
-	return microKernel[float32]{name: "avx512-4x32", mr: 4, nr: 32, fn: kernelF32x16Asm, groups: kernelF32x16GroupsAsm}, true
+	return microKernel[float32]{name: "avx512-4x64", mr: 4, nr: 64, kc: 128, fn: kernelF32x64Asm, groups: kernelF32x64GroupsAsm, rowsHalf: kernelF32x64RowsHalf}, true
 }
 
 // kernelF32x32Groups (kernel_avx512_amd64.s) is kernelF32x16Groups (kernel_avx2.go) with tiles
@@ -45,7 +53,7 @@ func asmKernelF32AVX512() (microKernel[float32], bool) {
 // a + g·gstride + r·lda + k·astride (bytes).
 //
 //go:noescape
-func kernelF32x32Groups(kc int, a unsafe.Pointer, lda, astride, gstride uintptr, groups int, b, c unsafe.Pointer, ldc uintptr, accumulate bool)
+func kernelF32x32Groups(kc int, a unsafe.Pointer, lda, astride, gstride uintptr, groups int, b, c unsafe.Pointer, ldc uintptr, accumulate bool, bstride uintptr)
 
 // kernelF32x16Asm is the kernel on a packed micro-panel A: [kc, 4] (one group).
 func kernelF32x16Asm(kc int, a, b, c []float32, ldc int, accumulate bool) {
@@ -62,17 +70,26 @@ func kernelF32x16GroupsAsm(kc int, a []float32, lda, astride, gstride, groups in
 	}
 	_ = c[(4*groups-1)*ldc+31]
 	if kc <= 0 {
-		kernelF32x32Groups(0, nil, 0, 0, 0, groups, nil, unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate)
+		kernelF32x32Groups(0, nil, 0, 0, 0, groups, nil, unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate, 128)
 		return
 	}
 	_ = a[(groups-1)*gstride+3*lda+(kc-1)*astride] // the last group's last row's last value
 	_ = b[32*kc-1]                                 // B: [kc, 32]
 	kernelF32x32Groups(kc, unsafe.Pointer(&a[0]), uintptr(4*lda), uintptr(4*astride), uintptr(4*gstride), groups,
-		unsafe.Pointer(&b[0]), unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate)
+		unsafe.Pointer(&b[0]), unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate, 128)
 }
 
+// kernelF32x64Groups (kernel_avx512x64_amd64.s) is kernelF32x32Groups with 4×64 tiles and B
+// micro-panels [kc, 64]: 16 accumulators (Z0–Z15), each k 4 loads of B, 4 broadcasts of A from
+// memory and 16 FMAs.
+//
 //go:noescape
 func kernelF32x64Groups(kc int, a unsafe.Pointer, lda, astride, gstride uintptr, groups int, b, c unsafe.Pointer, ldc uintptr, accumulate bool)
+
+// kernelF32x64Asm is the 4×64 kernel on a packed micro-panel A: [kc, 4] (one group).
+func kernelF32x64Asm(kc int, a, b, c []float32, ldc int, accumulate bool) {
+	kernelF32x64GroupsAsm(kc, a, 1, 4, 4*kc, 1, b, c, ldc, accumulate)
+}
 
 // kernelF32x64GroupsAsm is kernelF32x16GroupsAsm with 4×64 tiles (B: [kc, 64]).
 func kernelF32x64GroupsAsm(kc int, a []float32, lda, astride, gstride, groups int, b, c []float32, ldc int, accumulate bool) {
@@ -84,8 +101,31 @@ func kernelF32x64GroupsAsm(kc int, a []float32, lda, astride, gstride, groups in
 		kernelF32x64Groups(0, nil, 0, 0, 0, groups, nil, unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate)
 		return
 	}
-	_ = a[(groups-1)*gstride+3*lda+(kc-1)*astride]
-	_ = b[64*kc-1]
+	_ = a[(groups-1)*gstride+3*lda+(kc-1)*astride] // the last group's last row's last value
+	_ = b[64*kc-1]                                 // B: [kc, 64]
 	kernelF32x64Groups(kc, unsafe.Pointer(&a[0]), uintptr(4*lda), uintptr(4*astride), uintptr(4*gstride), groups,
 		unsafe.Pointer(&b[0]), unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate)
+}
+
+// kernelF32x64RowsHalf is microKernel.rowsHalf for the 4×64 kernel: the 4×32 tile of c (rows
+// ldc apart) from A's rows a0…a3 (kc values each, packed into a [kc, 4] panel first) and the
+// first 32 columns of the B micro-panel b: [kc, 64].
+func kernelF32x64RowsHalf(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accumulate bool) {
+	_ = c[3*ldc+31]
+	if kc <= 0 {
+		kernelF32x32Groups(0, nil, 0, 0, 0, 1, nil, unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate, 256)
+		return
+	}
+	var buf [4 * 128]float32
+	a := buf[:]
+	if 4*kc > len(buf) {
+		a = make([]float32, 4*kc)
+	}
+	_, _, _, _ = a0[kc-1], a1[kc-1], a2[kc-1], a3[kc-1] // each row's kc values (an index checks the length)
+	a0, a1, a2, a3 = a0[:kc], a1[:kc], a2[:kc], a3[:kc]
+	for k := range kc {
+		a[4*k], a[4*k+1], a[4*k+2], a[4*k+3] = a0[k], a1[k], a2[k], a3[k]
+	}
+	_ = b[64*(kc-1)+31] // row kc−1's first half
+	kernelF32x32Groups(kc, unsafe.Pointer(&a[0]), 4, 16, 16*uintptr(kc), 1, unsafe.Pointer(&b[0]), unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate, 256)
 }

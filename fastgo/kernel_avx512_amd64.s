@@ -23,13 +23,15 @@
 	VFMADD231PS Z9, Z13, Z7 \
 	ADDQ DX, R12
 
-// func kernelF32x32Groups(kc int, a unsafe.Pointer, lda, astride, gstride uintptr, groups int, b, c unsafe.Pointer, ldc uintptr, accumulate bool)
+// func kernelF32x32Groups(kc int, a unsafe.Pointer, lda, astride, gstride uintptr, groups int, b, c unsafe.Pointer, ldc uintptr, accumulate bool, bstride uintptr)
 //
 // For g < groups: the 4×32 tile of C at c + g·4·ldc (ldc in bytes) from the four rows of A at
-// a + g·gstride + r·lda (r < 4), k·astride bytes apart, and the B micro-panel b: [kc, 32].
+// a + g·gstride + r·lda (r < 4), k·astride bytes apart, and the first 32 columns of the B
+// micro-panel b, whose rows are bstride bytes apart (128: a [kc, 32] panel; 256: the first half
+// of a [kc, 64] one).
 // R8 holds the group's row 0 (R9–R11 its rows 1–3 during the loop, then C's rows 1–3).
 // The same code as kernelF32x16Groups (kernel_avx2_amd64.s) with ZMM registers.
-TEXT ·kernelF32x32Groups(SB), NOSPLIT, $0-73
+TEXT ·kernelF32x32Groups(SB), NOSPLIT, $0-88
 	MOVQ groups+40(FP), R13
 	TESTQ R13, R13
 	JLE done
@@ -37,6 +39,7 @@ TEXT ·kernelF32x32Groups(SB), NOSPLIT, $0-73
 	MOVQ c+56(FP), DI
 	MOVQ ldc+64(FP), SI
 	MOVQ astride+24(FP), DX
+	MOVQ bstride+80(FP), R14
 group:
 	// Ask for the next group's 4 rows of C now (each 128 bytes, maybe across three lines).
 	LEAQ (DI)(SI*4), AX
@@ -75,10 +78,13 @@ group:
 	JZ tail
 loop4:
 	STEP(0)
-	STEP(128)
-	STEP(256)
-	STEP(384)
-	ADDQ $512, BX
+	ADDQ R14, BX
+	STEP(0)
+	ADDQ R14, BX
+	STEP(0)
+	ADDQ R14, BX
+	STEP(0)
+	ADDQ R14, BX
 	DECQ AX
 	JNZ loop4
 tail:
@@ -86,7 +92,7 @@ tail:
 	JZ store
 loop1:
 	STEP(0)
-	ADDQ $128, BX
+	ADDQ R14, BX
 	DECQ CX
 	JNZ loop1
 store:

@@ -17,9 +17,9 @@ package fastgo
 // that to be the scheduler, not the allocator: with the loop test at the bottom, 10 Float32x8
 // accumulators stay in registers; and the inlined helpers here cost a NOP each in the loop.)
 //
-// For float32 the GEMM runs the assembly kernels where it can (kernel_avx2.go, kernel_avx512.go:
-// archsimd has no broadcast from memory); the archsimd 4×32 kernel reads A's rows where they do
-// not lie a constant stride apart (rows, rowsHalf).
+// For float32 the GEMM runs the assembly kernels (kernel_avx2.go, kernel_avx512.go: archsimd has
+// no broadcast from memory, and Go's allocator no more than 16 vector registers); the archsimd
+// 4×32 float32 kernel is what they are measured against (BenchmarkMicroKernelAVX512AB).
 
 import (
 	"simd/archsimd"
@@ -29,11 +29,10 @@ import (
 // simdKernelF32 returns the best float32 kernel this CPU runs, and false if none.
 func simdKernelF32() (microKernel[float32], bool) {
 	if archsimd.X86.AVX512() {
-		k := microKernel[float32]{name: "avx512-4x32", mr: 4, nr: 32, fn: kernelF32x16, rows: kernelF32x16Rows, rowsHalf: kernelF32x16RowsHalf}
-		if asm, ok := asmKernelF32AVX512(); ok { // kernel_avx512.go: broadcasts from memory
-			k.fn, k.groups = asm.fn, asm.groups
+		if asm, ok := asmKernelF32AVX512(); ok { // kernel_avx512.go: broadcasts from memory, 16 accumulators
+			return asm, true
 		}
-		return k, true
+		return microKernel[float32]{name: "avx512-4x32", mr: 4, nr: 32, fn: kernelF32x16, rows: kernelF32x16Rows, rowsHalf: kernelF32x16RowsHalf}, true
 	}
 	return asmKernelF32() // kernel_avx2.go; tests call it directly to run it on AVX-512 machines too
 }
