@@ -68,16 +68,27 @@ func kernelF32x8Asm(kc int, a, b, c []float32, ldc int, accumulate bool) {
 // at row 4g (rows ldc apart). It panics (index out of range) before the kernel reads or writes
 // outside a, b or c.
 func kernelF32x8GroupsAsm(kc int, a []float32, lda, astride, gstride, groups int, b, c []float32, ldc int, accumulate bool) {
+	groupsAsm(kernelF32x16Groups, 16, kc, a, lda, astride, gstride, groups, b, c, ldc, accumulate)
+}
+
+// asmGroups is the signature of the assembly kernels' loops over row groups (kernelF32x16Groups
+// and its AVX-512 siblings): addresses and strides in bytes.
+type asmGroups func(kc int, a unsafe.Pointer, lda, astride, gstride uintptr, groups int, b, c unsafe.Pointer, ldc uintptr, accumulate bool)
+
+// groupsAsm runs the assembly kernel run, of 4×nr tiles, on elements as kernelF32x8GroupsAsm
+// describes (B: [kc, nr]), after checking that every element it reads or writes is in a, b or c
+// (an index out of range panics first).
+func groupsAsm(run asmGroups, nr, kc int, a []float32, lda, astride, gstride, groups int, b, c []float32, ldc int, accumulate bool) {
 	if groups <= 0 {
 		return
 	}
-	_ = c[(4*groups-1)*ldc+15]
+	_ = c[(4*groups-1)*ldc+nr-1]
 	if kc <= 0 {
-		kernelF32x16Groups(0, nil, 0, 0, 0, groups, nil, unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate)
+		run(0, nil, 0, 0, 0, groups, nil, unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate)
 		return
 	}
 	_ = a[(groups-1)*gstride+3*lda+(kc-1)*astride] // the last group's last row's last value
-	_ = b[16*kc-1]                                 // B: [kc, 16]
-	kernelF32x16Groups(kc, unsafe.Pointer(&a[0]), uintptr(4*lda), uintptr(4*astride), uintptr(4*gstride), groups,
+	_ = b[nr*kc-1]                                 // B: [kc, nr]
+	run(kc, unsafe.Pointer(&a[0]), uintptr(4*lda), uintptr(4*astride), uintptr(4*gstride), groups,
 		unsafe.Pointer(&b[0]), unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate)
 }

@@ -8,56 +8,86 @@ import (
 	"testing"
 )
 
-// TestKernelAsmSameBits checks the assembly kernel (kernel_avx2_amd64.s) against tileFMA, the
-// definition in plain Go (math.FMA rounds once, as VFMADD231PS), on the same operands: on A's rows in place (kernelF32x8GroupsAsm, one group),
-// on the packed [kc, 4] panel (kernelF32x8Asm), and over several row groups in one call
-// (kernelF32x8GroupsAsm, rows in place a stride apart, groups a stride apart, with padding
-// between them) must give the same bits (the same FMAs in the same k order); for every kc 0…37
-// (the unrolled loop and its tail) and 128, 131, with and without accumulate, NaN and Inf
-// included, and no byte of C outside the tiles written. On an AVX-512 CPU too (AVX2 is a subset).
+// TestKernelAsmSameBits checks the AVX2 assembly kernel (kernel_avx2_amd64.s) against tileFMA,
+// the definition in plain Go (math.FMA rounds once, as VFMADD231PS), as checkAsmKernelBits
+// does. On an AVX-512 CPU too (AVX2 is a subset).
 func TestKernelAsmSameBits(t *testing.T) {
 	if _, ok := asmKernelF32(); !ok {
 		t.Skip("no AVX2+FMA on this CPU")
 	}
 	rng := rand.New(rand.NewPCG(vecSeed(t), 2))
-	const ldc = 19 // c rows wider than 16 and not a multiple of 8
+	checkAsmKernelBits(t, rng, 19, asmKernelCase{"kernelF32x8", 16, kernelF32x8Asm, kernelF32x8GroupsAsm, nil}) // c rows wider than 16, not a multiple of 8
+}
+
+// asmKernelCase is an assembly kernel of 4×nr tiles for checkAsmKernelBits: on a packed A
+// [kc, 4], over row groups, and (when not nil) its rowsHalf, 4×32 from a 64-wide B panel.
+type asmKernelCase struct {
+	name     string
+	nr       int
+	packed   func(kc int, a, b, c []float32, ldc int, accumulate bool)
+	groups   func(kc int, a []float32, lda, astride, gstride, groups int, b, c []float32, ldc int, accumulate bool)
+	rowsHalf func(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accumulate bool)
+}
+
+// checkAsmKernelBits checks each kernel against tileFMAN on the same operands, C rows ldc
+// apart: on A's rows in place (one group), on the packed [kc, 4] panel, over several row groups
+// in one call (rows in place a stride apart, groups a stride apart, NaN padding between them),
+// and rowsHalf where the case has one — the same bits (the same FMAs in the same k order); for
+// every kc 0…37 (the unrolled loops and their tails) and 128, 131, with and without
+// accumulate, NaN and Inf included, and no byte of C outside the tiles written.
+func checkAsmKernelBits(t *testing.T, rng *rand.Rand, ldc int, kernels ...asmKernelCase) {
+	t.Helper()
 	kcs := []int{128, 131}
 	for kc := range 38 {
 		kcs = append(kcs, kc)
 	}
-	for _, kc := range kcs {
-		const groups = 3
-		lda, gap := kc+5, 3 // A's rows lda apart, groups 4·lda + gap apart
-		gstride := 4*lda + gap
-		aRows := make([]float32, groups*gstride)
-		for i := range aRows {
-			aRows[i] = float32(math.NaN()) // padding: a kernel reading it would put NaN in C
-		}
-		init := make([]float32, 4*groups*ldc)
-		for i := range init {
-			init[i] = float32(rng.NormFloat64())
-		}
-		_, b := randTileOperands(rng, kc) // every group against the same B
-		for _, acc := range []bool{false, true} {
-			want := append([]float32(nil), init...)
-			gotGroups := append([]float32(nil), init...)
-			for g := range groups {
-				a, _ := randTileOperands(rng, kc)
-				for k := range kc {
-					for r := range 4 {
-						aRows[g*gstride+r*lda+k] = a[4*k+r]
+	for _, k := range kernels {
+		for _, kc := range kcs {
+			const groups = 3
+			lda, gap := kc+5, 3 // A's rows lda apart, groups 4·lda + gap apart
+			gstride := 4*lda + gap
+			aRows := make([]float32, groups*gstride)
+			for i := range aRows {
+				aRows[i] = float32(math.NaN()) // padding: a kernel reading it would put NaN in C
+			}
+			init := make([]float32, 4*groups*ldc)
+			for i := range init {
+				init[i] = float32(rng.NormFloat64())
+			}
+			_, b := randTileOperandsN(rng, kc, k.nr) // every group against the same B
+			for _, acc := range []bool{false, true} {
+				want := append([]float32(nil), init...)
+				gotGroups := append([]float32(nil), init...)
+				for g := range groups {
+					a, _ := randTileOperandsN(rng, kc, k.nr)
+					for kk := range kc {
+						for r := range 4 {
+							aRows[g*gstride+r*lda+kk] = a[4*kk+r]
+						}
+					}
+					tileFMAN(kc, k.nr, a, b, want[4*g*ldc:], ldc, acc)
+					got := append([]float32(nil), init[4*g*ldc:]...)
+					k.groups(kc, aRows[g*gstride:], lda, 1, gstride, 1, b, got, ldc, acc)
+					sameBits(t, k.name+" groups, one group", kc, acc, want[4*g*ldc:], got)
+					got = append(got[:0], init[4*g*ldc:]...)
+					k.packed(kc, a, b, got, ldc, acc)
+					sameBits(t, k.name+" packed", kc, acc, want[4*g*ldc:], got)
+					if k.rowsHalf != nil { // the first 32 columns of the 64-wide panel
+						half := make([]float32, 32*kc)
+						for kk := range kc {
+							copy(half[32*kk:32*kk+32], b[64*kk:64*kk+32])
+						}
+						wantHalf := append([]float32(nil), init[4*g*ldc:]...)
+						tileFMAN(kc, 32, a, half, wantHalf, ldc, acc)
+						got = append(got[:0], init[4*g*ldc:]...)
+						row := func(r int) []float32 { return aRows[g*gstride+r*lda:][:kc] }
+						k.rowsHalf(kc, row(0), row(1), row(2), row(3), b, got, ldc, acc)
+						sameBits(t, k.name+" rowsHalf", kc, acc, wantHalf, got)
 					}
 				}
-				tileFMA(kc, a, b, want[4*g*ldc:], ldc, acc)
-				got := append([]float32(nil), init[4*g*ldc:]...)
-				kernelF32x8GroupsAsm(kc, aRows[g*gstride:], lda, 1, gstride, 1, b, got, ldc, acc)
-				sameBits(t, "kernelF32x8GroupsAsm, one group", kc, acc, want[4*g*ldc:], got)
-				got = append(got[:0], init[4*g*ldc:]...)
-				kernelF32x8Asm(kc, a, b, got, ldc, acc)
-				sameBits(t, "kernelF32x8Asm", kc, acc, want[4*g*ldc:], got)
+				k.groups(kc, aRows, lda, 1, gstride, groups, b, gotGroups, ldc, acc)
+				sameBits(t, k.name+" groups", kc, acc, want, gotGroups)
 			}
-			kernelF32x8GroupsAsm(kc, aRows, lda, 1, gstride, groups, b, gotGroups, ldc, acc)
-			sameBits(t, "kernelF32x8GroupsAsm", kc, acc, want, gotGroups)
 		}
 	}
 }

@@ -65,18 +65,12 @@ func kernelF32x16Asm(kc int, a, b, c []float32, ldc int, accumulate bool) {
 // c at row 4g (rows ldc apart). It panics (index out of range) before the kernel reads or
 // writes outside a, b or c.
 func kernelF32x16GroupsAsm(kc int, a []float32, lda, astride, gstride, groups int, b, c []float32, ldc int, accumulate bool) {
-	if groups <= 0 {
-		return
-	}
-	_ = c[(4*groups-1)*ldc+31]
-	if kc <= 0 {
-		kernelF32x32Groups(0, nil, 0, 0, 0, groups, nil, unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate, 128)
-		return
-	}
-	_ = a[(groups-1)*gstride+3*lda+(kc-1)*astride] // the last group's last row's last value
-	_ = b[32*kc-1]                                 // B: [kc, 32]
-	kernelF32x32Groups(kc, unsafe.Pointer(&a[0]), uintptr(4*lda), uintptr(4*astride), uintptr(4*gstride), groups,
-		unsafe.Pointer(&b[0]), unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate, 128)
+	groupsAsm(kernelF32x32Panel, 32, kc, a, lda, astride, gstride, groups, b, c, ldc, accumulate)
+}
+
+// kernelF32x32Panel is kernelF32x32Groups on a whole [kc, 32] B micro-panel.
+func kernelF32x32Panel(kc int, a unsafe.Pointer, lda, astride, gstride uintptr, groups int, b, c unsafe.Pointer, ldc uintptr, accumulate bool) {
+	kernelF32x32Groups(kc, a, lda, astride, gstride, groups, b, c, ldc, accumulate, 128)
 }
 
 // kernelF32x64Groups (kernel_avx512x64_amd64.s) is kernelF32x32Groups with 4×64 tiles and B
@@ -93,18 +87,7 @@ func kernelF32x64Asm(kc int, a, b, c []float32, ldc int, accumulate bool) {
 
 // kernelF32x64GroupsAsm is kernelF32x16GroupsAsm with 4×64 tiles (B: [kc, 64]).
 func kernelF32x64GroupsAsm(kc int, a []float32, lda, astride, gstride, groups int, b, c []float32, ldc int, accumulate bool) {
-	if groups <= 0 {
-		return
-	}
-	_ = c[(4*groups-1)*ldc+63]
-	if kc <= 0 {
-		kernelF32x64Groups(0, nil, 0, 0, 0, groups, nil, unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate)
-		return
-	}
-	_ = a[(groups-1)*gstride+3*lda+(kc-1)*astride] // the last group's last row's last value
-	_ = b[64*kc-1]                                 // B: [kc, 64]
-	kernelF32x64Groups(kc, unsafe.Pointer(&a[0]), uintptr(4*lda), uintptr(4*astride), uintptr(4*gstride), groups,
-		unsafe.Pointer(&b[0]), unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate)
+	groupsAsm(kernelF32x64Groups, 64, kc, a, lda, astride, gstride, groups, b, c, ldc, accumulate)
 }
 
 // kernelF32x64RowsHalf is microKernel.rowsHalf for the 4×64 kernel: the 4×32 tile of c (rows
