@@ -71,8 +71,7 @@ func inProjection(ctx *context.Context, query, key, value *Node, embedDim, kvWid
 		if bias == nil {
 			return nil, nil, nil
 		}
-		bias3 := Reshape(bias, 3, E)                                                  // [3, E]
-		return takeIndex(bias3, 0, 0), takeIndex(bias3, 0, 1), takeIndex(bias3, 0, 2) // [E] each
+		return sliceAxis(bias, 0, 0, E), sliceAxis(bias, 0, E, E), sliceAxis(bias, 0, 2*E, E) // [E] each
 	}
 
 	weightInit := func(out, in int) context.VariableInitializer {
@@ -98,15 +97,17 @@ func inProjection(ctx *context.Context, query, key, value *Node, embedDim, kvWid
 		// [B·L, E]×[E, 3E] matrix product keeps the cores busier than three of [E, E]. On the
 		// pure-Go backend only for a few rows (a decoding step): there each cut of the last
 		// axis is a Gather between two transposes of the whole [B, L, 3E] output (take.go),
-		// which cost seed003 a sixth of its time, while cutting the weight copies it twice (the
-		// Reshape of a variable's buffer, then the Gather: 2·3E·E values), which for one row
-		// cost the modern suite's decoding step (E 2048) ~100 MB of copies per layer, more
-		// than the product reads.
+		// which cost seed003 a sixth of its time, while cutting the weight copies it (3E·E
+		// values; twice as many when it went through a Reshape), which for one row cost the
+		// modern suite's decoding step (E 2048) ~100 MB of copies per layer, more than the
+		// product reads.
 		qkv := applyLinear(query, w, bias)                                                 // [B, L, 3E]
 		return sliceAxis(qkv, 2, 0, E), sliceAxis(qkv, 2, E, E), sliceAxis(qkv, 2, 2*E, E) // [B, L, E] each
 	}
-	w3 := Reshape(w, 3, E, E)                                                   // [3, E, E]: Wq, Wk, Wv
-	wq, wk, wv := takeIndex(w3, 0, 0), takeIndex(w3, 0, 1), takeIndex(w3, 0, 2) // [E, E] each
+	// Wq, Wk, Wv: rows of w, each cut straight from the variable (on the pure-Go backend one
+	// Gather of E rows each; through a Reshape to [3, E, E] first, the variable's buffer was
+	// copied once more: 0.7 ms of seed003's 47 in fastgo's BenchmarkMHA op profile).
+	wq, wk, wv := sliceAxis(w, 0, 0, E), sliceAxis(w, 0, E, E), sliceAxis(w, 0, 2*E, E) // [E, E] each
 	bq, bk, bv := splitBias()
 	return applyLinear(query, wq, bq), applyLinear(key, wk, bk), applyLinear(value, wv, bv)
 }
