@@ -2,9 +2,10 @@
 
 package fastgo
 
-// The AVX-512 float32 micro-kernel, in assembly (kernel_avx512_amd64.s): kernel_avx2.go's kernel
-// with ZMM registers, a 4×32 tile of C in 8 accumulators, each k loading B's row (2 vectors) and
-// broadcasting A's 4 values straight from memory, then 8 FMAs.
+// The AVX-512 float32 micro-kernels, in assembly: kernel_avx2.go's kernel with ZMM registers, a
+// 4×32 tile of C in 8 accumulators (kernel_avx512_amd64.s), each k loading B's row (2 vectors)
+// and broadcasting A's 4 values straight from memory, then 8 FMAs; and the one the GEMM runs, a
+// 4×64 tile in 16 accumulators (kernel_avx512x64_amd64.s: 4 vectors of B, 16 FMAs a k).
 //
 // Why assembly here too: the archsimd 4×32 kernel (kernel_simd.go) broadcasts A's values
 // register to register, a shuffle µop; on Intel cores the 512-bit shuffles and one of the two
@@ -24,7 +25,8 @@ package fastgo
 // The kernel needs no GOEXPERIMENT: it runs in every amd64 build where the CPU and the OS have
 // AVX-512 F (golang.org/x/sys/cpu). Like the AVX2 kernel each output is the FMA chain over k in
 // order from zero, then added to C with accumulate: the same bits as the archsimd kernels
-// (kernel_avx512_test.go). It uses Z0–Z13 and ends with VZEROUPPER.
+// (kernel_avx512_test.go). The 4×32 kernel uses Z0–Z13, the 4×64 one Z0–Z23; both end with
+// VZEROUPPER.
 
 import (
 	"unsafe"
@@ -47,10 +49,11 @@ func asmKernelF32AVX512() (microKernel[float32], bool) {
 }
 
 // kernelF32x32Groups (kernel_avx512_amd64.s) is kernelF32x16Groups (kernel_avx2.go) with tiles
-// 4×32 and B micro-panels [kc, 32]: tile g is at c + g·4·ldc (ldc in bytes); its element (r, j),
-// r < 4, j < 32, is the FMA chain over k < kc in order from zero of A(g, r, k)·b[32k + j], then
-// added to C with accumulate, else stored there, where A(g, r, k) is the float32 at
-// a + g·gstride + r·lda + k·astride (bytes).
+// 4×32 and B's rows bstride bytes apart (128: a [kc, 32] micro-panel; 256: the first half of a
+// [kc, 64] one): tile g is at c + g·4·ldc (ldc in bytes); its element (r, j), r < 4, j < 32, is
+// the FMA chain over k < kc in order from zero of A(g, r, k)·B(k, j), then added to C with
+// accumulate, else stored there, where A(g, r, k) is the float32 at a + g·gstride + r·lda +
+// k·astride and B(k, j) the one at b + k·bstride + 4j (bytes).
 //
 //go:noescape
 func kernelF32x32Groups(kc int, a unsafe.Pointer, lda, astride, gstride uintptr, groups int, b, c unsafe.Pointer, ldc uintptr, accumulate bool, bstride uintptr)
