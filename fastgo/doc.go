@@ -22,14 +22,13 @@
 //     (packPanels) so that a micro-kernel computes an mr×nr tile of C in registers reading both
 //     panels sequentially. Output tiles are spread over goroutines (as many as simplego's
 //     parallelism setting allows).
-//   - Micro-kernels: a plain-Go 2×2 kernel everywhere (kernel_go.go), and, built with
-//     GOEXPERIMENT=simd on amd64 with Go 1.26, AVX-512 or AVX2 kernels written with
-//     simd/archsimd (kernel_simd.go), no cgo. Which one runs: Kernel. The float32 kernels the
-//     GEMM runs are in assembly, for AVX2 (kernel_avx2.go, kernel_avx2_amd64.s) and AVX-512
-//     (kernel_avx512.go, kernel_avx512_amd64.s), so they run in every amd64 build, GOEXPERIMENT
-//     or not: they broadcast A's values from memory, which archsimd cannot, and run a whole
-//     column of row groups per call; tileFMA and tileFMAN (their tests) are their definition in
-//     plain Go, with the same bits.
+//   - Micro-kernels: a plain-Go 2×2 kernel everywhere (kernel_go.go), no cgo. Which one runs:
+//     Kernel. float32 runs assembly kernels for AVX-512 (kernel_avx512.go, 4×64 tiles) and AVX2
+//     (kernel_avx2.go, 4×16), chosen in kernel_f32.go, in every amd64 build, GOEXPERIMENT or
+//     not: they broadcast A's values from memory, which archsimd cannot, and run a whole column
+//     of row groups per call; tileFMAN (their tests) is their definition in plain Go, with the
+//     same bits. float64 runs AVX-512 or AVX2 kernels written with simd/archsimd
+//     (kernel_simd.go), built with GOEXPERIMENT=simd on amd64 with Go 1.26.
 //   - Any DotGeneral layout (transposed operands, several batch or contracting axes in any order)
 //     is read through per-axis offset tables (offsets), so no layout falls back; float32 and
 //     float64 are computed here, every other dtype goes to GoMLX's kernel.

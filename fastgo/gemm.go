@@ -28,24 +28,17 @@ const (
 //	c: the tile's first element, rows ldc apart; c[i*ldc+j] for i < mr, j < nr.
 //
 // With accumulate it adds to c, otherwise it overwrites c.
-//
-// rows, when set (kernels with mr = 4), is the same kernel reading A's four rows directly
-// instead of a packed micro-panel: a0…a3 are the rows' kc values (consecutive in memory). The
-// GEMM uses it when A is contiguous along the contracting axis, and skips packing A: with few
-// columns in B (attention's n = 64…128 keys or dv+1 values) packing A cost as much as the
-// products.
 type microKernel[T Float] struct {
 	name   string
 	mr, nr int
 	// kc, when set, is the depth of the packed panels for this kernel instead of kcBlock (at
 	// most kcBlock): a B micro-panel [kc, nr] should stay in L1.
-	kc   int
-	fn   func(kc int, a, b, c []T, ldc int, accumulate bool)
-	rows func(kc int, a0, a1, a2, a3, b, c []T, ldc int, accumulate bool)
-	// rowsHalf, when set, is rows for the first nr/2 columns only (the B micro-panel still has
-	// nr values per k): the last column panel of a product with few columns (attention's dv+1
-	// = 65: 64 + 1) then costs half a tile instead of a whole one.
-	rowsHalf func(kc int, a0, a1, a2, a3, b, c []T, ldc int, accumulate bool)
+	kc int
+	fn func(kc int, a, b, c []T, ldc int, accumulate bool)
+	// half, when set, is groups for the first nr/2 columns only (the B micro-panel still has nr
+	// values per k): the last column panel of a product with few columns (attention's dv+1 = 65:
+	// 64 + 1) then costs half a tile instead of a whole one.
+	half func(kc int, a []T, lda, astride, gstride, groups int, b, c []T, ldc int, accumulate bool)
 	// groups, when set (mr = 4), is the kernel over `groups` whole row groups in one call, all
 	// against one B micro-panel: group g reads A's value of row r < 4, column k < kc at
 	// a[g·gstride + r·lda + k·astride] (a packed micro-panel: lda 1, astride 4, gstride 4·kc;
@@ -164,9 +157,10 @@ func gemmThen[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch,
 		ws := getWorkspace[T](mc, nc, mr, nr)
 		defer putWorkspace(ws)
 		c := out[bIdx*m*n:]
-		// A's rows read in place (no packing): by the rows kernel, or by the groups kernel
-		// where they lie a constant stride apart.
-		direct := lhs.contiguous && (kern.rows != nil || kern.groups != nil && lhs.crossStride > 0)
+		// A's rows read in place (no packing) by the groups kernel where they are contiguous
+		// and lie a constant stride apart: with few columns in B (attention's n = 64…128 keys or
+		// dv+1 values) packing A cost as much as the products.
+		direct := lhs.contiguous && kern.groups != nil && lhs.crossStride > 0
 		for p0 := 0; p0 < k; p0 += kcb {
 			kc := min(kcb, k-p0)
 			packPanels(ws.b, rhs, bIdx, j0, j1, p0, kc, nr)
@@ -252,10 +246,9 @@ func macroKernel[T Float](kern microKernel[T], ws *workspace[T], c []T, ldc, i0,
 	}
 }
 
-// macroKernelRows is macroKernel reading A's rows in place for every full group of 4 rows
-// (kern.groups, a column of groups a call, where the rows lie a constant stride apart; else
-// kern.rows, a tile a call); only a last group of fewer rows is packed (into the first
-// micro-panel of ws.a).
+// macroKernelRows is macroKernel reading A's rows in place (a constant stride apart) for every
+// full group of 4 rows (kern.groups, a column of groups a call); only a last group of fewer
+// rows is packed (into the first micro-panel of ws.a).
 func macroKernelRows[T Float](kern microKernel[T], ws *workspace[T], lhs operand[T], batch int, c []T, ldc, i0, i1, j0, j1, p0, kc int, accumulate bool) {
 	nr := kern.nr
 	full := i0 + (i1-i0)/4*4
@@ -263,20 +256,11 @@ func macroKernelRows[T Float](kern microKernel[T], ws *workspace[T], lhs operand
 		packPanels(ws.a, lhs, batch, full, i1, p0, kc, 4)
 	}
 	base := lhs.batchOff[batch] + lhs.contractOff[p0]
-	row := func(i int) []T { return lhs.flat[base+lhs.crossOff[i]:][:kc] }
 	s := lhs.crossStride
-	inPlace := kern.groups != nil && s > 0 // A's rows a constant stride apart: kern.groups reads them
-	groups := 0                            // whole row groups a column tile
-	if inPlace {
-		groups = (full - i0) / 4
-	}
+	groups := (full - i0) / 4 // whole row groups a column tile
 	// tile4 computes the 4 rows from i into dst (rows ldc apart) against bPanel.
 	tile4 := func(i int, bPanel, dst []T, ldc int) {
-		if inPlace {
-			kern.groups(kc, lhs.flat[base+lhs.crossOff[i]:], s, 1, 4*s, 1, bPanel, dst, ldc, accumulate)
-			return
-		}
-		kern.rows(kc, row(i), row(i+1), row(i+2), row(i+3), bPanel, dst, ldc, accumulate)
+		kern.groups(kc, lhs.flat[base+lhs.crossOff[i]:], s, 1, 4*s, 1, bPanel, dst, ldc, accumulate)
 	}
 	for j := j0; j < j1; j += nr {
 		bPanel := ws.b[((j-j0)/nr)*kc*nr:][:kc*nr]
@@ -299,8 +283,8 @@ func macroKernelRows[T Float](kern microKernel[T], ws *workspace[T], lhs operand
 				}
 			}
 			switch {
-			case nRows == 4 && nCols <= nr/2 && kern.rowsHalf != nil:
-				kern.rowsHalf(kc, row(i), row(i+1), row(i+2), row(i+3), bPanel, tile, nr, accumulate)
+			case nRows == 4 && nCols <= nr/2 && kern.half != nil:
+				kern.half(kc, lhs.flat[base+lhs.crossOff[i]:], s, 1, 4*s, 1, bPanel, tile, nr, accumulate)
 			case nRows == 4:
 				tile4(i, bPanel, tile, nr)
 			default:

@@ -37,7 +37,7 @@ func TestGEMMAgainstFloat64(t *testing.T) {
 	kernels32 := []microKernel[float32]{goKernel[float32]()}
 	if k, ok := simdKernelF32(); ok {
 		packed := k // the same kernel on packed A panels only, one tile a call
-		packed.name, packed.rows, packed.rowsHalf, packed.groups = k.name+"-packed", nil, nil, nil
+		packed.name, packed.half, packed.groups = k.name+"-packed", nil, nil
 		kernels32 = append(kernels32, k, packed)
 	}
 	kernels64 := []microKernel[float64]{goKernel[float64]()}

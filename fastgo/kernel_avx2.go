@@ -68,7 +68,7 @@ func kernelF32x8Asm(kc int, a, b, c []float32, ldc int, accumulate bool) {
 // at row 4g (rows ldc apart). It panics (index out of range) before the kernel reads or writes
 // outside a, b or c.
 func kernelF32x8GroupsAsm(kc int, a []float32, lda, astride, gstride, groups int, b, c []float32, ldc int, accumulate bool) {
-	groupsAsm(kernelF32x16Groups, 16, kc, a, lda, astride, gstride, groups, b, c, ldc, accumulate)
+	groupsAsm(kernelF32x16Groups, 16, 16, kc, a, lda, astride, gstride, groups, b, c, ldc, accumulate)
 }
 
 // asmGroups is the signature of the assembly kernels' loops over row groups (kernelF32x16Groups
@@ -76,9 +76,10 @@ func kernelF32x8GroupsAsm(kc int, a []float32, lda, astride, gstride, groups int
 type asmGroups func(kc int, a unsafe.Pointer, lda, astride, gstride uintptr, groups int, b, c unsafe.Pointer, ldc uintptr, accumulate bool)
 
 // groupsAsm runs the assembly kernel run, of 4×nr tiles, on elements as kernelF32x8GroupsAsm
-// describes (B: [kc, nr]), after checking that every element it reads or writes is in a, b or c
-// (an index out of range panics first).
-func groupsAsm(run asmGroups, nr, kc int, a []float32, lda, astride, gstride, groups int, b, c []float32, ldc int, accumulate bool) {
+// describes (B's rows bstride elements apart: a [kc, nr] micro-panel, or the first nr columns
+// of a wider one), after checking that every element it reads or writes is in a, b or c (an
+// index out of range panics first).
+func groupsAsm(run asmGroups, nr, bstride, kc int, a []float32, lda, astride, gstride, groups int, b, c []float32, ldc int, accumulate bool) {
 	if groups <= 0 {
 		return
 	}
@@ -88,7 +89,7 @@ func groupsAsm(run asmGroups, nr, kc int, a []float32, lda, astride, gstride, gr
 		return
 	}
 	_ = a[(groups-1)*gstride+3*lda+(kc-1)*astride] // the last group's last row's last value
-	_ = b[nr*kc-1]                                 // B: [kc, nr]
+	_ = b[bstride*(kc-1)+nr-1]                     // B's last row
 	run(kc, unsafe.Pointer(&a[0]), uintptr(4*lda), uintptr(4*astride), uintptr(4*gstride), groups,
 		unsafe.Pointer(&b[0]), unsafe.Pointer(&c[0]), uintptr(4*ldc), accumulate)
 }

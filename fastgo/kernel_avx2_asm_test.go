@@ -20,19 +20,19 @@ func TestKernelAsmSameBits(t *testing.T) {
 }
 
 // asmKernelCase is an assembly kernel of 4×nr tiles for checkAsmKernelBits: on a packed A
-// [kc, 4], over row groups, and (when not nil) its rowsHalf, 4×32 from a 64-wide B panel.
+// [kc, 4], over row groups, and (when not nil) its half, 4×32 from a 64-wide B panel.
 type asmKernelCase struct {
-	name     string
-	nr       int
-	packed   func(kc int, a, b, c []float32, ldc int, accumulate bool)
-	groups   func(kc int, a []float32, lda, astride, gstride, groups int, b, c []float32, ldc int, accumulate bool)
-	rowsHalf func(kc int, a0, a1, a2, a3, b, c []float32, ldc int, accumulate bool)
+	name   string
+	nr     int
+	packed func(kc int, a, b, c []float32, ldc int, accumulate bool)
+	groups func(kc int, a []float32, lda, astride, gstride, groups int, b, c []float32, ldc int, accumulate bool)
+	half   func(kc int, a []float32, lda, astride, gstride, groups int, b, c []float32, ldc int, accumulate bool)
 }
 
 // checkAsmKernelBits checks each kernel against tileFMAN on the same operands, C rows ldc
 // apart: on A's rows in place (one group), on the packed [kc, 4] panel, over several row groups
 // in one call (rows in place a stride apart, groups a stride apart, NaN padding between them),
-// and rowsHalf where the case has one — the same bits (the same FMAs in the same k order); for
+// and half where the case has one — the same bits (the same FMAs in the same k order); for
 // every kc 0…37 (the unrolled loops and their tails) and 128, 131, with and without
 // accumulate, NaN and Inf included, and no byte of C outside the tiles written.
 func checkAsmKernelBits(t *testing.T, rng *rand.Rand, ldc int, kernels ...asmKernelCase) {
@@ -72,7 +72,7 @@ func checkAsmKernelBits(t *testing.T, rng *rand.Rand, ldc int, kernels ...asmKer
 					got = append(got[:0], init[4*g*ldc:]...)
 					k.packed(kc, a, b, got, ldc, acc)
 					sameBits(t, k.name+" packed", kc, acc, want[4*g*ldc:], got)
-					if k.rowsHalf != nil { // the first 32 columns of the 64-wide panel
+					if k.half != nil { // the first 32 columns of the 64-wide panel
 						half := make([]float32, 32*kc)
 						for kk := range kc {
 							copy(half[32*kk:32*kk+32], b[64*kk:64*kk+32])
@@ -80,9 +80,8 @@ func checkAsmKernelBits(t *testing.T, rng *rand.Rand, ldc int, kernels ...asmKer
 						wantHalf := append([]float32(nil), init[4*g*ldc:]...)
 						tileFMAN(kc, 32, a, half, wantHalf, ldc, acc)
 						got = append(got[:0], init[4*g*ldc:]...)
-						row := func(r int) []float32 { return aRows[g*gstride+r*lda:][:kc] }
-						k.rowsHalf(kc, row(0), row(1), row(2), row(3), b, got, ldc, acc)
-						sameBits(t, k.name+" rowsHalf", kc, acc, wantHalf, got)
+						k.half(kc, aRows[g*gstride:], lda, 1, gstride, 1, b, got, ldc, acc)
+						sameBits(t, k.name+" half", kc, acc, wantHalf, got)
 					}
 				}
 				k.groups(kc, aRows, lda, 1, gstride, groups, b, gotGroups, ldc, acc)

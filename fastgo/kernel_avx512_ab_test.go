@@ -7,30 +7,30 @@ import (
 	"testing"
 )
 
-// BenchmarkMicroKernelAVX512AB times the AVX-512 float32 kernels against each other in one
-// process, interleaved (abTime: medians of rounds of per-thread CPU time), kc = 128, panels in
-// L1: the assembly kernel on A's rows and on the packed panel (asm/rows, asm/packed), the
-// archsimd kernel (simd/rows, simd/packed) and the FMA ceiling of 8 and 16 independent register
-// FMA chains (Float32x16).
+// BenchmarkMicroKernelAVX512AB times the AVX-512 float32 kernel in one process against the FMA
+// ceilings, interleaved (abTime: medians of rounds of per-thread CPU time), kc = 128, panels in
+// L1: the 4×64 assembly kernel on A's rows and on the packed panel (asm/rows, asm/packed), its
+// half tile (4×32, half), and 8 and 16 independent register FMA chains (Float32x16) — the
+// ceiling of an 8-accumulator tile, and what archsimd code with more accumulators than Go's
+// allocator keeps in registers gets.
 func BenchmarkMicroKernelAVX512AB(b *testing.B) {
 	if _, ok := asmKernelF32AVX512(); !ok || !archsimd.X86.AVX512() {
 		b.Skip("no AVX-512 on this CPU")
 	}
 	const kc = 128
-	a, bb := make([]float32, kc*4), make([]float32, kc*32)
+	a, bb := make([]float32, kc*4), make([]float32, kc*64)
 	for i := range a {
 		a[i] = float32(i%7) * 0.25
 	}
 	for i := range bb {
 		bb[i] = float32(i%5) * 0.5
 	}
-	c := make([]float32, 4*32)
-	const flops = 2 * kc * 4 * 32
+	c := make([]float32, 4*64)
+	const flops = 2 * kc * 4 * 64
 	abTime(b, 21, 2e6,
-		abVariant{"asm/rows", flops, func() { kernelF32x16GroupsAsm(kc, a, kc, 1, 4*kc, 1, bb, c, 32, true) }},
-		abVariant{"asm/packed", flops, func() { kernelF32x16Asm(kc, a, bb, c, 32, true) }},
-		abVariant{"simd/rows", flops, func() { kernelF32x16Rows(kc, a[0:kc], a[kc:2*kc], a[2*kc:3*kc], a[3*kc:], bb, c, 32, true) }},
-		abVariant{"simd/packed", flops, func() { kernelF32x16(kc, a, bb, c, 32, true) }},
+		abVariant{"asm/rows", flops, func() { kernelF32x64GroupsAsm(kc, a, kc, 1, 4*kc, 1, bb, c, 64, true) }},
+		abVariant{"asm/packed", flops, func() { kernelF32x64Asm(kc, a, bb, c, 64, true) }},
+		abVariant{"asm/half", flops / 2, func() { kernelF32x64HalfGroupsAsm(kc, a, kc, 1, 4*kc, 1, bb, c, 64, true) }},
 		abVariant{"fma8", 2 * kc * 8 * 16, func() { fmaChains8x16(kc, c) }},
 		abVariant{"fma16", 2 * kc * 16 * 16, func() { fmaChains16x16(kc, c) }},
 	)

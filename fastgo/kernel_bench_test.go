@@ -5,18 +5,20 @@ import (
 	"testing"
 )
 
-// BenchmarkMicroKernel times each micro-kernel alone on panels that stay in L1 (kc=256), in
+// BenchmarkMicroKernel times each micro-kernel alone on panels that stay in L1 (kc = 256, or the
+// kernel's own kc), in
 // GFLOP/s of one goroutine (elapsed) and, on Linux, GFLOP per CPU-second of its thread — which
-// other load on a shared machine moves much less: the ceiling of the GEMM built on it. "rows"
-// is the kernel reading A's four rows in place (what the GEMM runs when A is contiguous along
-// the contracting axis: the projections and attention's products).
+// other load on a shared machine moves much less: the ceiling of the GEMM built on it.
 func BenchmarkMicroKernel(b *testing.B) {
 	kernels := []microKernel[float32]{goKernel[float32]()}
 	if k, ok := simdKernelF32(); ok {
 		kernels = append(kernels, k)
 	}
-	const kc = 256
 	for _, kern := range kernels {
+		kc := 256
+		if kern.kc > 0 {
+			kc = kern.kc
+		}
 		a, bb := make([]float32, kc*kern.mr), make([]float32, kc*kern.nr)
 		for i := range a {
 			a[i] = float32(i%7) * 0.25
@@ -29,13 +31,6 @@ func BenchmarkMicroKernel(b *testing.B) {
 		b.Run(kern.name, func(b *testing.B) {
 			timeKernel(b, flops, func() { kern.fn(kc, a, bb, c, kern.nr, true) })
 		})
-		if kern.rows != nil {
-			b.Run(kern.name+"/rows", func(b *testing.B) {
-				timeKernel(b, flops, func() {
-					kern.rows(kc, a[0:kc], a[kc:2*kc], a[2*kc:3*kc], a[3*kc:4*kc], bb, c, kern.nr, true)
-				})
-			})
-		}
 	}
 }
 

@@ -3,13 +3,7 @@
 package fastgo
 
 // Without GOEXPERIMENT=simd (or on another architecture, or a Go other than 1.26) there are no
-// archsimd kernels: float32 runs an assembly kernel where one runs (amd64 with AVX-512:
-// kernel_avx512.go; with AVX2 and FMA: kernel_avx2.go), float64 and everything else the plain-Go kernel.
+// archsimd kernels: float64 runs the plain-Go kernel (float32 runs an assembly kernel where one
+// runs: kernel_f32.go).
 
-func simdKernelF32() (microKernel[float32], bool) {
-	if k, ok := asmKernelF32AVX512(); ok {
-		return k, true
-	}
-	return asmKernelF32()
-}
 func simdKernelF64() (microKernel[float64], bool) { return microKernel[float64]{}, false }

@@ -63,7 +63,7 @@ func init() {
 			_, ok := b.(*simplego.Backend)
 			return ok && Enabled()
 		})
-		if quantKLanes8.name == "avx2-lanes8" { // the faster kernels wherever AVX2 runs (quant_lanes8_avx2.go)
+		if _, ok := avx2Lanes8Kernels(); ok { // the faster kernels wherever AVX2 runs (quant_lanes8_avx2.go)
 			quant.SetLayout(quant.LayoutLanes8)
 		}
 	}
