@@ -106,7 +106,7 @@ func (a *llamaAnchor) once(cfg Config, python, model string, prompt []int, s smo
 	req := smollm2Request(cfg, model, prompt, s)
 	req["extra_bufts"] = extraBufts
 	var err error
-	r.Note, err = runAnchorErr("llama.cpp", python, script, req, &ans, &ans.smollm2Answer, &r, env...)
+	r.Note, err = runAnchor("llama.cpp", python, script, req, &ans, &ans.smollm2Answer, &r, env...)
 	switch {
 	case ans.Missing:
 		r.Note = llamaNotInstalled + " (" + python + " lacks it)"

@@ -369,15 +369,9 @@ type smollm2Answer struct {
 
 // runAnchor runs an anchor's script with python and decodes its answer into ans, whose shared
 // part is common; it fills r's times and ids, or returns a note prefixed with who ("PyTorch",
-// "llama.cpp") saying what failed: the run, the answer's error, or missing runs or ids.
-func runAnchor(who, python, script string, req, ans any, common *smollm2Answer, r *smollm2Result, env ...string) string {
-	note, _ := runAnchorErr(who, python, script, req, ans, common, r, env...)
-	return note
-}
-
-// runAnchorErr is runAnchor, also returning the script's failure to run (nil when it ran, even
-// with a note).
-func runAnchorErr(who, python, script string, req, ans any, common *smollm2Answer, r *smollm2Result, env ...string) (string, error) {
+// "llama.cpp") saying what failed: the run, the answer's error, or missing runs or ids; err is
+// the script's failure to run (nil when it ran, even with a note).
+func runAnchor(who, python, script string, req, ans any, common *smollm2Answer, r *smollm2Result, env ...string) (string, error) {
 	if err := runScript(python, script, req, ans, env...); err != nil {
 		return who + ": " + err.Error(), err
 	}
@@ -427,7 +421,7 @@ func benchSmolLM2Torch(cfg Config, python, model string, prompt []int, s smollm2
 		Transformers string `json:"transformers"`
 		Attention    string `json:"attention"`
 	}
-	if r.Note = runAnchor("PyTorch", python, script, smollm2Request(cfg, model, prompt, s), &ans, &ans.smollm2Answer, &r); r.Note != "" {
+	if r.Note, _ = runAnchor("PyTorch", python, script, smollm2Request(cfg, model, prompt, s), &ans, &ans.smollm2Answer, &r); r.Note != "" {
 		return r
 	}
 	r.Impl = fmt.Sprintf("PyTorch %s, transformers %s (%s), %d threads", ans.Torch, ans.Transformers, ans.Attention, ans.Threads)
