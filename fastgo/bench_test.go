@@ -24,6 +24,13 @@ var benchDots = []struct {
 	{"seed003_inproj_4096x512x1536", []int{4096, 512}, []int{1536, 512}, []int{1}, nil, []int{1}, nil},
 	{"seed003_scores_256x128x128x64", []int{256, 128, 64}, []int{256, 128, 64}, []int{2}, []int{0}, []int{2}, []int{0}},
 	{"seed003_values_256x128x64x128", []int{256, 128, 128}, []int{256, 128, 64}, []int{2}, []int{0}, []int{1}, []int{0}},
+	{"seed003_proj_4096x512x512", []int{4096, 512}, []int{512, 512}, []int{1}, nil, []int{1}, nil},
+	// llm B8 L1024 E768 h12: one projection.
+	{"llm_proj_8192x768x768", []int{8192, 768}, []int{768, 768}, []int{1}, nil, []int{1}, nil},
+	// the same products in the layouts mhalib's plain attention gives them: q, k [B, L, h, dk]
+	// (batch axes B and h), weights [B, h, L, L] and v [B, h, L, dv].
+	{"seed003_scores_bhl_32x128x8x64", []int{32, 128, 8, 64}, []int{32, 128, 8, 64}, []int{3}, []int{0, 2}, []int{3}, []int{0, 2}},
+	{"seed003_values_bhl_32x8x128x128", []int{32, 8, 128, 128}, []int{32, 8, 128, 64}, []int{3}, []int{0, 1}, []int{2}, []int{0, 1}},
 	// long B1 L4096 E512 h8: scores per head [4096, 4096] over 64.
 	{"long_scores_8x4096x4096x64", []int{8, 4096, 64}, []int{8, 4096, 64}, []int{2}, []int{0}, []int{2}, []int{0}},
 }

@@ -49,9 +49,12 @@
 //   - Fused passes (fuse.go): on a tile of attention scores s = q·kᵀ the GEMM takes the rows'
 //     maxima m while the rows are in the cache (for the ReduceMax that follows), and a Sub s − m
 //     whose one use is an Exp computes exp(s − m) and the rows' sums (for a ReduceSum over the
-//     last axis) in one pass; the Exp and the reductions then hand those results on. The
-//     executors find these patterns in the graph (the nodes' users, read from simplego's
-//     unexported fields); the values are those of the executors run apart, bit for bit.
+//     last axis) in one pass; the Exp and the reductions then hand those results on. When the
+//     Exp's one other use is a product e·v that comes before the sum in the graph (flashrows'
+//     tiles), the Sub hands on s itself and the product makes e a few rows at a time in the
+//     cache (fuse_expdot.go): e never goes to memory. The executors find these patterns in
+//     the graph (the nodes' users, read from simplego's unexported fields); the values are
+//     those of the executors run apart, bit for bit.
 //   - Grouped decoding products (grouprows.go, grouprows_simd.go): with grouped-query
 //     attention, a decoding step's g ≤ 32 query rows per key/value head against a cache of
 //     64-feature rows — scores q·Kᵀ and the weighted sum w·V — are read where the cache lies

@@ -19,3 +19,7 @@ func SetFuse(on bool) bool { return fuseOn.Swap(on) }
 
 // FusedMaxCalls counts the DotGenerals that left their rows' maxima for a ReduceMax (fuse.go).
 var FusedMaxCalls = &fusedMaxCalls
+
+// DeferredCalls counts the Subs that left s for a DotGeneral to make e (fuse_expdot.go);
+// ExpDotCalls the DotGenerals that made it.
+var DeferredCalls, ExpDotCalls = &deferredCalls, &expDotCalls

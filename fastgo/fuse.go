@@ -36,9 +36,16 @@ import (
 
 // fusedTile is what a fused Sub computed into its output buffer: exp(s − m), to be handed on by
 // exp (nil once it has), and the rows' sums, to be returned by sum (nil: none computed).
+//
+// A Sub that defers (fuse_expdot.go) leaves s in its output buffer instead, with m and dot, the
+// DotGeneral that is to make e; dot is nil once e is made (by dot, or in the buffer by
+// materialize). mu orders dot and sum, which GoMLX's parallel executor may run side by side.
 type fusedTile struct {
 	exp, sum *simplego.Node
 	sums     []float32
+	dot      *simplego.Node
+	m        []float32
+	mu       sync.Mutex
 }
 
 var (
@@ -47,6 +54,9 @@ var (
 	fusedLive  atomic.Int64
 	// fusedCalls counts the Subs computed as exp(s − m); fuseOn switches fusing (tests).
 	fusedCalls atomic.Int64
+	// deferredCalls counts the Subs that left s for a DotGeneral to make e, expDotCalls the
+	// DotGenerals that made it (fuse_expdot.go).
+	deferredCalls, expDotCalls atomic.Int64
 	fuseOn     atomic.Bool
 
 	nodeInputsOffset, nodeOpOffset, nodeBuilderOffset uintptr
@@ -128,26 +138,30 @@ const fuseMinElems = 1 << 18
 // fusePlan returns the Exp that is the one use of Sub node sub (s [.., cols] − m [.., 1], out:
 // s's shape) and, if one of that Exp's uses is a ReduceSum over the last axis, that ReduceSum;
 // exp is nil when sub cannot be fused.
-func fusePlan(sub *simplego.Node, out, s, m shapes.Shape) (exp, sum *simplego.Node) {
+func fusePlan(sub *simplego.Node, out, s, m shapes.Shape) (exp, sum, dot *simplego.Node) {
 	rank := out.Rank()
 	if graphFieldsErr != nil || !fuseOn.Load() || out.Size() < fuseMinElems || rank == 0 || !s.Equal(out) || m.Rank() != rank || m.Dimensions[rank-1] != 1 || out.Dimensions[rank-1] < 2 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	for a := range rank - 1 {
 		if m.Dimensions[a] != out.Dimensions[a] {
-			return nil, nil
+			return nil, nil, nil
 		}
 	}
 	nodes, outputs := graphOf(sub)
 	if isOutput(sub, outputs) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	subUsers := users(sub, nodes)
 	if len(subUsers) != 1 || nodeOp(subUsers[0]) != backends.OpTypeExp {
-		return nil, nil
+		return nil, nil, nil
 	}
 	exp = subUsers[0]
-	return exp, lastAxisReduce(exp, nodes, backends.OpTypeReduceSum, rank)
+	sum = lastAxisReduce(exp, nodes, backends.OpTypeReduceSum, rank)
+	if !isOutput(exp, outputs) {
+		dot = expDotPlan(exp, sum, nodes)
+	}
+	return exp, sum, dot
 }
 
 // isOutput reports whether n is one of its graph's outputs (a buffer simplego hands back, which
@@ -194,13 +208,9 @@ func execFusedSub(backend *simplego.Backend, sub *simplego.Node, inputs []*simpl
 	if !ok1 || !ok2 {
 		return nil, false, nil
 	}
-	exp, sum := fusePlan(sub, outShape, sShape, mShape)
+	exp, sum, dot := fusePlan(sub, outShape, sShape, mShape)
 	if exp == nil {
 		return nil, false, nil
-	}
-	out, e, err := overFirst(backend, inputs, inputsOwned, s, outShape)
-	if err != nil {
-		return nil, false, err
 	}
 	cols := outShape.Dimensions[outShape.Rank()-1]
 	rows := len(m)
@@ -208,16 +218,22 @@ func execFusedSub(backend *simplego.Backend, sub *simplego.Node, inputs []*simpl
 	if sum != nil {
 		tile.sums = make([]float32, rows)
 	}
-	parallelFor(rows, max(1, minParallelWork/cols), backendParallelism(backend), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			dst := e[r*cols : (r+1)*cols]
-			binaryF32Vec(opSub, dst, s[r*cols:(r+1)*cols], m[r:r+1], false, false)
-			expF32Vec(dst, dst)
-			if tile.sums != nil {
-				tile.sums[r] = sumRow(dst)
-			}
+	if dot != nil && inputsOwned[0] {
+		// fuse_expdot.go: s handed on as it is, e made by dot
+		out = inputs[0]
+		inputs[0] = nil
+		tile.dot, tile.m = dot, append([]float32(nil), m...)
+		deferredCalls.Add(1)
+	} else {
+		var e []float32
+		out, e, err = overFirst(backend, inputs, inputsOwned, s, outShape)
+		if err != nil {
+			return nil, false, err
 		}
-	})
+		parallelFor(rows, max(1, minParallelWork/cols), backendParallelism(backend), func(lo, hi int) {
+			expRows(e, s, m, tile.sums, cols, lo, hi)
+		})
+	}
 	if _, loaded := fusedTiles.Swap(out, tile); !loaded {
 		fusedLive.Add(1)
 	}
@@ -272,12 +288,21 @@ func takeFusedExp(backend *simplego.Backend, node *simplego.Node, inputs []*simp
 			return nil, false, err
 		}
 		src, _ := mustFlat[float32](backend, in)
-		copy(flat.([]float32), src)
+		tile.mu.Lock()
+		defer tile.mu.Unlock()
+		if tile.dot != nil { // s, not e: e made into the copy
+			cols := len(src) / len(tile.m)
+			parallelFor(len(tile.m), max(1, minParallelWork/cols), backendParallelism(backend), func(lo, hi int) {
+				expRows(flat.([]float32), src, tile.m, nil, cols, lo, hi)
+			})
+		} else {
+			copy(flat.([]float32), src)
+		}
 		count(opExp)
 		return out, true, nil
 	}
 	inputs[0] = nil
-	if tile.sum == nil {
+	if tile.sum == nil && tile.dot == nil {
 		dropFused(in)
 	} else {
 		tile.exp = nil
@@ -295,8 +320,18 @@ func takeFusedSum(backend *simplego.Backend, node *simplego.Node, inputs []*simp
 	if !found || v.(*fusedTile).sum != node || v.(*fusedTile).exp != nil {
 		return nil, false, nil
 	}
+	tile := v.(*fusedTile)
+	tile.mu.Lock()
+	defer tile.mu.Unlock()
+	if tile.dot != nil { // the DotGeneral that was to make e has not run: e made here, in place
+		s, ok := mustFlat[float32](backend, inputs[0])
+		if !ok {
+			return nil, false, nil
+		}
+		tile.materialize(s, s, backendParallelism(backend))
+	}
 	dropFused(inputs[0])
-	return reductionOf(backend, node, opReduceSum, v.(*fusedTile).sums)
+	return reductionOf(backend, node, opReduceSum, tile.sums)
 }
 
 // reductionOf returns a new buffer of the reduction node's shape holding vals (computed before),

@@ -189,6 +189,16 @@ func execDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*si
 	switch dtype {
 	case dtypes.Float32:
 		maxima := rowMaxima(node, p.batch*p.lhsCross, p.rhsCross) // fuse.go: for the ReduceMax that follows
+		if tile := deferredFor(node, inputs[0]); tile != nil {
+			// fuse_expdot.go: the left operand is s, e = exp(s − m) made here
+			defer tile.mu.Unlock()
+			if maxima == nil && runExpRows(p, lhsShape, rhsShape, lhsFlat.([]float32), rhsFlat.([]float32), outFlat.([]float32), workers, tile) {
+				calls.Add(1)
+				return out, nil
+			}
+			s := lhsFlat.([]float32)
+			tile.materialize(s, s, workers)
+		}
 		done := maxima.rows(outFlat.([]float32), p.lhsCross, p.rhsCross)
 		run(kernelF32, p, lhsShape, rhsShape, lhsFlat.([]float32), rhsFlat.([]float32), outFlat.([]float32), workers, done)
 		kept = maxima.keep(out)

@@ -57,9 +57,12 @@ func flashByRowsDiagonalGroups(take func(x *Node, from, n int) *Node, qf, kf, vf
 // Σ exp(s − m) [B, h, rows, 1] and exp(s − m)·v [B, h, rows, dv].
 func (p flashByRowsPart) weigh(m *Node) (l, pv *Node) {
 	e := Exp(Sub(p.s, m)) // [B, h, rows, cols]: m broadcast by Sub, not materialised
-	l = ReduceAndKeep(e, ReduceSum, -1)
+	// The product before the sum in the graph's order: fastgo then makes e inside the product
+	// (fuse_expdot.go), and the sum takes the rows' sums it made.
 	if p.vLayout == 2 {
-		return l, DotGeneral(e, []int{3}, []int{0, 1}, p.v, []int{2}, []int{0, 1}) // [B, h, rows, dv]
+		pv = DotGeneral(e, []int{3}, []int{0, 1}, p.v, []int{2}, []int{0, 1}) // [B, h, rows, dv]
+	} else {
+		pv = DotGeneral(e, []int{3}, []int{0, 1}, p.v, []int{0}, []int{1, 2}) // [B, h, rows, dv]
 	}
-	return l, DotGeneral(e, []int{3}, []int{0, 1}, p.v, []int{0}, []int{1, 2}) // [B, h, rows, dv]
+	return ReduceAndKeep(e, ReduceSum, -1), pv
 }

@@ -1,0 +1,122 @@
+package fastgo_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/mhalab/mhalab/fastgo"
+	"github.com/mhalab/mhalab/xla"
+)
+
+// TestExpInsideProduct runs softmax's pieces as flashrows writes them — s = q·kᵀ, m =
+// ReduceMax(s), e = Exp(Sub(s, m)), the product e·v and then ReduceSum(e) — where the product
+// makes e itself (fuse_expdot.go), against every executor apart (fusing off), which must give the
+// same bits, and against GoMLX's kernels within 8·(k+1)·u·max|gomlx|. Forms: with and without
+// the sum; e also returned (not deferred); the sum before the product in the graph (not
+// deferred); values with more columns than one micro-tile and a head width whose rows are not a
+// multiple of the tile's. On one op at a time (mhalab's configuration) the product makes e; on
+// GoMLX's parallel executor (not under -race: simplego's own race) the sum may run first and
+// make e in place, with the same bits.
+func TestExpInsideProduct(t *testing.T) { eachVec(t, testExpInsideProduct) }
+
+func testExpInsideProduct(t *testing.T) {
+	if !fastgo.SIMD() || len(fastgo.VecLevels()) == 0 {
+		t.Skip("fusing needs the vector loops (fastgo built without GOEXPERIMENT=simd, or a CPU with neither AVX-512 nor AVX2 and FMA)")
+	}
+	seed := testSeed(t)
+	configs := []string{xla.SimpleGoConfig}
+	if testBackendConfig != xla.SimpleGoConfig { // not under -race (backend_race_test.go)
+		configs = append(configs, testBackendConfig)
+	}
+	for _, config := range configs {
+		backend, err := simplego.New(config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name                 string
+			rows, cols, dv       int
+			sum, returnE, sumFst bool
+			deferred             bool
+		}{
+			{"sum", 37 * 37, 70, 16, true, false, false, true},
+			{"no_sum", 37 * 37, 70, 16, false, false, false, true},
+			{"wide_values", 517, 520, 150, true, false, false, true},
+			{"e_returned", 37 * 37, 70, 16, true, true, false, false},
+			{"sum_first", 37 * 37, 70, 16, true, false, true, false},
+		} {
+			t.Run(fmt.Sprintf("%s/%q", c.name, config), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(seed, 31))
+				const B, H, dk = 1, 3, 24
+				q := randomTensor(rng, dtypes.Float32, []int{B, H, c.rows, dk})
+				k := randomTensor(rng, dtypes.Float32, []int{B, H, c.cols, dk})
+				v := randomTensor(rng, dtypes.Float32, []int{c.cols, B, H, c.dv})
+				run := func(b backends.Backend, fast, fuse bool) (outs []*tensors.Tensor, deferred, made int64) {
+					prevOn, prevFuse := fastgo.SetEnabled(fast), fastgo.SetFuse(fuse)
+					defer func() { fastgo.SetEnabled(prevOn); fastgo.SetFuse(prevFuse) }()
+					exec := MustNewExec(b, func(q, k, v *Node) []*Node {
+						s := DotGeneral(q, []int{3}, []int{0, 1}, k, []int{3}, []int{0, 1}) // [B, H, rows, cols]
+						m := StopGradient(ReduceAndKeep(s, ReduceMax, -1))                  // [B, H, rows, 1]
+						e := Exp(Sub(s, m))                                                 // [B, H, rows, cols]
+						var l *Node
+						if c.sumFst {
+							l = ReduceAndKeep(e, ReduceSum, -1) // [B, H, rows, 1]
+						}
+						pv := DotGeneral(e, []int{3}, []int{0, 1}, v, []int{0}, []int{1, 2}) // [B, H, rows, dv]
+						outs := []*Node{pv, m}
+						if c.sum && !c.sumFst {
+							l = ReduceAndKeep(e, ReduceSum, -1)
+						}
+						if l != nil {
+							outs = append(outs, l)
+						}
+						if c.returnE {
+							outs = append(outs, e)
+						}
+						return outs
+					})
+					d0, m0 := fastgo.DeferredCalls.Load(), fastgo.ExpDotCalls.Load()
+					outs = exec.MustExec(argsFor(fast, q, k, v)...)
+					return outs, fastgo.DeferredCalls.Load() - d0, fastgo.ExpDotCalls.Load() - m0
+				}
+				fused, deferred, made := run(backend, true, true)
+				wantMade := int64(0)
+				if c.deferred && config == xla.SimpleGoConfig {
+					wantMade = 1
+				}
+				if deferred != map[bool]int64{true: 1, false: 0}[c.deferred] || made != wantMade && !(config == "" && made <= 1 && c.deferred) {
+					t.Fatalf("Subs deferred %d, products that made e %d; want %v, %d", deferred, made, c.deferred, wantMade)
+				}
+				apart, _, _ := run(backend, true, false)
+				gomlx, _, _ := run(refBackend(), false, false)
+				if len(fused) != len(apart) || len(fused) != len(gomlx) {
+					t.Fatalf("outputs: %d fused, %d apart, %d GoMLX", len(fused), len(apart), len(gomlx))
+				}
+				for i := range fused {
+					f, a, g := flat32(t, fused[i]), flat32(t, apart[i]), flat32(t, gomlx[i])
+					biggest := 0.0
+					for _, x := range g {
+						biggest = max(biggest, math.Abs(float64(x)))
+					}
+					bound := 8 * float64(c.cols+1) * 0x1p-24 * biggest
+					for j := range f {
+						if math.Float32bits(f[j]) != math.Float32bits(a[j]) {
+							t.Fatalf("output %d [%d] (seed %d): fused %g, apart %g (want equal bits)", i, j, seed, f[j], a[j])
+						}
+						if diff := math.Abs(float64(f[j]) - float64(g[j])); !(diff <= bound) {
+							t.Fatalf("output %d [%d] (seed %d): fused %g, GoMLX %g: |Δ| %.3g > %.3g", i, j, seed, f[j], g[j], diff, bound)
+						}
+					}
+				}
+			})
+		}
+	}
+}
