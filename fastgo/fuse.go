@@ -57,7 +57,7 @@ var (
 	// deferredCalls counts the Subs that left s for a DotGeneral to make e, expDotCalls the
 	// DotGenerals that made it (fuse_expdot.go).
 	deferredCalls, expDotCalls atomic.Int64
-	fuseOn     atomic.Bool
+	fuseOn                     atomic.Bool
 
 	nodeInputsOffset, nodeOpOffset, nodeBuilderOffset uintptr
 	builderNodesOffset, builderOutputsOffset          uintptr
