@@ -141,9 +141,23 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 	var outs, lses []*Node
 	var token *Node // one entry of the previous block's output: the blocks run one after another
 	biases := bandBiases{}
+	// The chunks of keys and values before the blocks, each taken once and read by every block
+	// after it that sees the same chunk (with blocks of n = chunk rows, all of them): at causal
+	// L 4096 the blocks took 28 chunks of k and of v for 7 distinct ones. They are all alive
+	// until the last block, one more copy of k and v at most: memory stays O(Lk).
+	chunks := map[[3]int]*Node{} // (0: k, 1: v; first key; keys) → [keys, B, h, d]
 	for r0 := 0; r0 < lq; r0 += n {
 		rows := min(n, lq-r0)
 		take := newRowTaker(token).take
+		takeChunk := func(which int, x *Node, c0, cols int) *Node {
+			key := [3]int{which, c0, cols}
+			if c, ok := chunks[key]; ok {
+				return c
+			}
+			c := take(x, c0, cols)
+			chunks[key] = c
+			return c
+		}
 		qi := take(qf, r0, rows) // [rows, B, h, dk]
 		var parts []flashByRowsPart
 		var groups []flashByRowsPart // the diagonal tile by groups of rows, or nil (see flashByRowsDiagonalGroups)
@@ -161,7 +175,7 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 			for _, span := range [][2]int{{lo, all}, {all, r0}} {
 				for c0 := span[0]; c0 < span[1]; c0 += chunk {
 					cols := min(chunk, span[1]-c0)
-					ko, vo := take(kf, c0, cols), take(vf, c0, cols)                      // [cols, B, h, dk], [cols, B, h, dv]
+					ko, vo := takeChunk(0, kf, c0, cols), takeChunk(1, vf, c0, cols)      // [cols, B, h, dk], [cols, B, h, dv]
 					s := DotGeneral(qi, []int{3}, []int{1, 2}, ko, []int{3}, []int{1, 2}) // [B, h, rows, cols]
 					if c0 < all {
 						s = biases.mask(s, r0, c0, left, ms.fill) // [B, h, rows, cols]

@@ -182,7 +182,8 @@ func maxAbsDiff32(a, b *tensors.Tensor) float64 {
 // against the keys up to its last row (blocks of 128: [64, 64] and [64, 128], 3/4 of [128, 128];
 // of 256: [128, 128] and [128, 256]); its output equals ScaledDotProductAttention's.
 // (Before: 41 ConvertDType, 16 Where, a bool tile and a Where for each diagonal tile, whole
-// [128, 128] diagonal score tiles.)
+// [128, 128] diagonal score tiles.) The chunk of keys [0, 512) is taken once, for all the blocks
+// after it (before: once per block, 4 times with blocks of 128).
 func TestFlashByRowsNodesPerBlock(t *testing.T) {
 	backend, err := backendtest.Get("go")
 	if err != nil {
@@ -202,6 +203,7 @@ func TestFlashByRowsNodesPerBlock(t *testing.T) {
 		counts := map[NodeType]int{}
 		tiles := map[string]int{} // constant float32 tiles by shape
 		scoreElems := 0           // q·kᵀ scores per (batch, head)
+		wholeChunks := 0          // Gathers of 512 keys or values: the chunk [0, 512)
 		res := MustExecOnceN(backend, func(x *Node) []*Node {
 			part := func(i int) *Node { return Squeeze(Slice(x, AxisElem(i)), 0) } // [B, h, L, d]
 			q, k, v := part(0), part(1), part(2)
@@ -217,6 +219,8 @@ func TestFlashByRowsNodesPerBlock(t *testing.T) {
 					tiles[n.Shape().String()]++
 				case n.Type() == NodeTypeDotGeneral && len(dims) == 4 && dims[3] != d:
 					scoreElems += dims[2] * dims[3]
+				case n.Type() == NodeTypeGather && len(dims) == 4 && dims[0] == 512:
+					wholeChunks++
 				}
 			}
 			plain := ScaledDotProductAttention(q, k, v).Causal(CausalTopLeft).Done()
@@ -238,6 +242,9 @@ func TestFlashByRowsNodesPerBlock(t *testing.T) {
 		prefix := c.blockQ * c.blockQ * blocks * (blocks - 1) / 2 // rows × keys before each block
 		if want := prefix + blocks*c.diag; scoreElems != want {
 			t.Errorf("blockQ %d: %d scores per head, want %d (diagonal tiles in two groups of rows: %d each)", c.blockQ, scoreElems, want, c.diag)
+		}
+		if wholeChunks != 2 {
+			t.Errorf("blockQ %d: %d Gathers of the chunk [0, 512), want 2 (its keys and values, taken once for every block after it)", c.blockQ, wholeChunks)
 		}
 		if worst := maxAbsDiff32(res[0], res[1]); worst > 1e-5 || math.IsNaN(worst) {
 			t.Errorf("blockQ %d: max |flash − sdpa| = %.2e, want ≤ 1e-5", c.blockQ, worst)
