@@ -31,6 +31,10 @@ var benchDots = []struct {
 	// (batch axes B and h), weights [B, h, L, L] and v [B, h, L, dv].
 	{"seed003_scores_bhl_32x128x8x64", []int{32, 128, 8, 64}, []int{32, 128, 8, 64}, []int{3}, []int{0, 2}, []int{3}, []int{0, 2}},
 	{"seed003_values_bhl_32x8x128x128", []int{32, 8, 128, 128}, []int{32, 8, 128, 64}, []int{3}, []int{0, 1}, []int{2}, []int{0, 1}},
+	// llm's flashrows tiles: a block of 160 query rows [rows, B, h, dk] (rows 6144 values apart)
+	// against all keys [B, h, L, dk], and causal L 4096's 512 rows against a chunk of 512 keys.
+	{"llm_rowscores_160x8x12x64_1024", []int{160, 8, 12, 64}, []int{8, 12, 1024, 64}, []int{3}, []int{1, 2}, []int{3}, []int{0, 1}},
+	{"long_rowscores_512x1x8x64_512", []int{512, 1, 8, 64}, []int{512, 1, 8, 64}, []int{3}, []int{1, 2}, []int{3}, []int{1, 2}},
 	// long B1 L4096 E512 h8: scores per head [4096, 4096] over 64.
 	{"long_scores_8x4096x4096x64", []int{8, 4096, 64}, []int{8, 4096, 64}, []int{2}, []int{0}, []int{2}, []int{0}},
 }
