@@ -23,3 +23,7 @@ var FusedMaxCalls = &fusedMaxCalls
 // DeferredCalls counts the Subs that left s for a DotGeneral to make e (fuse_expdot.go);
 // ExpDotCalls the DotGenerals that made it.
 var DeferredCalls, ExpDotCalls = &deferredCalls, &expDotCalls
+
+// SetExpDotAnyOrder lets a Sub defer to its product even when the sum comes first in the graph
+// (fuse_expdot.go), and returns the previous setting.
+func SetExpDotAnyOrder(on bool) bool { return expDotAnyOrder.Swap(on) }

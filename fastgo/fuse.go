@@ -46,6 +46,13 @@ type fusedTile struct {
 	dot      *simplego.Node
 	m        []float32
 	mu       sync.Mutex
+	// via, when set, is the Identity between the Exp and dot (mhalib's softmaxSum: a custom
+	// gradient); s is the deferred buffer's data, and alias/aliasFlat the Identity's output
+	// buffer, which holds nothing until dot (or materialize) makes e in it.
+	via       *simplego.Node
+	s         []float32
+	alias     *simplego.Buffer
+	aliasFlat []float32
 }
 
 var (
@@ -138,30 +145,30 @@ const fuseMinElems = 1 << 18
 // fusePlan returns the Exp that is the one use of Sub node sub (s [.., cols] − m [.., 1], out:
 // s's shape) and, if one of that Exp's uses is a ReduceSum over the last axis, that ReduceSum;
 // exp is nil when sub cannot be fused.
-func fusePlan(sub *simplego.Node, out, s, m shapes.Shape) (exp, sum, dot *simplego.Node) {
+func fusePlan(sub *simplego.Node, out, s, m shapes.Shape) (exp, sum, dot, via *simplego.Node) {
 	rank := out.Rank()
 	if graphFieldsErr != nil || !fuseOn.Load() || out.Size() < fuseMinElems || rank == 0 || !s.Equal(out) || m.Rank() != rank || m.Dimensions[rank-1] != 1 || out.Dimensions[rank-1] < 2 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	for a := range rank - 1 {
 		if m.Dimensions[a] != out.Dimensions[a] {
-			return nil, nil, nil
+			return nil, nil, nil, nil
 		}
 	}
 	nodes, outputs := graphOf(sub)
 	if isOutput(sub, outputs) {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	subUsers := users(sub, nodes)
 	if len(subUsers) != 1 || nodeOp(subUsers[0]) != backends.OpTypeExp {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	exp = subUsers[0]
 	sum = lastAxisReduce(exp, nodes, backends.OpTypeReduceSum, rank)
 	if !isOutput(exp, outputs) {
-		dot = expDotPlan(exp, sum, nodes)
+		dot, via = expDotPlan(exp, sum, nodes, outputs)
 	}
-	return exp, sum, dot
+	return exp, sum, dot, via
 }
 
 // isOutput reports whether n is one of its graph's outputs (a buffer simplego hands back, which
@@ -208,7 +215,7 @@ func execFusedSub(backend *simplego.Backend, sub *simplego.Node, inputs []*simpl
 	if !ok1 || !ok2 {
 		return nil, false, nil
 	}
-	exp, sum, dot := fusePlan(sub, outShape, sShape, mShape)
+	exp, sum, dot, via := fusePlan(sub, outShape, sShape, mShape)
 	if exp == nil {
 		return nil, false, nil
 	}
@@ -222,7 +229,7 @@ func execFusedSub(backend *simplego.Backend, sub *simplego.Node, inputs []*simpl
 		// fuse_expdot.go: s handed on as it is, e made by dot
 		out = inputs[0]
 		inputs[0] = nil
-		tile.dot, tile.m = dot, append([]float32(nil), m...)
+		tile.dot, tile.m, tile.via, tile.s = dot, append([]float32(nil), m...), via, s
 		deferredCalls.Add(1)
 	} else {
 		var e []float32
@@ -329,6 +336,10 @@ func takeFusedSum(backend *simplego.Backend, node *simplego.Node, inputs []*simp
 			return nil, false, nil
 		}
 		tile.materialize(s, s, backendParallelism(backend))
+		if tile.aliasFlat != nil { // the Identity's output too, which dot reads
+			parallelCopy(tile.aliasFlat, s, backendParallelism(backend))
+			dropFused(tile.alias)
+		}
 	}
 	dropFused(inputs[0])
 	return reductionOf(backend, node, opReduceSum, tile.sums)

@@ -2,6 +2,7 @@ package fastgo
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
@@ -36,32 +37,56 @@ const expDotTileElems = 64 << 10
 const expDotMaxCols = 256
 
 // expDotPlan returns the DotGeneral among exp's uses that may compute e itself (see above), or
-// nil: exp's uses are that DotGeneral, reading exp as its left operand only, and at most sum (a
-// ReduceSum over the last axis, nil if none), which comes after it in the graph's order.
-func expDotPlan(exp, sum *simplego.Node, nodes []*simplego.Node) *simplego.Node {
-	var dot *simplego.Node
+// nil: exp's uses are that DotGeneral, reading exp as its left operand only, directly or through
+// an Identity (via; not an output) that is its one use, and at most sum (a ReduceSum over the
+// last axis, nil if none), which comes after the DotGeneral in the graph's order.
+func expDotPlan(exp, sum *simplego.Node, nodes, outputs []*simplego.Node) (dot, via *simplego.Node) {
 	dotAt, sumAt := -1, -1
-	for i, u := range nodes {
+	readsOnlyLeft := func(u, x *simplego.Node) bool {
 		in := nodeInputs(u)
+		return nodeOp(u) == backends.OpTypeDotGeneral && len(in) == 2 && in[0] == x && in[1] != x
+	}
+	for i, u := range nodes {
 		uses := false
-		for _, x := range in {
+		for _, x := range nodeInputs(u) {
 			uses = uses || x == exp
 		}
 		switch {
 		case !uses:
 		case u == sum:
 			sumAt = i
-		case dot == nil && nodeOp(u) == backends.OpTypeDotGeneral && len(in) == 2 && in[0] == exp && in[1] != exp:
+		case dot == nil && via == nil && readsOnlyLeft(u, exp):
 			dot, dotAt = u, i
+		case dot == nil && via == nil && nodeOp(u) == backends.OpTypeIdentity && !isOutput(u, outputs):
+			via = u
 		default:
-			return nil
+			return nil, nil
 		}
 	}
-	if dot == nil || sum != nil && sumAt < dotAt {
-		return nil
+	if via != nil {
+		for i, u := range nodes {
+			uses := false
+			for _, x := range nodeInputs(u) {
+				uses = uses || x == via
+			}
+			switch {
+			case !uses:
+			case dot == nil && readsOnlyLeft(u, via):
+				dot, dotAt = u, i
+			default:
+				return nil, nil
+			}
+		}
 	}
-	return dot
+	if dot == nil || sum != nil && sumAt < dotAt && !expDotAnyOrder.Load() {
+		return nil, nil
+	}
+	return dot, via
 }
+
+// expDotAnyOrder lets a Sub defer when the sum comes before the product (tests: the sum then
+// makes e in place, and in the Identity's output).
+var expDotAnyOrder atomic.Bool
 
 // expRows sets dst[r·cols : (r+1)·cols] = exp(s's row r − m[r]) for rows lo ≤ r < hi and, if
 // sums is not nil, sums[r] to the row's sum: the fused Sub's pass.
@@ -110,6 +135,14 @@ func gemmExpRows(kern microKernel[float32], lhs, rhs operand[float32], m, sums, 
 	per := ceilDiv(tiles, chunks)
 	chunks = ceilDiv(tiles, per)
 	pw := roundUp(n, nr)
+	// The offsets of the rows of e (read only, shared by the tasks).
+	crossOff, contractOff := make([]int, mt), make([]int, k)
+	for i := range crossOff {
+		crossOff[i] = i * k
+	}
+	for j := range contractOff {
+		contractOff[j] = j
+	}
 	task := func(t int) {
 		b, first := t/chunks, (t%chunks)*per
 		last := min(first+per, tiles)
@@ -123,13 +156,6 @@ func gemmExpRows(kern microKernel[float32], lhs, rhs operand[float32], m, sums, 
 		ws := getWorkspace[float32](mcBlock, nr, 4, nr)
 		defer putWorkspace(ws)
 		view := *ws
-		crossOff, contractOff := make([]int, mt), make([]int, k)
-		for i := range crossOff {
-			crossOff[i] = i * k
-		}
-		for j := range contractOff {
-			contractOff[j] = j
-		}
 		rowsOfE := operand[float32]{flat: *e, batchOff: []int{0}, contractOff: contractOff, contiguous: true, crossStride: k}
 		base := (lhs.batchOff[b] + lhs.crossOff[0] + lhs.contractOff[0]) / k // row of m of (b, 0)
 		c := out[b*rows*n:]
@@ -177,6 +203,41 @@ func putPanels(s *[]float32) {
 	}
 }
 
+// takeDeferredIdentity is the Identity node between a deferred tile's Exp and its DotGeneral
+// (ok): the buffer handed on when simplego hands it over, else a new buffer that the DotGeneral
+// (or materialize, if the ReduceSum runs first) fills with e — no copy of s.
+func takeDeferredIdentity(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, bool, error) {
+	if fusedLive.Load() == 0 || len(inputs) != 1 {
+		return nil, false, nil
+	}
+	v, found := fusedTiles.Load(inputs[0])
+	if !found {
+		return nil, false, nil
+	}
+	tile := v.(*fusedTile)
+	tile.mu.Lock()
+	defer tile.mu.Unlock()
+	if tile.via != node || tile.exp != nil || tile.dot == nil {
+		return nil, false, nil // e is in the buffer (or not ours): the Identity's own copy
+	}
+	if inputsOwned[0] {
+		out := inputs[0]
+		inputs[0] = nil
+		count(opIdentity)
+		return out, true, nil
+	}
+	out, flat, err := newOutput(backend, nodeShape(node))
+	if err != nil {
+		return nil, false, err
+	}
+	tile.alias, tile.aliasFlat = out, flat.([]float32)
+	if _, loaded := fusedTiles.Swap(out, tile); !loaded {
+		fusedLive.Add(1)
+	}
+	count(opIdentity)
+	return out, true, nil
+}
+
 // deferredFor returns, locked, the deferred tile that a Sub left with buf for DotGeneral node
 // dot (the Exp having handed it on), or nil.
 func deferredFor(dot *simplego.Node, buf *simplego.Buffer) *fusedTile {
@@ -193,7 +254,7 @@ func deferredFor(dot *simplego.Node, buf *simplego.Buffer) *fusedTile {
 		tile.mu.Unlock()
 		return nil
 	}
-	if tile.sum == nil { // nothing else will look for it
+	if tile.sum == nil || buf == tile.alias { // nothing else will look for it under buf
 		dropFused(buf)
 	}
 	return tile

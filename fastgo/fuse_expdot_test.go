@@ -21,8 +21,10 @@ import (
 // makes e itself (fuse_expdot.go), against every executor apart (fusing off), which must give the
 // same bits, and against GoMLX's kernels within 8·(k+1)·u·max|gomlx|. Forms: with and without
 // the sum; e also returned (not deferred); the sum before the product in the graph (not
-// deferred); values with more columns than one micro-tile and a head width whose rows are not a
-// multiple of the tile's. On one op at a time (mhalab's configuration) the product makes e; on
+// deferred); e through an Identity (a custom gradient, as mhalib's softmaxSum has), whose output
+// the product fills; values with more columns than one micro-tile and a head width whose rows are not a
+// multiple of the tile's; and, with the order check off (SetExpDotAnyOrder), a sum before the
+// product that makes e itself, in place and in the Identity's output. On one op at a time (mhalab's configuration) the product makes e; on
 // GoMLX's parallel executor (not under -race: simplego's own race) the sum may run first and
 // make e in place, with the same bits.
 func TestExpInsideProduct(t *testing.T) { eachVec(t, testExpInsideProduct) }
@@ -45,13 +47,20 @@ func testExpInsideProduct(t *testing.T) {
 			name                 string
 			rows, cols, dv       int
 			sum, returnE, sumFst bool
+			identity             bool // e reaches the product through an Identity (mhalib's softmaxSum)
 			deferred             bool
+			anyOrder             bool // SetExpDotAnyOrder: the sum first defers too, and makes e
 		}{
-			{"sum", 37 * 37, 70, 16, true, false, false, true},
-			{"no_sum", 37 * 37, 70, 16, false, false, false, true},
-			{"wide_values", 517, 520, 150, true, false, false, true},
-			{"e_returned", 37 * 37, 70, 16, true, true, false, false},
-			{"sum_first", 37 * 37, 70, 16, true, false, true, false},
+			{"sum_first_any_order", 37 * 37, 70, 16, true, false, true, false, true, true},
+			{"identity_sum_between_any_order", 37 * 37, 70, 16, true, false, true, true, true, true},
+			{"sum", 37 * 37, 70, 16, true, false, false, false, true, false},
+			{"no_sum", 37 * 37, 70, 16, false, false, false, false, true, false},
+			{"wide_values", 517, 520, 150, true, false, false, false, true, false},
+			{"e_returned", 37 * 37, 70, 16, true, true, false, false, false, false},
+			{"sum_first", 37 * 37, 70, 16, true, false, true, false, false, false},
+			{"identity", 37 * 37, 70, 16, true, false, false, true, true, false},
+			{"identity_no_sum", 37 * 37, 70, 16, false, false, false, true, true, false},
+			{"identity_sum_first", 37 * 37, 70, 16, true, false, true, true, false, false},
 		} {
 			t.Run(fmt.Sprintf("%s/%q", c.name, config), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(seed, 31))
@@ -62,15 +71,24 @@ func testExpInsideProduct(t *testing.T) {
 				run := func(b backends.Backend, fast, fuse bool) (outs []*tensors.Tensor, deferred, made int64) {
 					prevOn, prevFuse := fastgo.SetEnabled(fast), fastgo.SetFuse(fuse)
 					defer func() { fastgo.SetEnabled(prevOn); fastgo.SetFuse(prevFuse) }()
+					prevOrder := fastgo.SetExpDotAnyOrder(c.anyOrder)
+					defer fastgo.SetExpDotAnyOrder(prevOrder)
 					exec := MustNewExec(b, func(q, k, v *Node) []*Node {
 						s := DotGeneral(q, []int{3}, []int{0, 1}, k, []int{3}, []int{0, 1}) // [B, H, rows, cols]
 						m := StopGradient(ReduceAndKeep(s, ReduceMax, -1))                  // [B, H, rows, 1]
 						e := Exp(Sub(s, m))                                                 // [B, H, rows, cols]
+						w := e
+						if c.identity && c.anyOrder { // Identity, sum, product
+							w = IdentityWithCustomGradient(e, func(_, g *Node) *Node { return g })
+						}
 						var l *Node
 						if c.sumFst {
 							l = ReduceAndKeep(e, ReduceSum, -1) // [B, H, rows, 1]
 						}
-						pv := DotGeneral(e, []int{3}, []int{0, 1}, v, []int{0}, []int{1, 2}) // [B, H, rows, dv]
+						if c.identity && !c.anyOrder {
+							w = IdentityWithCustomGradient(e, func(_, g *Node) *Node { return g })
+						}
+						pv := DotGeneral(w, []int{3}, []int{0, 1}, v, []int{0}, []int{1, 2}) // [B, H, rows, dv]
 						outs := []*Node{pv, m}
 						if c.sum && !c.sumFst {
 							l = ReduceAndKeep(e, ReduceSum, -1)
@@ -89,8 +107,8 @@ func testExpInsideProduct(t *testing.T) {
 				}
 				fused, deferred, made := run(backend, true, true)
 				wantMade := int64(0)
-				if c.deferred && config == xla.SimpleGoConfig {
-					wantMade = 1
+				if c.deferred && !c.anyOrder && config == xla.SimpleGoConfig {
+					wantMade = 1 // any order: the sum, first, made e
 				}
 				if deferred != map[bool]int64{true: 1, false: 0}[c.deferred] || made != wantMade && !(config == "" && made <= 1 && c.deferred) {
 					t.Fatalf("Subs deferred %d, products that made e %d; want %v, %d", deferred, made, c.deferred, wantMade)
@@ -99,6 +117,21 @@ func testExpInsideProduct(t *testing.T) {
 				gomlx, _, _ := run(refBackend(), false, false)
 				if len(fused) != len(apart) || len(fused) != len(gomlx) {
 					t.Fatalf("outputs: %d fused, %d apart, %d GoMLX", len(fused), len(apart), len(gomlx))
+				}
+				if config != xla.SimpleGoConfig {
+					// The parallel executor orders the sum and the product as it goes: more runs,
+					// more of its orders, each compared with the passes apart below.
+					for range 7 {
+						again, _, _ := run(backend, true, true)
+						for i := range again {
+							f, a := flat32(t, again[i]), flat32(t, apart[i])
+							for j := range f {
+								if math.Float32bits(f[j]) != math.Float32bits(a[j]) {
+									t.Fatalf("rerun: output %d [%d] (seed %d): fused %g, apart %g (want equal bits)", i, j, seed, f[j], a[j])
+								}
+							}
+						}
+					}
 				}
 				for i := range fused {
 					f, a, g := flat32(t, fused[i]), flat32(t, apart[i]), flat32(t, gomlx[i])

@@ -192,12 +192,11 @@ func execDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*si
 		if tile := deferredFor(node, inputs[0]); tile != nil {
 			// fuse_expdot.go: the left operand is s, e = exp(s − m) made here
 			defer tile.mu.Unlock()
-			if maxima == nil && runExpRows(p, lhsShape, rhsShape, lhsFlat.([]float32), rhsFlat.([]float32), outFlat.([]float32), workers, tile) {
+			if maxima == nil && runExpRows(p, lhsShape, rhsShape, tile.s, rhsFlat.([]float32), outFlat.([]float32), workers, tile) {
 				calls.Add(1)
 				return out, nil
 			}
-			s := lhsFlat.([]float32)
-			tile.materialize(s, s, workers)
+			tile.materialize(lhsFlat.([]float32), tile.s, workers) // into s itself, or the Identity's output
 		}
 		done := maxima.rows(outFlat.([]float32), p.lhsCross, p.rhsCross)
 		run(kernelF32, p, lhsShape, rhsShape, lhsFlat.([]float32), rhsFlat.([]float32), outFlat.([]float32), workers, done)

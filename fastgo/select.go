@@ -64,6 +64,9 @@ func isFinite[T Float](x []T, dst []bool, workers int) {
 }
 
 func execIdentity(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
+	if out, ok, err := takeDeferredIdentity(backend, node, inputs, inputsOwned); err != nil || ok {
+		return out, err // fuse_expdot.go: e is made by the DotGeneral after
+	}
 	if !enabled.Load() || inputsOwned[0] {
 		// Handed over: GoMLX returns the buffer itself, no copy.
 		return fallback(opIdentity, gomlxIdentity, backend, node, inputs, inputsOwned)

@@ -90,11 +90,15 @@ func softmaxSum(logits, v *Node) *Node {
 	m := StopGradient(ReduceAndKeep(logits, ReduceMax, -1)) // [B, Hq, Lq, 1]
 	m = Where(IsFinite(m), m, ZerosLike(m))                 // [B, Hq, Lq, 1]
 	e := Exp(Sub(logits, m))                                // [B, Hq, Lq, Lk]
-	s := StopGradient(ReduceAndKeep(e, ReduceSum, -1))      // [B, Hq, Lq, 1]
-	s = Where(Equal(s, ZerosLike(s)), OnesLike(s), s)       // [B, Hq, Lq, 1]
+	var s *Node                                             // [B, Hq, Lq, 1], below
 	t := IdentityWithCustomGradient(e, func(e, g *Node) *Node {
 		w := Div(e, s)                                         // [B, Hq, Lq, Lk]
 		return Sub(g, ReduceAndKeep(Mul(g, w), ReduceSum, -1)) // [B, Hq, Lq, Lk]
 	})
-	return Div(groupedWeightedSum(t, v), s) // [B, Hq, Lq, dv]
+	// The product before the sum in the graph's order: fastgo then makes e inside the product
+	// (fuse_expdot.go) and the sum takes the rows' sums it made.
+	ev := groupedWeightedSum(t, v)                    // [B, Hq, Lq, dv]
+	s = StopGradient(ReduceAndKeep(e, ReduceSum, -1)) // [B, Hq, Lq, 1]
+	s = Where(Equal(s, ZerosLike(s)), OnesLike(s), s) // [B, Hq, Lq, 1]
+	return Div(ev, s)                                 // [B, Hq, Lq, dv]
 }
