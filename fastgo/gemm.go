@@ -3,7 +3,6 @@ package fastgo
 import (
 	"runtime"
 	"sync"
-	"sync/atomic"
 )
 
 // Float is the element type of the GEMM: float32 or float64.
@@ -194,28 +193,14 @@ func gemmThen[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch,
 		})
 	}
 
-	if workers == 1 {
-		for task := range numTasks {
+	// The tasks on the team's helpers (team.go), one range of tasks each at a time: goroutines
+	// started per product found a helper still polling for its next job on the other core
+	// after the op before, which kept that core until it yielded.
+	parallelFor(numTasks, 1, workers, func(lo, hi int) {
+		for task := lo; task < hi; task++ {
 			run(task)
 		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				task := int(next.Add(1)) - 1
-				if task >= numTasks {
-					return
-				}
-				run(task)
-			}
-		}()
-	}
-	wg.Wait()
+	})
 }
 
 // macroKernel runs the micro-kernel over the packed mc×kc block of A and kc×nc panel of B:
