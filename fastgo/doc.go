@@ -20,8 +20,8 @@
 //   - The GEMM (gemm.go) follows the published BLIS/Goto design: the contracting axis is cut in
 //     kc-deep slices, B into kc×nc panels and A into mc×kc blocks, each packed into micro-panels
 //     (packPanels) so that a micro-kernel computes an mr×nr tile of C in registers reading both
-//     panels sequentially. Output tiles are spread over goroutines (as many as simplego's
-//     parallelism setting allows).
+//     panels sequentially. Output tiles are spread over the team's helpers (below; as many
+//     as simplego's parallelism setting allows).
 //   - Micro-kernels: a plain-Go 2×2 kernel everywhere (kernel_go.go), no cgo. Which one runs:
 //     Kernel. float32 runs assembly kernels for AVX-512 (kernel_avx512.go, 4×64 tiles) and AVX2
 //     (kernel_avx2.go, 4×16), chosen in kernel_f32.go, in every amd64 build, GOEXPERIMENT or
@@ -73,8 +73,8 @@
 //     (prefetch_simd_amd64.s, a PREFETCHT0 loop, assembly like the AVX2 GEMM kernel — Go offers no
 //     prefetch outside its runtime); without it they read a token's ~96 MB at a third of the
 //     machine's read bandwidth (BenchmarkQuantStream).
-//   - Parallel ops run on a team of helper goroutines that poll for the next job between ops
-//     (team.go) instead of goroutines started per op. While they poll during a decoding step's
+//   - Parallel ops and the GEMM's tasks run on a team of helper goroutines that poll for the
+//     next job between ops (team.go) instead of goroutines started per op. While they poll during a decoding step's
 //     one-core ops, they bring the rows of the packed matrices predicted next (the order of the
 //     last step) into the caches (warm.go; BenchmarkWarmDecode).
 //   - Vector loops come in three levels, picked once at start: AVX-512 where the CPU has it,
