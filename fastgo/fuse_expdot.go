@@ -1,6 +1,7 @@
 package fastgo
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -41,22 +42,15 @@ const expDotMaxCols = 256
 // an Identity (via; not an output) that is its one use, and at most sum (a ReduceSum over the
 // last axis, nil if none), which comes after the DotGeneral in the graph's order.
 func expDotPlan(exp, sum *simplego.Node, nodes, outputs []*simplego.Node) (dot, via *simplego.Node) {
-	dotAt, sumAt := -1, -1
 	readsOnlyLeft := func(u, x *simplego.Node) bool {
 		in := nodeInputs(u)
 		return nodeOp(u) == backends.OpTypeDotGeneral && len(in) == 2 && in[0] == x && in[1] != x
 	}
-	for i, u := range nodes {
-		uses := false
-		for _, x := range nodeInputs(u) {
-			uses = uses || x == exp
-		}
+	for _, u := range users(exp, nodes) {
 		switch {
-		case !uses:
 		case u == sum:
-			sumAt = i
 		case dot == nil && via == nil && readsOnlyLeft(u, exp):
-			dot, dotAt = u, i
+			dot = u
 		case dot == nil && via == nil && nodeOp(u) == backends.OpTypeIdentity && !isOutput(u, outputs):
 			via = u
 		default:
@@ -64,21 +58,13 @@ func expDotPlan(exp, sum *simplego.Node, nodes, outputs []*simplego.Node) (dot, 
 		}
 	}
 	if via != nil {
-		for i, u := range nodes {
-			uses := false
-			for _, x := range nodeInputs(u) {
-				uses = uses || x == via
-			}
-			switch {
-			case !uses:
-			case dot == nil && readsOnlyLeft(u, via):
-				dot, dotAt = u, i
-			default:
-				return nil, nil
-			}
+		us := users(via, nodes)
+		if len(us) != 1 || !readsOnlyLeft(us[0], via) {
+			return nil, nil
 		}
+		dot = us[0]
 	}
-	if dot == nil || sum != nil && sumAt < dotAt && !expDotAnyOrder.Load() {
+	if dot == nil || sum != nil && slices.Index(nodes, sum) < slices.Index(nodes, dot) && !expDotAnyOrder.Load() {
 		return nil, nil
 	}
 	return dot, via

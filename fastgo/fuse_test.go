@@ -138,7 +138,8 @@ func BenchmarkSoftmaxPasses(b *testing.B) {
 
 // TestFusedInFlashRows checks that mhalib's causal flash on this backend (flashrows) is the
 // graph fuse.go fuses: at L 1024, h 4, blocks of 512 rows (tiles of 4·512·512 scores, the
-// diagonal's groups 4·256·256 and 4·256·512), one fused Sub per tile.
+// diagonal's groups 4·256·256 and 4·256·512), one fused Sub per tile, each leaving e to the
+// product that weighs the values.
 func TestFusedInFlashRows(t *testing.T) { eachVec(t, testFusedInFlashRows) }
 
 func testFusedInFlashRows(t *testing.T) {
@@ -152,13 +153,40 @@ func testFusedInFlashRows(t *testing.T) {
 			FlashBlockSizes(512, 512).Done() // [1, 1024, 64]
 	})
 	x := randomTensor(rand.New(rand.NewPCG(1, 2)), dtypes.Float32, []int{1, 1024, 64})
-	before, maxesBefore := fastgo.FusedCalls.Load(), fastgo.FusedMaxCalls.Load()
+	before, maxesBefore, deferredBefore := fastgo.FusedCalls.Load(), fastgo.FusedMaxCalls.Load(), fastgo.DeferredCalls.Load()
 	exec.MustExec(x)[0].FinalizeAll()
 	n := fastgo.FusedCalls.Load() - before
+	if d := fastgo.DeferredCalls.Load() - deferredBefore; d != n {
+		t.Errorf("fused Subs that left e to the product in causal flash at L 1024: %d of %d, want all (flashrows builds e·v before the sum: fuse_expdot.go)", d, n)
+	}
 	if n < 2 {
 		t.Errorf("fused Subs in causal flash at L 1024: %d, want ≥ 2 (one per tile of scores)", n)
 	}
 	if maxes := fastgo.FusedMaxCalls.Load() - maxesBefore; maxes < 1 {
 		t.Errorf("GEMMs that took their rows' maxima in causal flash at L 1024: %d, want ≥ 1 (the tile left of the diagonal)", maxes)
+	}
+}
+
+// TestExpInsideProductInMHA checks that mhalib's plain attention (softmaxSum: e·v before the
+// sum, e through the Identity of its custom gradient) is a graph whose product makes e
+// (fuse_expdot.go), causal or not.
+func TestExpInsideProductInMHA(t *testing.T) { eachVec(t, testExpInsideProductInMHA) }
+
+func testExpInsideProductInMHA(t *testing.T) {
+	if !fastgo.SIMD() || len(fastgo.VecLevels()) == 0 {
+		t.Skip("fusing needs the vector loops (fastgo built without GOEXPERIMENT=simd, or a CPU with neither AVX-512 nor AVX2 and FMA)")
+	}
+	backend := newBackend(t)
+	for _, causal := range []mhalib.Causal{mhalib.NoCausal, mhalib.CausalTopLeft} {
+		ctx := mhalib.WithInit(context.New(), mhalib.InitXavierUniform)
+		exec := context.MustNewExec(backend, ctx, func(ctx *context.Context, x *Node) *Node {
+			return mhalib.MultiHeadAttention(ctx, x, x, x, 4).Causal(causal).Formulation(mhalib.HeadParallel).Done() // [4, 256, 64]
+		})
+		x := randomTensor(rand.New(rand.NewPCG(1, 2)), dtypes.Float32, []int{4, 256, 64}) // 4·4·256·256 scores
+		before := fastgo.DeferredCalls.Load()
+		exec.MustExec(x)[0].FinalizeAll()
+		if d := fastgo.DeferredCalls.Load() - before; d != 1 {
+			t.Errorf("causal %v: Subs that left e to the product: %d, want 1", causal, d)
+		}
 	}
 }
