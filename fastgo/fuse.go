@@ -219,7 +219,6 @@ func execFusedSub(backend *simplego.Backend, sub *simplego.Node, inputs []*simpl
 	if exp == nil {
 		return nil, false, nil
 	}
-	cols := outShape.Dimensions[outShape.Rank()-1]
 	rows := len(m)
 	tile := &fusedTile{exp: exp, sum: sum}
 	if sum != nil {
@@ -237,9 +236,7 @@ func execFusedSub(backend *simplego.Backend, sub *simplego.Node, inputs []*simpl
 		if err != nil {
 			return nil, false, err
 		}
-		parallelFor(rows, max(1, minParallelWork/cols), backendParallelism(backend), func(lo, hi int) {
-			expRows(e, s, m, tile.sums, cols, lo, hi)
-		})
+		expRowsParallel(e, s, m, tile.sums, backendParallelism(backend))
 	}
 	if _, loaded := fusedTiles.Swap(out, tile); !loaded {
 		fusedLive.Add(1)
@@ -298,10 +295,7 @@ func takeFusedExp(backend *simplego.Backend, node *simplego.Node, inputs []*simp
 		tile.mu.Lock()
 		defer tile.mu.Unlock()
 		if tile.dot != nil { // s, not e: e made into the copy
-			cols := len(src) / len(tile.m)
-			parallelFor(len(tile.m), max(1, minParallelWork/cols), backendParallelism(backend), func(lo, hi int) {
-				expRows(flat.([]float32), src, tile.m, nil, cols, lo, hi)
-			})
+			expRowsParallel(flat.([]float32), src, tile.m, nil, backendParallelism(backend))
 		} else {
 			copy(flat.([]float32), src)
 		}

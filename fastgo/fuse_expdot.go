@@ -87,13 +87,18 @@ func expRows(dst, s, m, sums []float32, cols, lo, hi int) {
 	}
 }
 
+// expRowsParallel is expRows over all rows of s (one per value of m), cut over workers.
+func expRowsParallel(dst, s, m, sums []float32, workers int) {
+	cols := len(s) / len(m)
+	parallelFor(len(m), max(1, minParallelWork/cols), workers, func(lo, hi int) {
+		expRows(dst, s, m, sums, cols, lo, hi)
+	})
+}
+
 // materialize computes e = exp(s − m) from the deferred tile t's s into dst (s itself or a copy's
 // buffer) and the rows' sums, and marks t as no longer deferred.
 func (t *fusedTile) materialize(dst, s []float32, workers int) {
-	cols := len(s) / len(t.m)
-	parallelFor(len(t.m), max(1, minParallelWork/cols), workers, func(lo, hi int) {
-		expRows(dst, s, t.m, t.sums, cols, lo, hi)
-	})
+	expRowsParallel(dst, s, t.m, t.sums, workers)
 	t.dot, t.m = nil, nil
 }
 
