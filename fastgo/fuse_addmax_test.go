@@ -22,9 +22,7 @@ import (
 func TestFusedBiasMax(t *testing.T) { eachVec(t, testFusedBiasMax) }
 
 func testFusedBiasMax(t *testing.T) {
-	if !fastgo.SIMD() || len(fastgo.VecLevels()) == 0 {
-		t.Skip("fusing needs the vector loops (fastgo built without GOEXPERIMENT=simd, or a CPU with neither AVX-512 nor AVX2 and FMA)")
-	}
+	skipWithoutFusing(t)
 	backend := newBackend(t)
 	rng := rand.New(rand.NewPCG(testSeed(t), 31))
 	const B, H, rows, cols, dk = 2, 3, 300, 301, 24 // 2·3·300·301 scores: above fuseMinElems

@@ -30,9 +30,7 @@ import (
 func TestExpInsideProduct(t *testing.T) { eachVec(t, testExpInsideProduct) }
 
 func testExpInsideProduct(t *testing.T) {
-	if !fastgo.SIMD() || len(fastgo.VecLevels()) == 0 {
-		t.Skip("fusing needs the vector loops (fastgo built without GOEXPERIMENT=simd, or a CPU with neither AVX-512 nor AVX2 and FMA)")
-	}
+	skipWithoutFusing(t)
 	seed := testSeed(t)
 	configs := []string{xla.SimpleGoConfig}
 	if testBackendConfig != xla.SimpleGoConfig { // not under -race (backend_race_test.go)

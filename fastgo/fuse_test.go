@@ -25,9 +25,7 @@ import (
 func TestFusedSoftmaxPasses(t *testing.T) { eachVec(t, testFusedSoftmaxPasses) }
 
 func testFusedSoftmaxPasses(t *testing.T) {
-	if !fastgo.SIMD() || len(fastgo.VecLevels()) == 0 {
-		t.Skip("fusing needs the vector loops (fastgo built without GOEXPERIMENT=simd, or a CPU with neither AVX-512 nor AVX2 and FMA)")
-	}
+	skipWithoutFusing(t)
 	backend := newBackend(t)
 	rng := rand.New(rand.NewPCG(testSeed(t), 29))
 	const B, H, rows, cols, dk, dv = 1, 3, 37 * 37, 70, 24, 16 // 3·1369·70 scores: above fuseMinElems
@@ -143,9 +141,7 @@ func BenchmarkSoftmaxPasses(b *testing.B) {
 func TestFusedInFlashRows(t *testing.T) { eachVec(t, testFusedInFlashRows) }
 
 func testFusedInFlashRows(t *testing.T) {
-	if !fastgo.SIMD() || len(fastgo.VecLevels()) == 0 {
-		t.Skip("fusing needs the vector loops (fastgo built without GOEXPERIMENT=simd, or a CPU with neither AVX-512 nor AVX2 and FMA)")
-	}
+	skipWithoutFusing(t)
 	backend := newBackend(t)
 	ctx := mhalib.WithInit(context.New(), mhalib.InitXavierUniform)
 	exec := context.MustNewExec(backend, ctx, func(ctx *context.Context, x *Node) *Node {
@@ -173,9 +169,7 @@ func testFusedInFlashRows(t *testing.T) {
 func TestExpInsideProductInMHA(t *testing.T) { eachVec(t, testExpInsideProductInMHA) }
 
 func testExpInsideProductInMHA(t *testing.T) {
-	if !fastgo.SIMD() || len(fastgo.VecLevels()) == 0 {
-		t.Skip("fusing needs the vector loops (fastgo built without GOEXPERIMENT=simd, or a CPU with neither AVX-512 nor AVX2 and FMA)")
-	}
+	skipWithoutFusing(t)
 	backend := newBackend(t)
 	for _, causal := range []mhalib.Causal{mhalib.NoCausal, mhalib.CausalTopLeft} {
 		ctx := mhalib.WithInit(context.New(), mhalib.InitXavierUniform)
@@ -188,5 +182,14 @@ func testExpInsideProductInMHA(t *testing.T) {
 		if d := fastgo.DeferredCalls.Load() - before; d != 1 {
 			t.Errorf("causal %v: Subs that left e to the product: %d, want 1", causal, d)
 		}
+	}
+}
+
+// skipWithoutFusing skips t where nothing fuses: fastgo built without GOEXPERIMENT=simd, or a
+// CPU with neither AVX-512 nor AVX2 and FMA (the fused passes call the vector loops).
+func skipWithoutFusing(t *testing.T) {
+	t.Helper()
+	if !fastgo.SIMD() || len(fastgo.VecLevels()) == 0 {
+		t.Skip("fusing needs the vector loops (fastgo built without GOEXPERIMENT=simd, or a CPU with neither AVX-512 nor AVX2 and FMA)")
 	}
 }
