@@ -2,6 +2,7 @@ package fastgo
 
 import (
 	"slices"
+	"unsafe"
 	"sync"
 	"sync/atomic"
 
@@ -75,9 +76,13 @@ func expDotPlan(exp, sum *simplego.Node, nodes, outputs []*simplego.Node) (dot, 
 var expDotAnyOrder atomic.Bool
 
 // expRows sets dst[r·cols : (r+1)·cols] = exp(s's row r − m[r]) for rows lo ≤ r < hi and, if
-// sums is not nil, sums[r] to the row's sum: the fused Sub's pass.
-func expRows(dst, s, m, sums []float32, cols, lo, hi int) {
+// sums is not nil, sums[r] to the row's sum: the fused Sub's pass. With each row it asks for
+// row r of next (if len(next) holds it; prefetch_simd.go): the rows the caller reads next.
+func expRows(dst, s, m, sums, next []float32, cols, lo, hi int) {
 	for r := lo; r < hi; r++ {
+		if (r+1)*cols <= len(next) {
+			prefetchAddr(uintptr(unsafe.Pointer(&next[r*cols])), cols*4)
+		}
 		row := dst[r*cols : (r+1)*cols]
 		binaryF32Vec(opSub, row, s[r*cols:(r+1)*cols], m[r:r+1], false, false)
 		expF32Vec(row, row)
@@ -91,7 +96,7 @@ func expRows(dst, s, m, sums []float32, cols, lo, hi int) {
 func expRowsParallel(dst, s, m, sums []float32, workers int) {
 	cols := len(s) / len(m)
 	parallelFor(len(m), max(1, minParallelWork/cols), workers, func(lo, hi int) {
-		expRows(dst, s, m, sums, cols, lo, hi)
+		expRows(dst, s, m, sums, nil, cols, lo, hi)
 	})
 }
 
@@ -134,7 +139,13 @@ func gemmExpRows(kern microKernel[float32], lhs, rhs operand[float32], m, sums, 
 	for j := range contractOff {
 		contractOff[j] = j
 	}
-	task := func(t int) {
+	// sRows returns the rows of s that tile tile of task t makes e of.
+	sRows := func(t, tile int) []float32 {
+		b := t / chunks
+		r0 := (lhs.batchOff[b]+lhs.crossOff[0]+lhs.contractOff[0])/k + tile*mt
+		return lhs.flat[r0*k : (r0+min(mt, rows-tile*mt))*k]
+	}
+	task := func(t, hi int) {
 		b, first := t/chunks, (t%chunks)*per
 		last := min(first+per, tiles)
 		bAll := getPanels(k * pw) // the values [k, n], packed for every kc slice
@@ -158,7 +169,16 @@ func gemmExpRows(kern microKernel[float32], lhs, rhs operand[float32], m, sums, 
 			if sums != nil {
 				rowSums = sums[r0 : r0+i1-i0]
 			}
-			expRows(*e, lhs.flat[r0*k:], m[r0:r0+i1-i0], rowSums, k, 0, i1-i0)
+			// The next tile's rows of s (this task's or the next one's, which this worker runs
+			// next), asked for while this one's are made: s comes from memory, written a while
+			// ago by the scores' product.
+			var next []float32
+			if tile+1 < last {
+				next = sRows(t, tile+1)
+			} else if t+1 < hi {
+				next = sRows(t+1, (t+1)%chunks*per)
+			}
+			expRows(*e, lhs.flat[r0*k:], m[r0:r0+i1-i0], rowSums, next, k, 0, i1-i0)
 			rowsOfE.crossOff = crossOff[:i1-i0]
 			for p0 := 0; p0 < k; p0 += kcb {
 				view.b = (*bAll)[p0*pw:]
@@ -168,7 +188,7 @@ func gemmExpRows(kern microKernel[float32], lhs, rhs operand[float32], m, sums, 
 	}
 	parallelFor(batch*chunks, 1, workers, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
-			task(t)
+			task(t, hi)
 		}
 	})
 	return true
