@@ -2,9 +2,9 @@ package fastgo
 
 import (
 	"slices"
-	"unsafe"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
@@ -139,10 +139,11 @@ func gemmExpRows(kern microKernel[float32], lhs, rhs operand[float32], m, sums, 
 	for j := range contractOff {
 		contractOff[j] = j
 	}
+	// rowOf returns the row of m (and of s) of example b's first row.
+	rowOf := func(b int) int { return (lhs.batchOff[b] + lhs.crossOff[0] + lhs.contractOff[0]) / k }
 	// sRows returns the rows of s that tile tile of task t makes e of.
 	sRows := func(t, tile int) []float32 {
-		b := t / chunks
-		r0 := (lhs.batchOff[b]+lhs.crossOff[0]+lhs.contractOff[0])/k + tile*mt
+		r0 := rowOf(t/chunks) + tile*mt
 		return lhs.flat[r0*k : (r0+min(mt, rows-tile*mt))*k]
 	}
 	task := func(t, hi int) {
@@ -159,7 +160,7 @@ func gemmExpRows(kern microKernel[float32], lhs, rhs operand[float32], m, sums, 
 		defer putWorkspace(ws)
 		view := *ws
 		rowsOfE := operand[float32]{flat: *e, batchOff: []int{0}, contractOff: contractOff, contiguous: true, crossStride: k}
-		base := (lhs.batchOff[b] + lhs.crossOff[0] + lhs.contractOff[0]) / k // row of m of (b, 0)
+		base := rowOf(b)
 		c := out[b*rows*n:]
 		for tile := first; tile < last; tile++ {
 			i0 := tile * mt

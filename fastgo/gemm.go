@@ -153,6 +153,9 @@ func gemmThen[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch,
 	numTasks := batch * nTiles * mChunks
 	workers = max(1, min(workers, numTasks))
 
+	// With one kc slice and whole rows, each tile's rows are finished as soon as the tile is:
+	// done reads them right away, from L1/L2, instead of the task's rows (up to 1 MiB) at the end.
+	doneByTile := done != nil && nTiles == 1 && k <= kcb
 	run := func(task int) {
 		bIdx := task / (nTiles * mChunks)
 		rest := task % (nTiles * mChunks)
@@ -167,9 +170,6 @@ func gemmThen[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch,
 		// and lie a constant stride apart: with few columns in B (attention's n = 64…128 keys or
 		// dv+1 values) packing A cost as much as the products.
 		direct := lhs.contiguous && kern.groups != nil && lhs.crossStride > 0
-		// With one kc slice and whole rows, each tile's rows are finished as soon as the tile is:
-		// done reads them right away, from L1/L2, instead of the task's rows (up to 1 MiB) at the end.
-		doneByTile := done != nil && nTiles == 1 && k <= kcb
 		for p0 := 0; p0 < k; p0 += kcb {
 			kc := min(kcb, k-p0)
 			packPanels(ws.b, rhs, bIdx, j0, j1, p0, kc, nr)
