@@ -35,7 +35,7 @@ const (
 // same products (BenchmarkGEMVDecode compares them).
 var streamRows = true
 
-// dot4LongRows switches dot4 on for long rows (k > dot4MaxK) with AVX2 (dot4Long); off for
+// dot4LongRows switches dot4 on for long rows (k > dot4MaxK) (dot4Long); off for
 // benchmarks.
 var dot4LongRows = true
 
@@ -44,12 +44,16 @@ var dot4LongRows = true
 var axpyWalk = true
 
 // dot4Long reports whether gemvDot takes long B rows four at a time (dot4) against fewer than 4
-// rows of A: with AVX2+FMA (not AVX-512), where BenchmarkGEMVProj, x [1, 2048] · Wᵀ with W from
-// memory, measured it 0.68–0.80× the time of one row at a time (dot): n = 2048 rows 959 →
-// 649 µs (21 → 32 GB/s of W), n = 512 201 → 150 µs, the two alternated in one run. One row's
-// dot streams 8 KB and ends in a horizontal sum; four rows side by side keep four streams in
-// flight and share A's loads and one reduction.
-func dot4Long() bool { return dot4LongRows && vecAVX2 && !vecAVX512 }
+// rows of A, with AVX2+FMA or AVX-512. One row's dot streams its 8 KB in address order and
+// ends in a horizontal sum; four rows side by side keep four streams in flight (the hardware
+// prefetchers follow each within its 4 KB page) and share A's loads and one reduction.
+// BenchmarkGEMVProj, x [1, 2048] · Wᵀ with W from memory, AVX2: 0.68–0.80× the time of one row at
+// a time (n = 2048 rows 959 → 649 µs, n = 512 201 → 150 µs). With AVX-512 the four rows were
+// first measured slower on matrices that the 480 MiB L3 cache of this machine holds; over 800 MB
+// of rows [6144·16, 2048] (2 workers) they read 32.0–33.5 GB/s against 28.2–28.9 one row at a
+// time, and BenchmarkKVDecode/Hkv=32 (MHALAB_FASTGO_AB=dot4long=0,1, 200 steps alternated) took
+// 0.94× the time.
+func dot4Long() bool { return dot4LongRows && (vecAVX2 || vecAVX512) }
 
 // gemv computes what gemm does, out[b, i, j] = Σ_k lhs(b, i, k)·rhs(b, j, k), for m ≤
 // gemvMaxRows (or the dot form's limits above) when rhs is contiguous along its contracting or
@@ -106,18 +110,45 @@ func gemv[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers int) bo
 	}
 	tiles := ceilDiv(n, tile)
 	grain := max(1, minParallelWork/(m*k*tile))
-	parallelFor(batch*tiles, grain, workers, func(lo, hi int) {
-		for task := lo; task < hi; task++ {
-			b, j0 := task/tiles, (task%tiles)*tile
-			j1 := min(j0+tile, n)
-			aRows := aRowsOf(b)
-			c := out[b*m*n:][:m*n]
-			base := rhs.batchOff[b]
-			if crossContiguous {
-				gemvAxpy(aRows, rhs.flat, base+rhs.crossOff[0], rhs.contractOff, c, n, m, k, j0, j1)
-			} else {
-				gemvDot(aRows, rhs.flat, base+rhs.contractOff[0], rhs.crossOff, c, n, m, k, j0, j1)
+	one := func(b, j0, j1 int) { // example b's outputs j0 … j1−1
+		aRows := aRowsOf(b)
+		c := out[b*m*n:][:m*n]
+		base := rhs.batchOff[b]
+		if crossContiguous {
+			gemvAxpy(aRows, rhs.flat, base+rhs.crossOff[0], rhs.contractOff, c, n, m, k, j0, j1)
+		} else {
+			gemvDot(aRows, rhs.flat, base+rhs.contractOff[0], rhs.crossOff, c, n, m, k, j0, j1)
+		}
+	}
+	if !gemvPairs[T](batch, m) {
+		parallelFor(batch*tiles, grain, workers, func(lo, hi int) {
+			for task := lo; task < hi; task++ {
+				b, j0 := task/tiles, (task%tiles)*tile
+				one(b, j0, min(j0+tile, n))
 			}
+		})
+		return true
+	}
+	// Examples 2p and 2p+1 in one task, their rows read side by side (gemvpair.go).
+	if !crossContiguous && pairTile > 0 {
+		tile = min(n, max(tile, pairTile))
+		tiles = ceilDiv(n, tile)
+	}
+	parallelFor(ceilDiv(batch, 2)*tiles, max(1, grain/2), workers, func(lo, hi int) {
+		for task := lo; task < hi; task++ {
+			b, j0 := 2*(task/tiles), (task%tiles)*tile
+			j1 := min(j0+tile, n)
+			if b+1 < batch {
+				a0, a1 := aRowsOf(b), aRowsOf(b+1)
+				c0, c1 := out[b*n:][:n], out[(b+1)*n:][:n]
+				b0, b1 := rhs.batchOff[b], rhs.batchOff[b+1]
+				if crossContiguous && gemvAxpyPair(a0, a1, rhs.flat, b0+rhs.crossOff[0], b1+rhs.crossOff[0], rhs.contractOff, c0, c1, k, j0, j1) ||
+					!crossContiguous && gemvDotPair(a0, a1, rhs.flat, b0+rhs.contractOff[0], b1+rhs.contractOff[0], rhs.crossOff, c0, c1, k, j0, j1) {
+					continue
+				}
+				one(b+1, j0, j1)
+			}
+			one(b, j0, j1)
 		}
 	})
 	return true
@@ -203,8 +234,7 @@ func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, 
 	}
 	// Fewer than 4 rows of A and short rows (≤ dot4MaxK): each row against 4 rows of B at once
 	// (a decoding step's q·Kᵀ over 64 features: one horizontal reduction for four keys instead
-	// of one each). Long rows (x·Wᵀ over 2048 features) measured slower that way with AVX-512,
-	// and faster with AVX2 (dot4Long).
+	// of one each). Long rows (x·Wᵀ over 2048 features) stream faster that way (dot4Long).
 	for ; j+4 <= j1 && m < 4 && (k <= dot4MaxK || dot4Long()); j += 4 {
 		for s := range 4 {
 			bRows[s] = b[base+crossOff[j+s]:][:k]

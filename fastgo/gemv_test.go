@@ -13,7 +13,7 @@ import (
 // axpy form's 64-column kernel runs for n = 64 with up to 8 rows.
 // The case m > 1, n = 1 goes through the operand swap that run uses. With fewer than 4 rows in
 // the dot form, strided B rows stream through dotRows (k = 64: its register kernel), and long
-// rows go four at a time through dot4 with AVX2 (dot4Long). It runs in
+// rows go four at a time through dot4 (dot4Long). It runs in
 // every vector mode of the CPU (gemv_vec_test.go): AVX-512, AVX2+FMA (on an AVX-512 CPU with
 // AVX-512 switched off) and plain Go.
 func TestGEMVAgainstFloat64(t *testing.T) {
@@ -31,9 +31,12 @@ func testGEMVAgainstFloat64(t *testing.T) {
 		{1, 32, 256, 64}, {2, 13, 37, 19}, {1, 17, 6, 70}, {1, 12, 300, 300}, {1, 33, 8, 8},
 		{1, 32, 64, 256}, {2, 4, 64, 100}, {1, 1, 64, 3}, {1, 8, 64, 1100}, {3, 6, 64, 17},
 		{2, 1, 301, 64}, {1, 3, 70, 64}, {1, 2, 9, 100}, // these three: dotRows (m < 4, rows a stride apart)
-		// Long rows (k > dot4MaxK) with fewer than 4 rows of A: four B rows at a time with AVX2
+		// Long rows (k > dot4MaxK) with fewer than 4 rows of A: four B rows at a time
 		// (dot4Long), tails of B rows and of k; few columns: tiles narrowed for the workers.
-		{1, 1, 67, 300}, {2, 3, 13, 521}, {1, 2, 5, 1031}, {1, 1, 64, 2048}, {1, 1, 12, 777}, {3, 1, 4, 260}}
+		{1, 1, 67, 300}, {2, 3, 13, 521}, {1, 2, 5, 1031}, {1, 1, 64, 2048}, {1, 1, 12, 777}, {3, 1, 4, 260},
+		// One row per example, two examples per task (gemvpair.go): q·Kᵀ over 64 features, weights·V
+		// over 64 columns, an odd example last, a tile tail under 4 rows.
+		{6, 1, 256, 64}, {5, 1, 64, 256}, {3, 1, 70, 64}, {4, 1, 64, 1}, {2, 1, 3, 64}, {7, 1, 130, 64}}
 	for ci, c := range cases {
 		for li, ll := range layouts {
 			for ri, rl := range layouts {
