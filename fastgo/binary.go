@@ -92,9 +92,11 @@ func execBinary(o op, backend *simplego.Backend, node *simplego.Node, inputs []*
 		rowKinds     [2][2]rowKind
 		rows         bool
 	)
-	if !small && outShape.Size() < minParallelWork && shps[0].Rank() == outShape.Rank() && shps[1].Rank() == outShape.Rank() {
-		// a small broadcast: as rows where it is one (binary_rows.go)
+	workers := backendParallelism(backend)
+	if !small && shps[0].Rank() == outShape.Rank() && shps[1].Rank() == outShape.Rank() {
+		// a small broadcast, or a large one of many rows: as rows where it is one (binary_rows.go)
 		rowsR, rowsC, rowKinds, rows = rowsOf(outShape.Dimensions, [2][]int{shps[0].Dimensions, shps[1].Dimensions})
+		rows = rows && (outShape.Size() < minParallelWork || rowsR >= rowsMinPerWorker*workers)
 	}
 	if !small && !rows {
 		plan = stridedPlan{dims: outShape.Dimensions, n: 2}
@@ -130,13 +132,12 @@ func execBinary(o op, backend *simplego.Backend, node *simplego.Node, inputs []*
 			return nil, false, err
 		}
 	}
-	workers := backendParallelism(backend)
 	switch a := flats[0].(type) {
 	case []float32:
 		if small {
 			binarySmall(o, a, flats[1].([]float32), outFlat.([]float32))
 		} else if rows {
-			binaryRows(o, a, flats[1].([]float32), outFlat.([]float32), rowsR, rowsC, rowKinds)
+			binaryRows(o, a, flats[1].([]float32), outFlat.([]float32), rowsR, rowsC, rowKinds, workers)
 		} else {
 			binary(o, plan, a, flats[1].([]float32), outFlat.([]float32), workers)
 		}
@@ -144,7 +145,7 @@ func execBinary(o op, backend *simplego.Backend, node *simplego.Node, inputs []*
 		if small {
 			binarySmall(o, a, flats[1].([]float64), outFlat.([]float64))
 		} else if rows {
-			binaryRows(o, a, flats[1].([]float64), outFlat.([]float64), rowsR, rowsC, rowKinds)
+			binaryRows(o, a, flats[1].([]float64), outFlat.([]float64), rowsR, rowsC, rowKinds, workers)
 		} else {
 			binary(o, plan, a, flats[1].([]float64), outFlat.([]float64), workers)
 		}

@@ -75,9 +75,27 @@ func rowsOf(out []int, in [2][]int) (R, C int, kinds [2][2]rowKind, ok bool) {
 	return R, C, kinds, true
 }
 
-// binaryRows: out [R, C] = a ⊙ b for operands laid out as kinds says (rowsOf), on the calling
-// goroutine.
-func binaryRows[T Float](o op, a, b, out []T, R, C int, kinds [2][2]rowKind) {
+// rowsMinPerWorker is the fewest rows per worker for which a large output (minParallelWork
+// elements or more) goes as rows too, cut over the workers by rows, instead of through the
+// general plan. The plan's walker and closure cost per run, and a run is a row: the softmax's
+// division of attention's output [32, 8, 128, 64] by its sums [32, 8, 128, 1] (fastgo's
+// BenchmarkMHA/seed003) is 32768 runs of 64 values, 1.1 ms a pass that way.
+const rowsMinPerWorker = 16
+
+// binaryRows: out [R, C] = a ⊙ b for operands laid out as kinds says (rowsOf), the rows cut
+// over workers when there are minParallelWork values or more.
+func binaryRows[T Float](o op, a, b, out []T, R, C int, kinds [2][2]rowKind, workers int) {
+	if R*C < minParallelWork || workers <= 1 {
+		binaryRowRange(o, a, b, out, C, kinds, 0, R)
+		return
+	}
+	parallelFor(R, max(1, minParallelWork/max(C, 1)), workers, func(lo, hi int) {
+		binaryRowRange(o, a, b, out, C, kinds, lo, hi)
+	})
+}
+
+// binaryRowRange is binaryRows for rows lo … hi−1, on the calling goroutine.
+func binaryRowRange[T Float](o op, a, b, out []T, C int, kinds [2][2]rowKind, lo, hi int) {
 	aCol, bCol := kinds[0][1] == rowFull, kinds[1][1] == rowFull
 	// the start of row r of an operand
 	at := func(k [2]rowKind, r int) int {
@@ -89,7 +107,7 @@ func binaryRows[T Float](o op, a, b, out []T, R, C int, kinds [2][2]rowKind) {
 		}
 		return r
 	}
-	for r := range R {
+	for r := lo; r < hi; r++ {
 		dst := out[r*C : (r+1)*C]
 		ia, ib := at(kinds[0], r), at(kinds[1], r)
 		switch {

@@ -35,7 +35,8 @@ func TestRowsOf(t *testing.T) {
 }
 
 // TestBinaryRowsSameBits: on random small broadcasts (ranks 1–5, either side broadcast on any
-// axes, ±0, ±Inf and NaN among the values), binaryRows writes what the general path (binary
+// axes, ±0, ±Inf and NaN among the values) and large ones (up to 40⁴ values, cut over 3
+// workers), binaryRows writes what the general path (binary
 // over the strided plan) writes, bit for bit, for every op.
 func TestBinaryRowsSameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(vecSeed(t), 11)) // a fixed seed; MHALAB_FASTGO_SEED replays another
@@ -59,11 +60,20 @@ func TestBinaryRowsSameBits(t *testing.T) {
 		return n
 	}
 	checked := 0
-	for range 3000 * vecRounds() / 3 { // MHALAB_FASTGO_CASES=N: N/3 times as many shapes
+	shapes := 3000 * vecRounds() / 3 // MHALAB_FASTGO_CASES=N: N/3 times as many shapes
+	for i := range shapes + shapes/30 {
+		// the last ones large (cut over 3 workers by rows): ranks 2–4, axes up to 40
+		large := i >= shapes
 		rank := 1 + rng.IntN(5)
+		if large {
+			rank = 2 + rng.IntN(3)
+		}
 		out := make([]int, rank)
 		for a := range out {
 			out[a] = 1 + rng.IntN(5)
+			if large {
+				out[a] = 1 + rng.IntN(40)
+			}
 		}
 		var in [2][]int
 		for k := range in {
@@ -86,9 +96,13 @@ func TestBinaryRowsSameBits(t *testing.T) {
 		plan = plan.simplify()
 		for _, o := range []op{opAdd, opSub, opMul, opDiv, opMax, opMin} {
 			got := make([]float32, size(out))
-			binaryRows(o, a, b, got, R, C, kinds)
+			workers := 1
+			if large {
+				workers = 3
+			}
+			binaryRows(o, a, b, got, R, C, kinds, workers)
 			want := make([]float32, size(out))
-			binary(o, plan, a, b, want, 1)
+			binary(o, plan, a, b, want, workers)
 			for i := range want {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 					t.Fatalf("op %d, %v from %v, %v: element %d %v, general path %v", o, out, in[0], in[1], i, got[i], want[i])
