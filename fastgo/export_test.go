@@ -24,6 +24,12 @@ var FusedMaxCalls = &fusedMaxCalls
 // ExpDotCalls the DotGenerals that made it.
 var DeferredCalls, ExpDotCalls = &deferredCalls, &expDotCalls
 
+// InPlaceValueCalls counts the products that made e and read the values in place (fuse_expdot.go).
+var InPlaceValueCalls = &inPlaceValueCalls
+
 // SetExpDotAnyOrder lets a Sub defer to its product even when the sum comes first in the graph
 // (fuse_expdot.go), and returns the previous setting.
 func SetExpDotAnyOrder(on bool) bool { return expDotAnyOrder.Swap(on) }
+
+// KernelNR is the float32 micro-kernel's panel width (columns of B per micro-panel).
+func KernelNR() int { return kernelF32.nr }

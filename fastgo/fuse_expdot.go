@@ -38,6 +38,15 @@ const expDotTileElems = 64 << 10
 // packed whole, k × dv, once per task.
 const expDotMaxCols = 256
 
+// expDotInPlace switches reading the values in place (gemmExpRows) on; off for tests and
+// benchmarks' A/B (MHALAB_FASTGO_AB=expdotinplace=0,1). Packing the values was a tenth of the
+// CPU time of fastgo's BenchmarkMHA/llm_causal (B8 L1024 h12: a [512, 64] chunk of values per
+// head and block of 128 rows) — a copy of rows that, head-major, are the panel already.
+var expDotInPlace = true
+
+// inPlaceValueCalls counts the products that read the values in place (tests).
+var inPlaceValueCalls atomic.Int64
+
 // expDotPlan returns the DotGeneral among exp's uses that may compute e itself (see above), or
 // nil: exp's uses are that DotGeneral, reading exp as its left operand only, directly or through
 // an Identity (via; not an output) that is its one use, and at most sum (a ReduceSum over the
@@ -131,6 +140,12 @@ func gemmExpRows(kern microKernel[float32], lhs, rhs operand[float32], m, sums, 
 	per := ceilDiv(tiles, chunks)
 	chunks = ceilDiv(tiles, per)
 	pw := roundUp(n, nr)
+	// Values whose rows of one example lie one after another, n = nr apart ([B, h, keys, 64]:
+	// attention's v, head-major) are their packed panels already: read in place.
+	inPlace := expDotInPlace && n == nr && rhs.crossContiguous && (k == 1 || uniformStride(rhs.contractOff) == n)
+	if inPlace {
+		inPlaceValueCalls.Add(1)
+	}
 	// The offsets of the rows of e (read only, shared by the tasks).
 	crossOff, contractOff := make([]int, mt), make([]int, k)
 	for i := range crossOff {
@@ -149,10 +164,16 @@ func gemmExpRows(kern microKernel[float32], lhs, rhs operand[float32], m, sums, 
 	task := func(t, hi int) {
 		b, first := t/chunks, (t%chunks)*per
 		last := min(first+per, tiles)
-		bAll := getPanels(k * pw) // the values [k, n], packed for every kc slice
-		defer putPanels(bAll)
-		for p0 := 0; p0 < k; p0 += kcb {
-			packPanels((*bAll)[p0*pw:], rhs, b, 0, n, p0, min(kcb, k-p0), nr)
+		var bAll *[]float32 // the values [k, n], packed for every kc slice
+		if inPlace {
+			panel := rhs.flat[rhs.batchOff[b]+rhs.crossOff[0]+rhs.contractOff[0]:][:k*n]
+			bAll = &panel
+		} else {
+			bAll = getPanels(k * pw)
+			defer putPanels(bAll)
+			for p0 := 0; p0 < k; p0 += kcb {
+				packPanels((*bAll)[p0*pw:], rhs, b, 0, n, p0, min(kcb, k-p0), nr)
+			}
 		}
 		e := getPanels(mt * k) // [mt, k]: the tile's rows of e
 		defer putPanels(e)

@@ -20,7 +20,8 @@ import (
 // ReduceMax(s), e = Exp(Sub(s, m)), the product e·v and then ReduceSum(e) — where the product
 // makes e itself (fuse_expdot.go), against every executor apart (fusing off), which must give the
 // same bits, and against GoMLX's kernels within 8·(k+1)·u·max|gomlx|. Forms: with and without
-// the sum; e also returned (not deferred); the sum before the product in the graph (not
+// the sum; e also returned (not deferred); values head-major [B, H, cols, dv], read in place where dv is
+// the micro-kernel's panel width (checked); the sum before the product in the graph (not
 // deferred); e through an Identity (a custom gradient, as mhalib's softmaxSum has), whose output
 // the product fills; values with more columns than one micro-tile and a head width whose rows are not a
 // multiple of the tile's; and, with the order check off (SetExpDotAnyOrder), a sum before the
@@ -48,24 +49,32 @@ func testExpInsideProduct(t *testing.T) {
 			identity             bool // e reaches the product through an Identity (mhalib's softmaxSum)
 			deferred             bool
 			anyOrder             bool // SetExpDotAnyOrder: the sum first defers too, and makes e
+			headMajor            bool // v [B, H, cols, dv], rows of a head one after another (read in place when dv is the kernel's panel width)
 		}{
-			{"sum_first_any_order", 37 * 37, 70, 16, true, false, true, false, true, true},
-			{"identity_sum_between_any_order", 37 * 37, 70, 16, true, false, true, true, true, true},
-			{"sum", 37 * 37, 70, 16, true, false, false, false, true, false},
-			{"no_sum", 37 * 37, 70, 16, false, false, false, false, true, false},
-			{"wide_values", 517, 520, 150, true, false, false, false, true, false},
-			{"e_returned", 37 * 37, 70, 16, true, true, false, false, false, false},
-			{"sum_first", 37 * 37, 70, 16, true, false, true, false, false, false},
-			{"identity", 37 * 37, 70, 16, true, false, false, true, true, false},
-			{"identity_no_sum", 37 * 37, 70, 16, false, false, false, true, true, false},
-			{"identity_sum_first", 37 * 37, 70, 16, true, false, true, true, false, false},
+			{"sum_first_any_order", 37 * 37, 70, 16, true, false, true, false, true, true, false},
+			{"identity_sum_between_any_order", 37 * 37, 70, 16, true, false, true, true, true, true, false},
+			{"sum", 37 * 37, 70, 16, true, false, false, false, true, false, false},
+			{"no_sum", 37 * 37, 70, 16, false, false, false, false, true, false, false},
+			{"wide_values", 517, 520, 150, true, false, false, false, true, false, false},
+			{"e_returned", 37 * 37, 70, 16, true, true, false, false, false, false, false},
+			{"sum_first", 37 * 37, 70, 16, true, false, true, false, false, false, false},
+			{"identity", 37 * 37, 70, 16, true, false, false, true, true, false, false},
+			{"identity_no_sum", 37 * 37, 70, 16, false, false, false, true, true, false, false},
+			{"identity_sum_first", 37 * 37, 70, 16, true, false, true, true, false, false, false},
+			{"values_head_major_64", 37 * 37, 70, 64, true, false, false, false, true, false, true},
+			{"values_head_major_16", 517, 300, 16, true, false, false, false, true, false, true},
+			{"values_head_major_32", 517, 601, 32, true, false, false, false, true, false, true},
 		} {
 			t.Run(fmt.Sprintf("%s/%q", c.name, config), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(seed, 31))
 				const B, H, dk = 1, 3, 24
 				q := randomTensor(rng, dtypes.Float32, []int{B, H, c.rows, dk})
 				k := randomTensor(rng, dtypes.Float32, []int{B, H, c.cols, dk})
-				v := randomTensor(rng, dtypes.Float32, []int{c.cols, B, H, c.dv})
+				vDims, vContract, vBatch := []int{c.cols, B, H, c.dv}, []int{0}, []int{1, 2}
+				if c.headMajor {
+					vDims, vContract, vBatch = []int{B, H, c.cols, c.dv}, []int{2}, []int{0, 1}
+				}
+				v := randomTensor(rng, dtypes.Float32, vDims)
 				run := func(b backends.Backend, fast, fuse bool) (outs []*tensors.Tensor, deferred, made int64) {
 					prevOn, prevFuse := fastgo.SetEnabled(fast), fastgo.SetFuse(fuse)
 					defer func() { fastgo.SetEnabled(prevOn); fastgo.SetFuse(prevFuse) }()
@@ -86,7 +95,7 @@ func testExpInsideProduct(t *testing.T) {
 						if c.identity && !c.anyOrder {
 							w = IdentityWithCustomGradient(e, func(_, g *Node) *Node { return g })
 						}
-						pv := DotGeneral(w, []int{3}, []int{0, 1}, v, []int{0}, []int{1, 2}) // [B, H, rows, dv]
+						pv := DotGeneral(w, []int{3}, []int{0, 1}, v, vContract, vBatch) // [B, H, rows, dv]
 						outs := []*Node{pv, m}
 						if c.sum && !c.sumFst {
 							l = ReduceAndKeep(e, ReduceSum, -1)
@@ -103,7 +112,11 @@ func testExpInsideProduct(t *testing.T) {
 					outs = exec.MustExec(argsFor(fast, q, k, v)...)
 					return outs, fastgo.DeferredCalls.Load() - d0, fastgo.ExpDotCalls.Load() - m0
 				}
+				inPlace0 := fastgo.InPlaceValueCalls.Load()
 				fused, deferred, made := run(backend, true, true)
+				if c.headMajor && c.dv == fastgo.KernelNR() && made == 1 && fastgo.InPlaceValueCalls.Load() == inPlace0 {
+					t.Fatal("the product made e but packed the head-major values [B, H, cols, 64] instead of reading them in place")
+				}
 				wantMade := int64(0)
 				if c.deferred && !c.anyOrder && config == xla.SimpleGoConfig {
 					wantMade = 1 // any order: the sum, first, made e

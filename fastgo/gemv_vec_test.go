@@ -142,6 +142,7 @@ var benchKnobs = []benchKnob{
 	{"dot4long", func() int { return b2i(dot4LongRows) }, func(v int) { dot4LongRows = v != 0 }},
 	{"pairs", func() int { return b2i(pairExamples) }, func(v int) { pairExamples = v != 0 }},
 	{"pairtile", func() int { return pairTile }, func(v int) { pairTile = v }},
+	{"expdotinplace", func() int { return b2i(expDotInPlace) }, func(v int) { expDotInPlace = v != 0 }},
 }
 
 // benchKnobOf returns the knob and values benchKnobEnv names (false: unset).
