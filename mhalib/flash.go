@@ -392,12 +392,17 @@ func (b *MHABuilder) flashHeads(q, k, v *Node, d mhaDims, ms *maskSet, withWeigh
 		panicArg("Formulation", "Flash does not support attention dropout (rate %g)", b.cfg.dropout.rate)
 	}
 	h := b.numHeads
-	qh, kh, vh := SplitHeads(q, h), SplitHeads(k, d.kvHeads), SplitHeads(v, d.kvHeads) // [B, h, Lq, dk], [B, Hkv, Lk', dk] ×2
 	blockQ, blockK := b.blockQ, b.blockK
 	if blockQ == 0 {
 		blockQ, blockK = flashBlocks(d.lq, ms.causal != NoCausal)
 		blockQ, blockK = xlaWindowBlocks(q.Graph(), ms, blockQ, blockK)
 	}
+	if flashByRowsFits(q.Graph(), ms, d.kvHeads) {
+		// The pure-Go backend's path by query blocks reads the projections sequence-major.
+		q4, k4, v4 := seqMajorHeads(q, h).node, seqMajorHeads(k, d.kvHeads).node, seqMajorHeads(v, d.kvHeads).node // [B, L, h, d]
+		return MergeHeads(flashAttendRoutedSeq(q4, k4, v4, b.headScale(d.sizes[0]), ms, blockQ, blockK))           // [B, Lq, E]
+	}
+	qh, kh, vh := SplitHeads(q, h), SplitHeads(k, d.kvHeads), SplitHeads(v, d.kvHeads) // [B, h, Lq, dk], [B, Hkv, Lk', dk] ×2
 	out, _ := flashAttendGrad(qh, kh, vh, b.headScale(d.sizes[0]), ms, blockQ, blockK, false)
 	return MergeHeads(out) // [B, Lq, E]
 }

@@ -52,6 +52,27 @@ func flashAttendRouted(q, k, v *Node, scale float64, ms *maskSet, blockQ, blockK
 	return IdentityWithCustomGradient(Sub(StopGradient(route.fb.o), anchor), route.output)                               // [B, Hq, Lq, dv]
 }
 
+// flashAttendRoutedSeq is flashAttendRouted for q [B, Lq, Hq, dk], k [B, Lk, Hkv, dk] and
+// v [B, Lk, Hkv, dv] sequence-major (the projections' layout: seqmajor.go), output [B, Hq, Lq, dv]
+// head-major as flashAttendRouted's. The forward pass reads them through flashByRowsIn without
+// SplitHeads' transposes; the backward pass (flashBackward) takes them head-major, transposed
+// only when a gradient is computed, and each input's gradient is transposed back.
+func flashAttendRoutedSeq(q, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int) *Node {
+	route := &flashRoute{seq: true}
+	qI := IdentityWithCustomGradient(q, route.part(0))               // [B, Lq, Hq, dk]
+	kI := IdentityWithCustomGradient(k, route.part(1))               // [B, Lk, Hkv, dk]
+	vI := IdentityWithCustomGradient(v, route.part(2))               // [B, Lk, Hkv, dv]
+	t := Add(Add(entry0(qI), entry0(kI)), entry0(vI))                // scalar
+	anchor := Abs(MulScalar(Where(IsFinite(t), t, ZerosLike(t)), 0)) // scalar +0
+	qs, ks, vs := StopGradient(qI), StopGradient(kI), StopGradient(vI)
+	route.fb = &flashBackward{
+		q: TransposeAllDims(qs, 0, 2, 1, 3), k: TransposeAllDims(ks, 0, 2, 1, 3), v: TransposeAllDims(vs, 0, 2, 1, 3), // head-major
+		ms: ms.stoppedGradients(), scale: scale, blockQ: blockQ, blockK: blockK,
+	}
+	route.fb.o, route.fb.lse = flashByRowsIn(qs, ks, vs, true, scale, route.fb.ms, blockQ, true) // [B, Hq, Lq, dv], [B, Hq, Lq]
+	return IdentityWithCustomGradient(Sub(StopGradient(route.fb.o), anchor), route.output)       // [B, Hq, Lq, dv]
+}
+
 // entry0 is x's first entry as a scalar, by one Gather of x itself (differentiable on every
 // backend; a Reshape first would copy x on the pure-Go backend, whose buffer x's other use keeps).
 func entry0(x *Node) *Node {
@@ -61,6 +82,7 @@ func entry0(x *Node) *Node {
 
 // flashRoute carries dO from the output's gradient to the gradients of q, k and v.
 type flashRoute struct {
+	seq   bool // the inputs are sequence-major (flashAttendRoutedSeq): gradients transposed back
 	fb    *flashBackward
 	dO    *Node   // the output's adjoint, as last recorded
 	grads []*Node // backward(dO): dq, dk, dv
@@ -83,6 +105,9 @@ func (r *flashRoute) part(i int) func(x, adj *Node) *Node {
 		if r.of != r.dO {
 			r.grads, r.of = r.fb.gradients(r.dO, nil), r.dO
 			for j, g := range r.grads {
+				if r.seq {
+					g = TransposeAllDims(g, 0, 2, 1, 3) // [B, L, h, d]
+				}
 				r.grads[j] = IdentityWithCustomGradient(g, noSecondDerivative)
 			}
 		}

@@ -15,7 +15,8 @@ import (
 // TestFlashRoutedEqualsPacked: FlashAttention's output and the gradients of q, k and v are the
 // same bit for bit whether the gradient reaches q, k and v through the packing
 // (flashAttendPacked) or routed (flashgradroute.go) — the same forward and backward graphs,
-// only wired differently — plain and causal, on every backend; and flashAttendGrad routes where
+// only wired differently — plain and causal, on every backend, and on the pure-Go backend also
+// routed with the operands sequence-major (flashAttendRoutedSeq, MultiHeadAttention's way); and flashAttendGrad routes where
 // it should (the pure-Go backend's path by query blocks, no lse asked) and packs elsewhere,
 // which the forward graph's Concatenate of the packing shows.
 func TestFlashRoutedEqualsPacked(t *testing.T) {
@@ -31,25 +32,39 @@ func TestFlashRoutedEqualsPacked(t *testing.T) {
 		}
 		q, k, v := mk(), mk(), mk()
 		for _, causal := range []Causal{NoCausal, CausalTopLeft} {
-			run := func(routed bool) []*tensors.Tensor {
+			const packedWay, routedWay, routedSeqWay = 0, 1, 2
+			run := func(way int) []*tensors.Tensor {
 				return MustExecOnceN(backend, func(q, k, v *Node) []*Node {
 					ms := &maskSet{batch: B, heads: h, lq: L, lk: L, causalLk: L, causal: causal, fill: math.Inf(-1)}
 					var out *Node
-					if routed {
+					switch way {
+					case routedWay:
 						out = flashAttendRouted(q, k, v, 0.3, ms, 32, 32)
-					} else {
+					case routedSeqWay: // the operands sequence-major [B, L, h, d], as MultiHeadAttention passes them
+						seq := func(x *Node) *Node { return TransposeAllDims(x, 0, 2, 1, 3) }
+						out = flashAttendRoutedSeq(seq(q), seq(k), seq(v), 0.3, ms, 32, 32)
+					default:
 						out, _ = flashAttendPacked(q, k, v, 0.3, ms, 32, 32, false)
 					}
 					loss := ReduceAllSum(Mul(out, Cos(out))) // scalar
 					return append([]*Node{out}, Gradient(loss, q, k, v)...)
 				}, q, k, v)
 			}
-			routed, packed := run(true), run(false)
-			for i, name := range []string{"output", "dq", "dk", "dv"} {
-				a, b := flatF32(routed[i]), flatF32(packed[i])
-				for j := range a {
-					if math.Float32bits(a[j]) != math.Float32bits(b[j]) {
-						t.Fatalf("causal %v, %s[%d]: routed %g, packed %g (want equal bits)", causal, name, j, a[j], b[j])
+			packed := run(packedWay)
+			ways := map[string]int{"routed": routedWay}
+			probe := NewGraph(backend, "probe")
+			if !differentiableSlices(probe) { // flashAttendRoutedSeq: the pure-Go backend's path
+				ways["routed sequence-major"] = routedSeqWay
+			}
+			probe.Finalize()
+			for wayName, way := range ways {
+				got := run(way)
+				for i, name := range []string{"output", "dq", "dk", "dv"} {
+					a, b := flatF32(got[i]), flatF32(packed[i])
+					for j := range a {
+						if math.Float32bits(a[j]) != math.Float32bits(b[j]) {
+							t.Fatalf("causal %v, %s[%d]: %s %g, packed %g (want equal bits)", causal, name, j, wayName, a[j], b[j])
+						}
 					}
 				}
 			}

@@ -39,11 +39,16 @@ import (
 // within flashByRowsTileElems. (A variant that ran a block's tiles one after another with the
 // online rescaling, one tile alive at a time, kept the two cores busy less: 1.5–1.7 goroutines
 // running on average in a runtime trace of fastgo's BenchmarkMHA/long_causal, against 1.6–1.9
-// for this form, interleaved at load ~9.) Queries, keys and values are transposed once to [L, B, h, d],
-// so that a block of rows or a prefix of keys is one contiguous Gather, which DotGeneral reads
-// in that layout; each block's Gathers wait for the previous block (rowTaker), so that
-// memory stays O(Lk) for the pure-Go backend, which runs every node whose inputs are ready. The blocks' outputs are joined with Concatenate, which the pure-Go backend
-// differentiates (its gradient is Slice; only Slice's own gradient needs the missing Pad).
+// for this form, interleaved at load ~9.) Queries, keys and values are transposed once to
+// [L, B, h, d], so that a block of rows or a prefix of keys is one contiguous Gather, which
+// DotGeneral reads in that layout; each block's Gathers wait for the previous block (rowTaker),
+// so that memory stays O(Lk) for the pure-Go backend, which runs every node whose inputs are
+// ready. MultiHeadAttention passes its projections sequence-major, [B, L, h, d]
+// (flashAttendRoutedSeq, flashByRowsIn): one transpose to [L, B, h, d] each, or a Reshape where
+// B = 1, instead of SplitHeads' transpose to [B, h, L, d] and another (fastgo's BenchmarkMHA,
+// MHALAB_OPPROF: the transposes of long causal 3.0 → 0.8 ms a pass). The blocks' outputs are
+// joined with Concatenate, which the pure-Go backend differentiates (its gradient is Slice;
+// only Slice's own gradient needs the missing Pad).
 //
 // A sliding window of W keys to the left (Window(W, ·), with the causal mask) cuts each block's
 // keys to the band it sees, [r0 − W, r0 + n): row r0 + i sees keys r0 + i − W … r0 + i, so the
@@ -120,6 +125,16 @@ func flashByRowsChunk(n int) int {
 // flashByRows is FlashAttention of q [B, h, Lq, dk] over k [B, h, Lk, dk], v [B, h, Lk, dv] for
 // masks that flashByRowsFits accepted: output [B, h, Lq, dv] and, if withLSE, lse [B, h, Lq].
 func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLSE bool) (output, lse *Node) {
+	return flashByRowsIn(qIn, k, v, false, scale, ms, blockQ, withLSE)
+}
+
+// flashByRowsIn is flashByRows with q, k and v head-major ([B, h, L, d], seq false) or
+// sequence-major ([B, L, h, d], seq true: the projections' layout, seqmajor.go), output and lse
+// as flashByRows's. Sequence-major operands reach the layouts the blocks read — [L, B, h, d] for
+// q and, with a causal mask, k and v; [B, L, h, dk] as it is for k and [B, h, L, dv] for v
+// without one — in one transpose each or none (a Reshape where B = 1), instead of
+// SplitHeads' transpose and another.
+func flashByRowsIn(qIn, k, v *Node, seq bool, scale float64, ms *maskSet, blockQ int, withLSE bool) (output, lse *Node) {
 	batch, heads, lq, lk := ms.batch, ms.heads, ms.lq, ms.lk
 	causal := ms.causal != NoCausal
 	n := flashByRowsBlock(batch, heads, lk, blockQ)
@@ -130,12 +145,24 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 
 	chunk := flashByRowsChunk(n)
 
-	q := MulScalar(qIn, scale)            // [B, h, Lq, dk]
-	qf := TransposeAllDims(q, 2, 0, 1, 3) // [Lq, B, h, dk]
+	q := MulScalar(qIn, scale)         // [B, h, Lq, dk] or [B, Lq, h, dk]
+	rowsFirst := func(x *Node) *Node { // [L, B, h, d]
+		if !seq {
+			return TransposeAllDims(x, 2, 0, 1, 3)
+		}
+		if d := x.Shape().Dimensions; d[0] == 1 {
+			return Reshape(x, d[1], 1, d[2], d[3])
+		}
+		return TransposeAllDims(x, 1, 0, 2, 3)
+	}
+	qf := rowsFirst(q) // [Lq, B, h, dk]
 	var kf, vf *Node
+	kBatch := []int{0, 1} // k's batch axes (B, h) without a causal mask
 	if causal {
-		kf = TransposeAllDims(k, 2, 0, 1, 3) // [Lk, B, h, dk]
-		vf = TransposeAllDims(v, 2, 0, 1, 3) // [Lk, B, h, dv]
+		kf, vf = rowsFirst(k), rowsFirst(v) // [Lk, B, h, dk], [Lk, B, h, dv]
+	} else if seq {
+		kBatch = []int{0, 2}                // k [B, Lk, h, dk] read as it is
+		v = TransposeAllDims(v, 0, 2, 1, 3) // [B, h, Lk, dv]
 	}
 
 	var outs, lses []*Node
@@ -162,7 +189,7 @@ func flashByRows(qIn, k, v *Node, scale float64, ms *maskSet, blockQ int, withLS
 		var parts []flashByRowsPart
 		var groups []flashByRowsPart // the diagonal tile by groups of rows, or nil (see flashByRowsDiagonalGroups)
 		if !causal {
-			s := DotGeneral(qi, []int{3}, []int{1, 2}, k, []int{3}, []int{0, 1}) // [B, h, rows, Lk]
+			s := DotGeneral(qi, []int{3}, []int{1, 2}, k, []int{3}, kBatch) // [B, h, rows, Lk]
 			parts = append(parts, flashByRowsPart{s: s, v: v, vLayout: 2})
 		} else {
 			// keys before the block: [lo, all) seen in part (a strip), [all, r0) by every row
