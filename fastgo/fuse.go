@@ -68,12 +68,13 @@ var (
 
 	nodeInputsOffset, nodeOpOffset, nodeBuilderOffset uintptr
 	builderNodesOffset, builderOutputsOffset          uintptr
+	nodeIdxOffset                                     uintptr
 	graphFieldsErr                                    = findGraphFields()
 )
 
 func init() { fuseOn.Store(true) }
 
-// findGraphFields finds the offsets of simplego.Node's inputs, opType and builder and of
+// findGraphFields finds the offsets of simplego.Node's inputs, builderIdx, opType and builder and of
 // simplego.Builder's nodes and outputs, checking their types.
 func findGraphFields() error {
 	nodeT, builderT := reflect.TypeOf(simplego.Node{}), reflect.TypeOf(simplego.Builder{})
@@ -93,6 +94,7 @@ func findGraphFields() error {
 		off  *uintptr
 	}{
 		{nodeT, "inputs", nodes, &nodeInputsOffset},
+		{nodeT, "builderIdx", reflect.TypeOf(0), &nodeIdxOffset},
 		{nodeT, "opType", reflect.TypeOf(backends.OpType(0)), &nodeOpOffset},
 		{nodeT, "builder", reflect.TypeOf(&simplego.Builder{}), &nodeBuilderOffset},
 		{builderT, "nodes", nodes, &builderNodesOffset},
@@ -123,8 +125,23 @@ func graphOf(n *simplego.Node) (nodes, outputs []*simplego.Node) {
 	return *(*[]*simplego.Node)(unsafe.Add(p, builderNodesOffset)), *(*[]*simplego.Node)(unsafe.Add(p, builderOutputsOffset))
 }
 
-// users returns the nodes of the graph that take n as an input (once each).
+// users returns the nodes of the graph that take n as an input (once each), in the graph's
+// order (graphindex.go).
 func users(n *simplego.Node, nodes []*simplego.Node) []*simplego.Node {
+	if ix := indexOf(n, nodes); ix != nil {
+		i := nodeIndex(n)
+		at := ix.at[ix.first[i]:ix.first[i+1]]
+		out := make([]*simplego.Node, len(at))
+		for k, u := range at {
+			out[k] = nodes[u]
+		}
+		return out
+	}
+	return scanUsers(n, nodes)
+}
+
+// scanUsers is users by a scan of every node.
+func scanUsers(n *simplego.Node, nodes []*simplego.Node) []*simplego.Node {
 	var out []*simplego.Node
 	for _, u := range nodes {
 		for _, in := range nodeInputs(u) {

@@ -1,7 +1,6 @@
 package fastgo
 
 import (
-	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -74,7 +73,7 @@ func expDotPlan(exp, sum *simplego.Node, nodes, outputs []*simplego.Node) (dot, 
 		}
 		dot = us[0]
 	}
-	if dot == nil || sum != nil && slices.Index(nodes, sum) < slices.Index(nodes, dot) && !expDotAnyOrder.Load() {
+	if dot == nil || sum != nil && nodeIndex(sum) < nodeIndex(dot) && !expDotAnyOrder.Load() {
 		return nil, nil
 	}
 	return dot, via
