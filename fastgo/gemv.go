@@ -130,9 +130,8 @@ func gemv[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers int) bo
 		return true
 	}
 	// Examples 2p and 2p+1 in one task, their rows read side by side (gemvpair.go).
-	if !crossContiguous && pairTile > 0 {
-		tile = min(n, max(tile, pairTile))
-		tiles = ceilDiv(n, tile)
+	if wide := min(n, max(tile, pairTile)); !crossContiguous && pairTile > 0 && ceilDiv(batch, 2)*ceilDiv(n, wide) >= 2*workers {
+		tile, tiles = wide, ceilDiv(n, wide) // while every worker still gets two tasks
 	}
 	parallelFor(ceilDiv(batch, 2)*tiles, max(1, grain/2), workers, func(lo, hi int) {
 		for task := lo; task < hi; task++ {
