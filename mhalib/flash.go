@@ -400,7 +400,7 @@ func (b *MHABuilder) flashHeads(q, k, v *Node, d mhaDims, ms *maskSet, withWeigh
 	if flashByRowsFits(q.Graph(), ms, d.kvHeads) {
 		// The pure-Go backend's path by query blocks reads the projections sequence-major.
 		q4, k4, v4 := seqMajorHeads(q, h).node, seqMajorHeads(k, d.kvHeads).node, seqMajorHeads(v, d.kvHeads).node // [B, L, h, d]
-		return MergeHeads(flashAttendRoutedSeq(q4, k4, v4, b.headScale(d.sizes[0]), ms, blockQ, blockK))           // [B, Lq, E]
+		return MergeHeads(flashAttendRouted(q4, k4, v4, true, b.headScale(d.sizes[0]), ms, blockQ, blockK))        // [B, Lq, E]
 	}
 	qh, kh, vh := SplitHeads(q, h), SplitHeads(k, d.kvHeads), SplitHeads(v, d.kvHeads) // [B, h, Lq, dk], [B, Hkv, Lk', dk] ×2
 	out, _ := flashAttendGrad(qh, kh, vh, b.headScale(d.sizes[0]), ms, blockQ, blockK, false)

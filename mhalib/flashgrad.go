@@ -86,7 +86,7 @@ import (
 // recomputing backward pass described above.
 func flashAttendGrad(q, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int, withLSE bool) (output, lse *Node) {
 	if !withLSE && flashByRowsFits(q.Graph(), ms, k.Shape().Dim(1)) { // (it has no additive masks nor sinks: only q, k, v take a gradient)
-		return flashAttendRouted(q, k, v, scale, ms, blockQ, blockK), nil // no packing (flashgradroute.go)
+		return flashAttendRouted(q, k, v, false, scale, ms, blockQ, blockK), nil // no packing (flashgradroute.go)
 	}
 	return flashAttendPacked(q, k, v, scale, ms, blockQ, blockK, withLSE)
 }

@@ -33,44 +33,40 @@ import (
 // at L 2048): that path keeps the packing until its pieces are fixed.
 
 // flashAttendRouted is flashAttendGrad (without lse) for masks ms with no additive masks or
-// sinks (flashByRowsFits), so that only q, k and v take a gradient.
-func flashAttendRouted(q, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int) *Node {
-	route := &flashRoute{}
-	qI := IdentityWithCustomGradient(q, route.part(0)) // [B, Hq, Lq, dk]
-	kI := IdentityWithCustomGradient(k, route.part(1)) // [B, Hkv, Lk, dk]
-	vI := IdentityWithCustomGradient(v, route.part(2)) // [B, Hkv, Lk, dv]
+// sinks (flashByRowsFits), so that only q, k and v take a gradient: q [B, Hq, Lq, dk], k
+// [B, Hkv, Lk, dk] and v [B, Hkv, Lk, dv] head-major, or, with seq, [B, Lq, Hq, dk], [B, Lk, Hkv, dk]
+// and [B, Lk, Hkv, dv] sequence-major (the projections' layout: seqmajor.go), which the forward
+// pass reads through flashByRowsIn without SplitHeads' transposes while the backward pass
+// (flashBackward) takes them head-major, transposed only when a gradient is computed, and each
+// input's gradient is transposed back. The output is head-major, [B, Hq, Lq, dv].
+func flashAttendRouted(q, k, v *Node, seq bool, scale float64, ms *maskSet, blockQ, blockK int) *Node {
+	route := &flashRoute{seq: seq}
+	qI := IdentityWithCustomGradient(q, route.part(0))
+	kI := IdentityWithCustomGradient(k, route.part(1))
+	vI := IdentityWithCustomGradient(v, route.part(2))
 	// The anchor reads the identities before the stopped copies below do, so that on the
 	// pure-Go backend (nodes run in the order built) each StopGradient is its input's last use
 	// and takes its buffer over instead of copying it.
 	t := Add(Add(entry0(qI), entry0(kI)), entry0(vI))                // scalar
 	anchor := Abs(MulScalar(Where(IsFinite(t), t, ZerosLike(t)), 0)) // scalar +0
-	route.fb = &flashBackward{
-		q: StopGradient(qI), k: StopGradient(kI), v: StopGradient(vI),
-		ms: ms.stoppedGradients(), scale: scale, blockQ: blockQ, blockK: blockK,
-	}
-	route.fb.o, route.fb.lse = flashAttend(route.fb.q, route.fb.k, route.fb.v, scale, route.fb.ms, blockQ, blockK, true) // [B, Hq, Lq, dv], [B, Hq, Lq]
-	return IdentityWithCustomGradient(Sub(StopGradient(route.fb.o), anchor), route.output)                               // [B, Hq, Lq, dv]
-}
-
-// flashAttendRoutedSeq is flashAttendRouted for q [B, Lq, Hq, dk], k [B, Lk, Hkv, dk] and
-// v [B, Lk, Hkv, dv] sequence-major (the projections' layout: seqmajor.go), output [B, Hq, Lq, dv]
-// head-major as flashAttendRouted's. The forward pass reads them through flashByRowsIn without
-// SplitHeads' transposes; the backward pass (flashBackward) takes them head-major, transposed
-// only when a gradient is computed, and each input's gradient is transposed back.
-func flashAttendRoutedSeq(q, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int) *Node {
-	route := &flashRoute{seq: true}
-	qI := IdentityWithCustomGradient(q, route.part(0))               // [B, Lq, Hq, dk]
-	kI := IdentityWithCustomGradient(k, route.part(1))               // [B, Lk, Hkv, dk]
-	vI := IdentityWithCustomGradient(v, route.part(2))               // [B, Lk, Hkv, dv]
-	t := Add(Add(entry0(qI), entry0(kI)), entry0(vI))                // scalar
-	anchor := Abs(MulScalar(Where(IsFinite(t), t, ZerosLike(t)), 0)) // scalar +0
 	qs, ks, vs := StopGradient(qI), StopGradient(kI), StopGradient(vI)
+	headMajor := func(x *Node) *Node { // [B, h, L, d]
+		if seq {
+			return TransposeAllDims(x, 0, 2, 1, 3)
+		}
+		return x
+	}
 	route.fb = &flashBackward{
-		q: TransposeAllDims(qs, 0, 2, 1, 3), k: TransposeAllDims(ks, 0, 2, 1, 3), v: TransposeAllDims(vs, 0, 2, 1, 3), // head-major
+		q: headMajor(qs), k: headMajor(ks), v: headMajor(vs),
 		ms: ms.stoppedGradients(), scale: scale, blockQ: blockQ, blockK: blockK,
 	}
-	route.fb.o, route.fb.lse = flashByRowsIn(qs, ks, vs, true, scale, route.fb.ms, blockQ, true) // [B, Hq, Lq, dv], [B, Hq, Lq]
-	return IdentityWithCustomGradient(Sub(StopGradient(route.fb.o), anchor), route.output)       // [B, Hq, Lq, dv]
+	fb := route.fb
+	if seq {
+		fb.o, fb.lse = flashByRowsIn(qs, ks, vs, true, scale, fb.ms, blockQ, true) // [B, Hq, Lq, dv], [B, Hq, Lq]
+	} else {
+		fb.o, fb.lse = flashAttend(fb.q, fb.k, fb.v, scale, fb.ms, blockQ, blockK, true) // [B, Hq, Lq, dv], [B, Hq, Lq]
+	}
+	return IdentityWithCustomGradient(Sub(StopGradient(route.fb.o), anchor), route.output) // [B, Hq, Lq, dv]
 }
 
 // entry0 is x's first entry as a scalar, by one Gather of x itself (differentiable on every
@@ -82,7 +78,7 @@ func entry0(x *Node) *Node {
 
 // flashRoute carries dO from the output's gradient to the gradients of q, k and v.
 type flashRoute struct {
-	seq   bool // the inputs are sequence-major (flashAttendRoutedSeq): gradients transposed back
+	seq   bool // the inputs are sequence-major (flashAttendRouted): gradients transposed back
 	fb    *flashBackward
 	dO    *Node   // the output's adjoint, as last recorded
 	grads []*Node // backward(dO): dq, dk, dv

@@ -16,7 +16,7 @@ import (
 // same bit for bit whether the gradient reaches q, k and v through the packing
 // (flashAttendPacked) or routed (flashgradroute.go) — the same forward and backward graphs,
 // only wired differently — plain and causal, on every backend, and on the pure-Go backend also
-// routed with the operands sequence-major (flashAttendRoutedSeq, MultiHeadAttention's way); and flashAttendGrad routes where
+// routed with the operands sequence-major (flashAttendRouted with seq, MultiHeadAttention's way); and flashAttendGrad routes where
 // it should (the pure-Go backend's path by query blocks, no lse asked) and packs elsewhere,
 // which the forward graph's Concatenate of the packing shows.
 func TestFlashRoutedEqualsPacked(t *testing.T) {
@@ -39,10 +39,10 @@ func TestFlashRoutedEqualsPacked(t *testing.T) {
 					var out *Node
 					switch way {
 					case routedWay:
-						out = flashAttendRouted(q, k, v, 0.3, ms, 32, 32)
+						out = flashAttendRouted(q, k, v, false, 0.3, ms, 32, 32)
 					case routedSeqWay: // the operands sequence-major [B, L, h, d], as MultiHeadAttention passes them
 						seq := func(x *Node) *Node { return TransposeAllDims(x, 0, 2, 1, 3) }
-						out = flashAttendRoutedSeq(seq(q), seq(k), seq(v), 0.3, ms, 32, 32)
+						out = flashAttendRouted(seq(q), seq(k), seq(v), true, 0.3, ms, 32, 32)
 					default:
 						out, _ = flashAttendPacked(q, k, v, 0.3, ms, 32, 32, false)
 					}
@@ -53,7 +53,7 @@ func TestFlashRoutedEqualsPacked(t *testing.T) {
 			packed := run(packedWay)
 			ways := map[string]int{"routed": routedWay}
 			probe := NewGraph(backend, "probe")
-			if !differentiableSlices(probe) { // flashAttendRoutedSeq: the pure-Go backend's path
+			if !differentiableSlices(probe) { // sequence-major: the pure-Go backend's path
 				ways["routed sequence-major"] = routedSeqWay
 			}
 			probe.Finalize()

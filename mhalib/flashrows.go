@@ -44,7 +44,7 @@ import (
 // DotGeneral reads in that layout; each block's Gathers wait for the previous block (rowTaker),
 // so that memory stays O(Lk) for the pure-Go backend, which runs every node whose inputs are
 // ready. MultiHeadAttention passes its projections sequence-major, [B, L, h, d]
-// (flashAttendRoutedSeq, flashByRowsIn): one transpose to [L, B, h, d] each, or a Reshape where
+// (flashAttendRouted, flashByRowsIn): one transpose to [L, B, h, d] each, or a Reshape where
 // B = 1, instead of SplitHeads' transpose to [B, h, L, d] and another (fastgo's BenchmarkMHA,
 // MHALAB_OPPROF: the transposes of long causal 3.0 → 0.8 ms a pass). The blocks' outputs are
 // joined with Concatenate, which the pure-Go backend differentiates (its gradient is Slice;
