@@ -1,6 +1,8 @@
 package fastgo
 
 import (
+	"math"
+	"sync/atomic"
 	_ "unsafe" // for go:linkname
 
 	"github.com/gomlx/gomlx/backends/simplego"
@@ -12,7 +14,9 @@ import (
 // vector ⊙ scalar or scalar ⊙ vector, over several goroutines. Each element is the same one
 // IEEE operation (or Go's max/min) as in GoMLX's kernel: the results are equal bit for bit. An
 // operand whose buffer simplego hands over (its last use) and that has the output's shape
-// becomes the output.
+// becomes the output; where the other operand leaves every value unchanged (x − (+0), x·1, …:
+// identityOperand) that operand is the output as it is, without a pass (a signalling NaN then
+// stays signalling).
 
 //go:linkname gomlxAdd github.com/gomlx/gomlx/backends/simplego.execAdd
 func gomlxAdd(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
@@ -31,6 +35,50 @@ func gomlxMax(backend *simplego.Backend, node *simplego.Node, inputs []*simplego
 
 //go:linkname gomlxMin github.com/gomlx/gomlx/backends/simplego.execMin
 func gomlxMin(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error)
+
+// identityOperandCalls counts the ops whose output was an operand handed over as it is
+// (identityOperand).
+var identityOperandCalls atomic.Int64
+
+// identityOperand returns k when operand k is the output as it is and its buffer is handed over
+// (inputsOwned[k], the output's shape), the other operand being one element that leaves every
+// value of it unchanged: x − (+0), x + (−0) or (−0) + x, x·1 or 1·x, x/1. Then the output is
+// that buffer, with no pass over it; else -1. Each holds bit for bit for every x, −0 and
+// infinities included (x − (−0) and x + (+0) do not: they turn −0 into +0), and for NaN but
+// for a signalling NaN, which stays signalling instead of being made quiet. The value is read
+// when the op runs: mhalib's FlashAttention subtracts a +0 that only the graph's data makes
+// (flashgradroute.go's anchor), which cost a pass over the whole output [B, h, L, dv] (fastgo's
+// BenchmarkMHA, MHALAB_OPPROF: llm causal 1.1 ms of ~220 a pass).
+func identityOperand(o op, owned []bool, shps [2]shapes.Shape, flats [2]any, outShape shapes.Shape) int {
+	for k := range 2 {
+		other := 1 - k
+		if !owned[k] || !shps[k].Equal(outShape) || shps[other].Size() != 1 {
+			continue
+		}
+		var bits uint64
+		switch f := flats[other].(type) {
+		case []float32:
+			bits = uint64(math.Float32bits(f[0]))
+		case []float64:
+			bits = math.Float64bits(f[0])
+		default:
+			return -1
+		}
+		_, f64 := flats[other].([]float64)
+		negZero, one := uint64(1)<<31, uint64(math.Float32bits(1))
+		if f64 {
+			negZero, one = uint64(1)<<63, math.Float64bits(1)
+		}
+		switch {
+		case o == opSub && k == 0 && bits == 0,
+			o == opAdd && bits == negZero,
+			o == opMul && bits == one,
+			o == opDiv && k == 0 && bits == one:
+			return k
+		}
+	}
+	return -1
+}
 
 func binaryExecutor(o op, gomlx nodeExecutor) nodeExecutor {
 	return func(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (*simplego.Buffer, error) {
@@ -85,6 +133,13 @@ func execBinary(o op, backend *simplego.Backend, node *simplego.Node, inputs []*
 		}
 	default:
 		return nil, false, nil
+	}
+	if k := identityOperand(o, inputsOwned, shps, flats, outShape); k >= 0 {
+		out = inputs[k]
+		inputs[k] = nil
+		identityOperandCalls.Add(1)
+		count(o)
+		return out, true, nil
 	}
 	var (
 		plan         stridedPlan

@@ -33,3 +33,7 @@ func SetExpDotAnyOrder(on bool) bool { return expDotAnyOrder.Swap(on) }
 
 // KernelNR is the float32 micro-kernel's panel width (columns of B per micro-panel).
 func KernelNR() int { return kernelF32.nr }
+
+// IdentityOperandCalls counts the binary ops whose output was an operand handed over as it is
+// (x − (+0), x + (−0), x·1, x/1: binary.go).
+var IdentityOperandCalls = &identityOperandCalls

@@ -16,14 +16,15 @@ import (
 //
 //	qI, kI, vI = identities of q, k, v, each with the custom gradient "my part of backward(dO)"
 //	o  = flashAttend(q, k, v), gradients stopped        [B, Hq, Lq, dv]
-//	a  = |0·(qI[0] + kI[0] + vI[0])|, 0 where not finite  a scalar +0
+//	a  = |0·(qI[0] + kI[0] + vI[0])| + 0, 0 where not finite  a scalar +0 (routeAnchor)
 //	out = identity of (o − a) with the custom gradient "remember dO, pass it on"
 //
 // out is o bit for bit (x − (+0) = x, −0 included). Autodiff reaches out first (it is
 // downstream of qI, kI and vI, so its gradient is complete before theirs is asked for), which
 // records dO; the identities of q, k and v then ignore their own adjoint (the gradient of one
 // entry through a) and return their part of backward(dO), built once per dO. The forward pass
-// pays three one-element gathers and one subtraction of a scalar.
+// pays three one-element gathers and a few scalar ops; on the pure-Go backend the subtraction
+// of +0 hands o on as it is (fastgo), elsewhere it is a pass over o or fused away.
 //
 // Only on the pure-Go backend's path by query blocks (flashrows.go), the one measured. With
 // other masks there (flashblocks.go) the backward pass's schedule keeps two [B, h, BlockK, d]
@@ -47,8 +48,7 @@ func flashAttendRouted(q, k, v *Node, seq bool, scale float64, ms *maskSet, bloc
 	// The anchor reads the identities before the stopped copies below do, so that on the
 	// pure-Go backend (nodes run in the order built) each StopGradient is its input's last use
 	// and takes its buffer over instead of copying it.
-	t := Add(Add(entry0(qI), entry0(kI)), entry0(vI))                // scalar
-	anchor := Abs(MulScalar(Where(IsFinite(t), t, ZerosLike(t)), 0)) // scalar +0
+	anchor := routeAnchor(qI, kI, vI) // scalar +0
 	qs, ks, vs := StopGradient(qI), StopGradient(kI), StopGradient(vI)
 	headMajor := func(x *Node) *Node { // [B, h, L, d]
 		if seq {
@@ -67,6 +67,16 @@ func flashAttendRouted(q, k, v *Node, seq bool, scale float64, ms *maskSet, bloc
 		fb.o, fb.lse = flashAttend(fb.q, fb.k, fb.v, scale, fb.ms, blockQ, blockK, true) // [B, Hq, Lq, dv], [B, Hq, Lq]
 	}
 	return IdentityWithCustomGradient(Sub(StopGradient(route.fb.o), anchor), route.output) // [B, Hq, Lq, dv]
+}
+
+// routeAnchor is +0 computed from the first entries of q, k and v: |0·t| for their sum t (0 where
+// t is not finite), plus +0. Either alone leaves a −0 (t < 0) on one backend: GoMLX v0.26's
+// pure-Go Abs negates only x < 0, so |−0| is −0 there, and XLA simplifies x + 0 to x. o − (+0)
+// is o bit for bit, −0 included, and the pure-Go backend's fastgo then hands o over without a
+// pass over it (binary.go, identityOperand).
+func routeAnchor(q, k, v *Node) *Node {
+	t := Add(Add(entry0(q), entry0(k)), entry0(v))                              // scalar
+	return AddScalar(Abs(MulScalar(Where(IsFinite(t), t, ZerosLike(t)), 0)), 0) // scalar +0
 }
 
 // entry0 is x's first entry as a scalar, by one Gather of x itself (differentiable on every

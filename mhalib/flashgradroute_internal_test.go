@@ -110,3 +110,19 @@ func packingConcats(out *Node, width int) int {
 	walk(out)
 	return n
 }
+
+// TestRouteAnchorIsPlusZero: the anchor is +0 bit for bit whatever the sign of its entries'
+// sum, so that o − anchor is o itself (also for o = −0) and the pure-Go backend's fastgo can hand
+// o over instead of subtracting (binary.go, identityOperand). GoMLX v0.26's pure-Go Abs returns
+// −0 for −0 (it negates only x < 0): as |0·t| the anchor was −0 whenever t < 0.
+func TestRouteAnchorIsPlusZero(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		for _, first := range []float32{-4, 3, float32(math.Copysign(0, -1)), float32(math.Inf(-1)), float32(math.NaN())} {
+			x := tensors.FromFlatDataAndDimensions([]float32{first, 1, 2, 3}, 1, 1, 2, 2)
+			got := flatF32(MustExecOnce(backend, func(x *Node) *Node { return routeAnchor(x, x, x) }, x))[0]
+			if math.Float32bits(got) != 0 {
+				t.Errorf("anchor of entries %g: %g (bits %#08x), want +0", first, got, math.Float32bits(got))
+			}
+		}
+	})
+}

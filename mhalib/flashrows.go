@@ -293,9 +293,12 @@ func takeRowsAfter(x *Node, from, n int, token *Node) *Node {
 }
 
 // flashByRowsToken is the dependency token of the next block: out's first element, replaced by 0
-// when it is not finite (so that 0·token is 0), without gradient.
+// when it is not finite (so that 0·token is 0), without gradient. It is one Gather of that
+// element (entry0): flattening out first copied the whole block on the pure-Go backend, where
+// the block's other use (the join of the outputs) keeps its buffer (fastgo's BenchmarkMHA,
+// MHALAB_OPPROF: 7 Reshapes of [786432] a pass, 1.4 ms of llm causal's ~220).
 func flashByRowsToken(out *Node) *Node {
-	t := takeIndex(Reshape(out, out.Shape().Size()), 0, 0) // scalar
+	t := entry0(out) // scalar
 	return StopGradient(Where(IsFinite(t), t, ZerosLike(t)))
 }
 

@@ -204,6 +204,7 @@ func TestFlashByRowsNodesPerBlock(t *testing.T) {
 		tiles := map[string]int{} // constant float32 tiles by shape
 		scoreElems := 0           // q·kᵀ scores per (batch, head)
 		wholeChunks := 0          // Gathers of 512 keys or values: the chunk [0, 512)
+		flattened := 0            // Reshapes to one axis of more than one element (copies on the pure-Go backend)
 		res := MustExecOnceN(backend, func(x *Node) []*Node {
 			part := func(i int) *Node { return Squeeze(Slice(x, AxisElem(i)), 0) } // [B, h, L, d]
 			q, k, v := part(0), part(1), part(2)
@@ -221,6 +222,8 @@ func TestFlashByRowsNodesPerBlock(t *testing.T) {
 					scoreElems += dims[2] * dims[3]
 				case n.Type() == NodeTypeGather && len(dims) == 4 && dims[0] == 512:
 					wholeChunks++
+				case n.Type() == NodeTypeReshape && len(dims) == 1 && dims[0] > 1:
+					flattened++
 				}
 			}
 			plain := ScaledDotProductAttention(q, k, v).Causal(CausalTopLeft).Done()
@@ -242,6 +245,9 @@ func TestFlashByRowsNodesPerBlock(t *testing.T) {
 		prefix := c.blockQ * c.blockQ * blocks * (blocks - 1) / 2 // rows × keys before each block
 		if want := prefix + blocks*c.diag; scoreElems != want {
 			t.Errorf("blockQ %d: %d scores per head, want %d (diagonal tiles in two groups of rows: %d each)", c.blockQ, scoreElems, want, c.diag)
+		}
+		if flattened != 0 {
+			t.Errorf("blockQ %d: %d Reshapes to one axis, want 0 (a block's token is one Gather of its first entry, not a copy of the block flattened)", c.blockQ, flattened)
 		}
 		if wholeChunks != 2 {
 			t.Errorf("blockQ %d: %d Gathers of the chunk [0, 512), want 2 (its keys and values, taken once for every block after it)", c.blockQ, wholeChunks)
