@@ -37,3 +37,10 @@ func KernelNR() int { return kernelF32.nr }
 // IdentityOperandCalls counts the binary ops whose output was an operand handed over as it is
 // (x − (+0), x + (−0), x·1, x/1: binary.go).
 var IdentityOperandCalls = &identityOperandCalls
+
+// RowViewCalls counts the Gathers that left their rows where they were, RowViewReads the
+// products that read such rows (gatherview.go).
+var RowViewCalls, RowViewReads = &rowViewCalls, &rowViewReads
+
+// SetRowViews switches lazy Gathers (gatherview.go) on or off and returns the previous setting.
+func SetRowViews(on bool) bool { return rowViewsOn.Swap(on) }

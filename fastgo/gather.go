@@ -78,6 +78,20 @@ func execGather(backend *simplego.Backend, node *simplego.Node, inputs []*simple
 		return nil, err
 	}
 	row := shape.Size() / shape.Dimensions[0]
+	if from, ok := consecutive(idx); ok && lazyGatherOK(backend, node) {
+		// gatherview.go: the products that read out read these rows where they are
+		var rows any
+		switch x := flat.(type) {
+		case []float32:
+			rows = x[from*row : (from+len(idx))*row]
+		case []float64:
+			rows = x[from*row : (from+len(idx))*row]
+		}
+		if rows != nil && lazyRows(out, outFlat, rows) {
+			count(opGather)
+			return out, nil
+		}
+	}
 	workers := backendParallelism(backend)
 	switch x := flat.(type) {
 	case []float32:
@@ -102,6 +116,19 @@ func gatherRows[T any](x, out []T, idx []int, row, workers int) {
 			copy(out[i*row:(i+1)*row], x[idx[i]*row:(idx[i]+1)*row])
 		}
 	})
+}
+
+// consecutive returns idx[0] and true when idx is idx[0], idx[0]+1, … (at least one index).
+func consecutive(idx []int) (int, bool) {
+	if len(idx) == 0 {
+		return 0, false
+	}
+	for i, v := range idx {
+		if v != idx[0]+i {
+			return 0, false
+		}
+	}
+	return idx[0], true
 }
 
 // indexInts is an index operand's int32 or int64 data as ints (false: another dtype).

@@ -26,6 +26,9 @@ import (
 // at[first[i]:first[i+1]], indices into the graph's nodes.
 type graphIndex struct {
 	first, at []int32
+	// live: whether each node reaches an output (gatherview.go), built on first use.
+	live     []bool
+	liveOnce sync.Once
 }
 
 // graphIndexes: weak.Pointer[simplego.Builder] → *graphIndex.

@@ -135,18 +135,25 @@ func Status() string {
 // else (and everything while switched off) to GoMLX's executor.
 func execDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, inputsOwned []bool) (out *simplego.Buffer, err error) {
 	kept := false // fuse.go: row maxima left with out for a ReduceMax
+	var ins [2]*simplego.Buffer
+	copy(ins[:], inputs)
 	defer func() {
 		if !kept {
 			dropMaxima(out)
 		}
+		dropViews(ins[:], inputsOwned) // gatherview.go: the rows' records end with their last reader
 	}()
 	if len(inputs) == 2 {
+		if mayBeQuant(backend, inputs) {
+			materializeViews(backend, inputs) // a quantized product reads its buffers itself
+		}
 		if out, ok, err := execQuantDot(backend, node, inputs); ok {
 			return out, err
 		}
 	}
 	if !enabled.Load() || len(inputs) != 2 {
 		fallbacks.Add(1)
+		materializeViews(backend, inputs)
 		return gomlxDotGeneral(backend, node, inputs, inputsOwned)
 	}
 	lhsShape, err := backend.BufferShape(inputs[0])
@@ -160,12 +167,14 @@ func execDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*si
 	dtype := lhsShape.DType
 	if (dtype != dtypes.Float32 && dtype != dtypes.Float64) || rhsShape.DType != dtype {
 		fallbacks.Add(1)
+		materializeViews(backend, inputs)
 		return gomlxDotGeneral(backend, node, inputs, inputsOwned)
 	}
 	p, err := readDotParams(node)
 	if err != nil {
 		lastFallback.Store(err.Error())
 		fallbacks.Add(1)
+		materializeViews(backend, inputs)
 		return gomlxDotGeneral(backend, node, inputs, inputsOwned)
 	}
 	lhsFlat, err := backend.BufferData(inputs[0])
@@ -175,6 +184,14 @@ func execDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*si
 	rhsFlat, err := backend.BufferData(inputs[1])
 	if err != nil {
 		return nil, err
+	}
+	if rows := viewOf(inputs[0], lhsFlat); rows != nil { // gatherview.go: rows read where they are
+		lhsFlat = rows
+		rowViewReads.Add(1)
+	}
+	if rows := viewOf(inputs[1], rhsFlat); rows != nil {
+		rhsFlat = rows
+		rowViewReads.Add(1)
 	}
 	// out: [batch, lhsCross, rhsCross], the shape simplego gave the node.
 	out = backend.NewBuffer(shapes.Make(dtype, p.batch, p.lhsCross, p.rhsCross))
