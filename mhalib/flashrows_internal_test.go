@@ -177,7 +177,10 @@ func maxAbsDiff32(a, b *tensors.Tensor) float64 {
 
 // TestFlashByRowsNodesPerBlock: causal flashByRows over query blocks of 128 and 256 rows builds
 // one index offset per block after the first (one ConvertDType of the token, not one per key or
-// value Gather), no Where but the tokens' (the masked tiles add a constant 0/−inf tile), one such
+// value Gather), no Where but the tokens' and the last reads' (the masked tiles add a constant
+// 0/−inf tile), reads q, k and v once more after the last product that takes rows of them
+// (lateReads: so that fastgo leaves those rows in place), and a block's token is one Gather
+// of its first entry, not the block flattened; one such
 // constant for each distinct tile, and cuts every diagonal tile in two groups of rows, each
 // against the keys up to its last row (blocks of 128: [64, 64] and [64, 128], 3/4 of [128, 128];
 // of 256: [128, 128] and [128, 256]); its output equals ScaledDotProductAttention's.
@@ -205,6 +208,7 @@ func TestFlashByRowsNodesPerBlock(t *testing.T) {
 		scoreElems := 0           // q·kᵀ scores per (batch, head)
 		wholeChunks := 0          // Gathers of 512 keys or values: the chunk [0, 512)
 		flattened := 0            // Reshapes to one axis of more than one element (copies on the pure-Go backend)
+		var g0 struct{ nodes []*Node } // flashByRows's nodes
 		res := MustExecOnceN(backend, func(x *Node) []*Node {
 			part := func(i int) *Node { return Squeeze(Slice(x, AxisElem(i)), 0) } // [B, h, L, d]
 			q, k, v := part(0), part(1), part(2)
@@ -212,6 +216,7 @@ func TestFlashByRowsNodesPerBlock(t *testing.T) {
 			first := len(g.Nodes())
 			ms := newMaskSet(B, h, L, L, dtypes.Float32, Mask{}, "mask", Mask{}, "key padding mask", CausalTopLeft, math.Inf(-1))
 			flash, _ := flashByRows(q, k, v, 1/math.Sqrt(d), ms, c.blockQ, false)
+			g0.nodes = g.Nodes()[first:]
 			for _, n := range g.Nodes()[first:] {
 				counts[n.Type()]++
 				dims := n.Shape().Dimensions
@@ -232,8 +237,8 @@ func TestFlashByRowsNodesPerBlock(t *testing.T) {
 		if got := counts[NodeTypeConvertDType]; got != blocks-1 {
 			t.Errorf("blockQ %d: %d ConvertDType nodes, want %d (one per block after the first)", c.blockQ, got, blocks-1)
 		}
-		if got := counts[NodeTypeWhere]; got != blocks {
-			t.Errorf("blockQ %d: %d Where nodes, want %d (the blocks' tokens' finiteness only)", c.blockQ, got, blocks)
+		if got := counts[NodeTypeWhere]; got != blocks+1 {
+			t.Errorf("blockQ %d: %d Where nodes, want %d (the finiteness of the blocks' tokens and of the last reads' +0 only)", c.blockQ, got, blocks+1)
 		}
 		wantTiles := map[string]int{}
 		for _, s := range c.tiles {
@@ -246,6 +251,9 @@ func TestFlashByRowsNodesPerBlock(t *testing.T) {
 		if want := prefix + blocks*c.diag; scoreElems != want {
 			t.Errorf("blockQ %d: %d scores per head, want %d (diagonal tiles in two groups of rows: %d each)", c.blockQ, scoreElems, want, c.diag)
 		}
+		if late := lateReads(g0.nodes); late != "" {
+			t.Errorf("blockQ %d: %s", c.blockQ, late)
+		}
 		if flattened != 0 {
 			t.Errorf("blockQ %d: %d Reshapes to one axis, want 0 (a block's token is one Gather of its first entry, not a copy of the block flattened)", c.blockQ, flattened)
 		}
@@ -256,4 +264,43 @@ func TestFlashByRowsNodesPerBlock(t *testing.T) {
 			t.Errorf("blockQ %d: max |flash − sdpa| = %.2e, want ≤ 1e-5", c.blockQ, worst)
 		}
 	}
+}
+
+// lateReads checks that every operand the blocks take rows of (a Gather's first input) is read
+// again after the last product that reads one of its Gathers, by a node the output depends on,
+// so that the pure-Go backend's fastgo may leave those rows where they are (gatherview.go);
+// "" when it is so, else what is not.
+func lateReads(nodes []*Node) string {
+	out := nodes[len(nodes)-1]
+	live := map[*Node]bool{}
+	var mark func(n *Node)
+	mark = func(n *Node) {
+		if live[n] {
+			return
+		}
+		live[n] = true
+		for _, in := range n.Inputs() {
+			mark(in)
+		}
+	}
+	mark(out)
+	lastDot := map[*Node]NodeId{} // source → the last product reading one of its Gathers
+	lastUse := map[*Node]NodeId{} // source → its last use reaching the output
+	for _, n := range nodes {
+		for _, in := range n.Inputs() {
+			if live[n] {
+				lastUse[in] = max(lastUse[in], n.Id())
+			}
+			if in.Type() == NodeTypeGather && n.Type() == NodeTypeDotGeneral && in.Shape().Rank() == 4 {
+				src := in.Inputs()[0]
+				lastDot[src] = max(lastDot[src], n.Id())
+			}
+		}
+	}
+	for src, d := range lastDot {
+		if lastUse[src] <= d {
+			return fmt.Sprintf("%s (node #%d) is last read by node #%d, the product #%d reads its rows after that", src.Shape(), src.Id(), lastUse[src], d)
+		}
+	}
+	return ""
 }
