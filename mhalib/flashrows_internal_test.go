@@ -204,10 +204,10 @@ func TestFlashByRowsNodesPerBlock(t *testing.T) {
 	} {
 		blocks := L / c.blockQ
 		counts := map[NodeType]int{}
-		tiles := map[string]int{} // constant float32 tiles by shape
-		scoreElems := 0           // q·kᵀ scores per (batch, head)
-		wholeChunks := 0          // Gathers of 512 keys or values: the chunk [0, 512)
-		flattened := 0            // Reshapes to one axis of more than one element (copies on the pure-Go backend)
+		tiles := map[string]int{}      // constant float32 tiles by shape
+		scoreElems := 0                // q·kᵀ scores per (batch, head)
+		wholeChunks := 0               // Gathers of 512 keys or values: the chunk [0, 512)
+		flattened := 0                 // Reshapes to one axis of more than one element (copies on the pure-Go backend)
 		var g0 struct{ nodes []*Node } // flashByRows's nodes
 		res := MustExecOnceN(backend, func(x *Node) []*Node {
 			part := func(i int) *Node { return Squeeze(Slice(x, AxisElem(i)), 0) } // [B, h, L, d]
