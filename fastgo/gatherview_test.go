@@ -195,3 +195,40 @@ func testRowViewsMHA(t *testing.T, grad bool) {
 		sameBits32(t, name, got[i], copied[i])
 	}
 }
+
+// TestRowViewsFlash: FlashAttention without a mask, causal, and causal with a sliding window
+// (the shapes of flash by query blocks: blocks, chunks, the window's strip) gives the same bits
+// with its blocks read in place as copied.
+func TestRowViewsFlash(t *testing.T) {
+	backend := simplegoWith(t, "ops_sequential")
+	rng := rand.New(rand.NewPCG(8, 9))
+	q, k, v := randomTensor(rng, dtypes.Float32, []int{2, 3, 1024, 16}), randomTensor(rng, dtypes.Float32, []int{2, 3, 1024, 16}), randomTensor(rng, dtypes.Float32, []int{2, 3, 1024, 16})
+	for _, c := range []struct {
+		name   string
+		causal mhalib.Causal
+		window int
+	}{{"plain", mhalib.NoCausal, 0}, {"causal", mhalib.CausalTopLeft, 0}, {"window 200", mhalib.CausalTopLeft, 200}} {
+		t.Run(c.name, func(t *testing.T) {
+			run := func(views bool) ([]float32, int64) {
+				defer fastgo.SetRowViews(fastgo.SetRowViews(views))
+				exec := MustNewExec(backend, func(q, k, v *Node) *Node {
+					f := mhalib.FlashAttention(q, k, v).Causal(c.causal)
+					if c.window > 0 {
+						f.Window(c.window, 0, mhalib.AlignTopLeft)
+					}
+					return f.Done() // [B, h, L, dv]
+				})
+				defer exec.Finalize()
+				calls0 := fastgo.RowViewCalls.Load()
+				out := tensors.MustCopyFlatData[float32](exec.MustExec(q, k, v)[0])
+				return out, fastgo.RowViewCalls.Load() - calls0
+			}
+			copied, _ := run(false)
+			got, lazy := run(true)
+			if lazy == 0 {
+				t.Error("no Gather went lazy")
+			}
+			sameBits32(t, "output", got, copied)
+		})
+	}
+}
