@@ -78,7 +78,7 @@ func execGather(backend *simplego.Backend, node *simplego.Node, inputs []*simple
 		return nil, err
 	}
 	row := shape.Size() / shape.Dimensions[0]
-	if from, ok := consecutive(idx); ok && lazyGatherOK(backend, node) {
+	if from, ok := consecutive(idx); ok && lazyGatherOK(backend, node, inputsOwned[0]) {
 		// gatherview.go: the products that read out read these rows where they are
 		var rows any
 		switch x := flat.(type) {

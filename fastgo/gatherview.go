@@ -26,10 +26,12 @@ import (
 // The view must outlive its readers and x's buffer must not change meanwhile. In simplego's
 // sequential execution (the "ops_sequential" option, which xla.New gives the pure-Go backend)
 // nodes run in the graph's order, x's buffer is released after its last use by a node that
-// reaches an output, and only that last use may take it over and write it. So the Gather goes
-// lazy only when: the backend runs sequentially; the Gather is no output of the graph and all
-// its uses are DotGenerals; and x has a use reaching an output that comes after every one of
-// those DotGenerals. Otherwise it copies, as before. A DotGeneral that hands its work to GoMLX
+// reaches an output if the execution owns it (not a parameter's, unless donated), and only
+// that last use may take it over and write it. So the Gather goes lazy only when: the backend
+// runs sequentially; the Gather is no output of the graph and all its uses are DotGenerals;
+// and x has a use reaching an output that comes after every one of those DotGenerals, or the
+// Gather is x's last use and simplego says the execution does not own x. Otherwise it copies,
+// as before. A DotGeneral that hands its work to GoMLX
 // (fastgo switched off, another dtype) first writes the rows into the buffer (materialize).
 //
 // The record travels with the Gather's output buffer (rowViews), which simplego recycles once
@@ -84,8 +86,9 @@ func sequentialBackend(backend *simplego.Backend) bool {
 }
 
 // lazyGatherOK reports whether Gather node g (consecutive rows of its operand) may leave its
-// output unwritten (see above).
-func lazyGatherOK(backend *simplego.Backend, g *simplego.Node) bool {
+// output unwritten (see above); sourceOwned is simplego's inputsOwned for the operand (true
+// only at its last use, when the execution owns its buffer).
+func lazyGatherOK(backend *simplego.Backend, g *simplego.Node, sourceOwned bool) bool {
 	if !rowViewsOn.Load() || graphFieldsErr != nil || !sequentialBackend(backend) {
 		return false
 	}
@@ -106,12 +109,19 @@ func lazyGatherOK(backend *simplego.Backend, g *simplego.Node) bool {
 		return false
 	}
 	x := nodeInputs(g)[0]
+	lastUse := true // g is x's last use that simplego counts
 	for _, u := range users(x, nodes) {
-		if i := nodeIndex(u); i > last && live[i] {
+		i := nodeIndex(u)
+		if i > last && live[i] {
 			return true
 		}
+		if i > nodeIndex(g) && live[i] {
+			lastUse = false
+		}
 	}
-	return false
+	// At its last use, an operand that the execution does not own (a parameter not donated) is
+	// neither released nor taken over during the execution: its buffer outlives the readers.
+	return lastUse && !sourceOwned
 }
 
 // lazyRows makes out, a Gather's output buffer of flat outFlat, a view of rows (the gathered

@@ -69,6 +69,17 @@ func TestRowViews(t *testing.T) {
 		views  int64 // lazy Gathers per run
 		build  func(x, w *Node) []*Node
 	}{
+		{"a parameter's last use", "ops_sequential", 1, func(x, w *Node) []*Node {
+			a := rowsOf(x, 8, 16, ReduceAllSum(w)) // x not donated: simplego never releases it
+			filler := MulScalar(w, 3)
+			return []*Node{DotGeneral(a, []int{3}, []int{1, 2}, w, []int{2}, []int{0, 1}), filler}
+		}},
+		{"a donated parameter's last use", "ops_sequential", 0, func(x, w *Node) []*Node {
+			a := rowsOf(x, 8, 16, ReduceAllSum(w)) // x released after this Gather
+			// x's shape: simplego gives this op x's released buffer
+			filler := MulScalar(BroadcastToDims(ReduceAllSum(w), x.Shape().Dimensions...), 3)
+			return []*Node{DotGeneral(a, []int{3}, []int{1, 2}, w, []int{2}, []int{0, 1}), filler}
+		}},
 		{"read again later", "ops_sequential", 2, func(x, w *Node) []*Node {
 			src := AddScalar(x, 1) // [L, B, h, d], an intermediate
 			a := rowsOf(src, 8, 16, ReduceAllSum(w))
@@ -130,7 +141,17 @@ func TestRowViews(t *testing.T) {
 				defer exec.Finalize()
 				for range 2 { // the second run reuses the first one's buffers
 					calls0, reads0 := fastgo.RowViewCalls.Load(), fastgo.RowViewReads.Load()
-					outs := exec.MustExec(x, w)
+					var xArg any = x
+					if c.name == "a donated parameter's last use" { // the execution owns x's buffer
+						clone, err := x.LocalClone()
+						if err == nil {
+							xArg, err = DonateTensorBuffer(clone, backend, 0)
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
+					}
+					outs := exec.MustExec(xArg, w)
 					lazy, reads = fastgo.RowViewCalls.Load()-calls0, fastgo.RowViewReads.Load()-reads0
 					out = out[:0]
 					for _, o := range outs {

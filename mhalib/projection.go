@@ -106,10 +106,15 @@ func inProjection(ctx *context.Context, query, key, value *Node, embedDim, kvWid
 	}
 	// Wq, Wk, Wv: rows of w, each cut straight from the variable (on the pure-Go backend one
 	// Gather of E rows each; through a Reshape to [3, E, E] first, the variable's buffer was
-	// copied once more: 0.7 ms of seed003's 47 in fastgo's BenchmarkMHA op profile).
-	wq, wk, wv := sliceAxis(w, 0, 0, E), sliceAxis(w, 0, E, E), sliceAxis(w, 0, 2*E, E) // [E, E] each
+	// copied once more: 0.7 ms of seed003's 47 in fastgo's BenchmarkMHA op profile), each right
+	// before its product: w is then read again after the products of Wq and Wk, and the last cut
+	// is w's last use, so that fastgo reads all three in place instead of copying them
+	// (gatherview.go).
 	bq, bk, bv := splitBias()
-	return applyLinear(query, wq, bq), applyLinear(key, wk, bk), applyLinear(value, wv, bv)
+	q = applyLinear(query, sliceAxis(w, 0, 0, E), bq)   // Wq [E, E]
+	k = applyLinear(key, sliceAxis(w, 0, E, E), bk)     // Wk [E, E]
+	v = applyLinear(value, sliceAxis(w, 0, 2*E, E), bv) // Wv [E, E]
+	return q, k, v
 }
 
 // gqaInProjection is inProjection with keys and values projected to kvWidth < E features
