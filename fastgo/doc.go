@@ -54,7 +54,13 @@
 //     tiles), the Sub hands on s itself and the product makes e a few rows at a time in the
 //     cache (fuse_expdot.go): e never goes to memory. The executors find these patterns in
 //     the graph (the nodes' users, read from simplego's unexported fields); the values are
-//     those of the executors run apart, bit for bit.
+//     those of the executors run apart, bit for bit. A Sub of +0, Add of −0, Mul or Div by 1
+//     hands its operand on without a pass (binary.go, identityOperand).
+//   - Rows read in place (gatherview.go): a Gather of consecutive rows whose only readers are
+//     DotGenerals (flash attention's blocks of queries, chunks of keys and values, the slices of
+//     a fused projection weight) leaves its output unwritten, and the products read the rows in
+//     the operand's buffer — only with simplego's "ops_sequential" option and when the graph
+//     shows the operand's buffer outlives them; the values are those of the copies, bit for bit.
 //   - Grouped decoding products (grouprows.go, grouprows_simd.go): with grouped-query
 //     attention, a decoding step's g ≤ 32 query rows per key/value head against a cache of
 //     64-feature rows — scores q·Kᵀ and the weighted sum w·V — are read where the cache lies
@@ -157,7 +163,10 @@
 //  2. simplego.Node still has the fields `shape shapes.Shape` and `data any` (node.go reads
 //     them by offset) and `inputs []*Node`, `opType backends.OpType`, `builder *Builder`,
 //     simplego.Builder `nodes, outputs []*Node` (fuse.go; each checked at start-up: nothing is
-//     fused without them), a DotGeneral is still followed by a Reshape that hands its buffer on,
+//     fused without them), simplego.Backend `opsExecutionType int` with sequential = 2, and
+//     executeSequentially still runs nodes in builder order, skips those no output reaches and
+//     releases a buffer only at its last counted use when the execution owns it (gatherview.go:
+//     rows are read in place only under those rules), a DotGeneral is still followed by a Reshape that hands its buffer on,
 //     a Concatenate's data is its axis (an int), and the `data` of Transpose, ReduceMax/Sum and BroadcastInDim is still
 //     an []int with the meaning node.go documents; Gather's data is still *gatherNode with the
 //     fields gather.go reads, Scatter's *scatterNode with those scatter.go reads; dotGeneralNodeData's fields are those readDotParams (params.go)
