@@ -1,6 +1,7 @@
 package fastgo_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -252,4 +253,89 @@ func TestRowViewsFlash(t *testing.T) {
 			sameBits32(t, "output", got, copied)
 		})
 	}
+}
+
+// TestRowViewsRandom draws FlashAttention configurations (batch, heads, length, head width,
+// no mask / causal / a sliding window, block sizes, with or without the gradient of q, k and
+// v; every third one MultiHeadAttention's flash, plain or causal) and checks that reading the blocks in place gives the bits of the copies. The seed is
+// printed; MHALAB_FASTGO_SEED=S replays it, MHALAB_FASTGO_CASES=N draws more (a soak).
+func TestRowViewsRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(testSeed(t), 41))
+	backend := simplegoWith(t, "ops_sequential")
+	var lazyTotal int64
+	for c := range testCases(12) {
+		B, h, L, dk := 1+rng.IntN(3), 1+rng.IntN(4), 32+rng.IntN(1100), []int{8, 16, 64}[rng.IntN(3)]
+		mode, blockQ := rng.IntN(3), []int{32, 64, 128, 256}[rng.IntN(4)]
+		window, grad := 8+rng.IntN(L), rng.IntN(3) == 0
+		name := fmt.Sprintf("case %d: B%d h%d L%d dk%d mode %d blockQ %d window %d grad %v", c, B, h, L, dk, mode, blockQ, window, grad)
+		q, k, v := randomTensor(rng, dtypes.Float32, []int{B, h, L, dk}), randomTensor(rng, dtypes.Float32, []int{B, h, L, dk}), randomTensor(rng, dtypes.Float32, []int{B, h, L, dk})
+		mha := c%3 == 2 // MultiHeadAttention's flash on x [B, L, h·dk] (fused projection weight)
+		if mha {
+			name += " (MultiHeadAttention)"
+			q = randomTensor(rng, dtypes.Float32, []int{B, L, h * dk})
+		}
+		run := func(views bool) ([][]float32, int64) {
+			defer fastgo.SetRowViews(fastgo.SetRowViews(views))
+			if mha {
+				ctx := context.New()
+				ctx.SetParam(context.ParamInitialSeed, int64(c))
+				exec := context.MustNewExec(backend, ctx, func(ctx *context.Context, x *Node) []*Node {
+					b := mhalib.MultiHeadAttention(ctx, x, x, x, h).Formulation(mhalib.Flash).FlashBlockSizes(blockQ, 128)
+					if mode > 0 {
+						b.Causal(mhalib.CausalTopLeft)
+					}
+					out := b.Done() // [B, L, h·dk]
+					if !grad {
+						return []*Node{out}
+					}
+					return append([]*Node{out}, Gradient(ReduceAllSum(Mul(out, out)), x)...)
+				})
+				defer exec.Finalize()
+				calls0 := fastgo.RowViewCalls.Load()
+				var outs [][]float32
+				for _, o := range exec.MustExec(q) {
+					outs = append(outs, tensors.MustCopyFlatData[float32](o))
+				}
+				return outs, fastgo.RowViewCalls.Load() - calls0
+			}
+			exec := MustNewExec(backend, func(q, k, v *Node) []*Node {
+				f := mhalib.FlashAttention(q, k, v).BlockSizes(blockQ, 128)
+				switch mode {
+				case 1:
+					f.Causal(mhalib.CausalTopLeft)
+				case 2:
+					f.Causal(mhalib.CausalTopLeft).Window(window, 0, mhalib.AlignTopLeft)
+				}
+				out := f.Done() // [B, h, L, dk]
+				if !grad {
+					return []*Node{out}
+				}
+				return append([]*Node{out}, Gradient(ReduceAllSum(Mul(out, out)), q, k, v)...)
+			})
+			defer exec.Finalize()
+			calls0 := fastgo.RowViewCalls.Load()
+			var outs [][]float32
+			for _, o := range exec.MustExec(q, k, v) {
+				outs = append(outs, tensors.MustCopyFlatData[float32](o))
+			}
+			return outs, fastgo.RowViewCalls.Load() - calls0
+		}
+		copied, _ := run(false)
+		got, lazy := run(true)
+		lazyTotal += lazy
+		for i := range copied {
+			if len(got[i]) != len(copied[i]) {
+				t.Fatalf("%s: output %d has %d values, want %d", name, i, len(got[i]), len(copied[i]))
+			}
+			for j := range copied[i] {
+				if math.Float32bits(got[i][j]) != math.Float32bits(copied[i][j]) {
+					t.Fatalf("%s: output %d [%d] = %g in place, %g copied (want the same bits)", name, i, j, got[i][j], copied[i][j])
+				}
+			}
+		}
+	}
+	if lazyTotal == 0 {
+		t.Error("no Gather went lazy in any configuration")
+	}
+	t.Logf("%d lazy Gathers", lazyTotal)
 }
