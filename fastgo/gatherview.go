@@ -128,21 +128,12 @@ func lazyGatherOK(backend *simplego.Backend, g *simplego.Node, sourceOwned bool)
 // rows in the operand's buffer, outFlat's length), and reports true; false (nothing done) for
 // other dtypes or fewer than 64 bits.
 func lazyRows(out *simplego.Buffer, outFlat, rows any) bool {
-	stamp := rand.Uint64()
-	switch o := outFlat.(type) {
-	case []float32:
-		if len(o) < 2 {
-			return false
-		}
-		*(*uint64)(unsafe.Pointer(&o[0])) = stamp
-	case []float64:
-		if len(o) < 1 {
-			return false
-		}
-		*(*uint64)(unsafe.Pointer(&o[0])) = stamp
-	default:
+	word := stampWord(outFlat)
+	if word == nil {
 		return false
 	}
+	stamp := rand.Uint64()
+	*word = stamp
 	rowViews.Store(out, rowView{data: rows, stamp: stamp})
 	rowViewCalls.Add(1)
 	return true
@@ -156,22 +147,38 @@ func viewOf(buf *simplego.Buffer, flat any) any {
 		return nil
 	}
 	rv := v.(rowView)
-	var got uint64
-	switch f := flat.(type) {
-	case []float32:
-		if len(f) >= 2 {
-			got = *(*uint64)(unsafe.Pointer(&f[0]))
-		}
-	case []float64:
-		if len(f) >= 1 {
-			got = *(*uint64)(unsafe.Pointer(&f[0]))
-		}
-	}
-	if got != rv.stamp || reflect.ValueOf(flat).Len() != reflect.ValueOf(rv.data).Len() {
+	if word := stampWord(flat); word == nil || *word != rv.stamp || flatLen(flat) != flatLen(rv.data) {
 		rowViews.Delete(buf)
 		return nil
 	}
 	return rv.data
+}
+
+// stampWord returns the first 64 bits of a float32 or float64 buffer's data, where a lazy
+// Gather keeps its stamp; nil for another dtype or fewer than 64 bits.
+func stampWord(flat any) *uint64 {
+	switch f := flat.(type) {
+	case []float32:
+		if len(f) >= 2 {
+			return (*uint64)(unsafe.Pointer(&f[0]))
+		}
+	case []float64:
+		if len(f) >= 1 {
+			return (*uint64)(unsafe.Pointer(&f[0]))
+		}
+	}
+	return nil
+}
+
+// flatLen is the length of a []float32 or []float64 (0 for anything else).
+func flatLen(flat any) int {
+	switch f := flat.(type) {
+	case []float32:
+		return len(f)
+	case []float64:
+		return len(f)
+	}
+	return 0
 }
 
 // materializeViews writes the rows of every lazy buffer among inputs into the buffer itself and

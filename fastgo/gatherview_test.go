@@ -51,6 +51,16 @@ func sameBits32(t *testing.T, what string, a, b []float32) {
 	}
 }
 
+// lazyRun runs an execution and returns its outputs' values and how many Gathers went lazy.
+func lazyRun(exec func() []*tensors.Tensor) ([][]float32, int64) {
+	calls0 := fastgo.RowViewCalls.Load()
+	var out [][]float32
+	for _, o := range exec() {
+		out = append(out, tensors.MustCopyFlatData[float32](o))
+	}
+	return out, fastgo.RowViewCalls.Load() - calls0
+}
+
 // TestRowViews checks when a Gather of consecutive rows leaves them in place for the products
 // that read it (gatherview.go) and that the results are those of the copies bit for bit: on a
 // sequential backend, with the source read again by a node after the products (views), and in
@@ -200,12 +210,7 @@ func testRowViewsMHA(t *testing.T, grad bool) {
 			return append([]*Node{y}, Gradient(loss, x, w.ValueGraph(x.Graph()))...)
 		})
 		defer exec.Finalize()
-		calls0 := fastgo.RowViewCalls.Load()
-		var out [][]float32
-		for _, o := range exec.MustExec(x) {
-			out = append(out, tensors.MustCopyFlatData[float32](o))
-		}
-		return out, fastgo.RowViewCalls.Load() - calls0
+		return lazyRun(func() []*tensors.Tensor { return exec.MustExec(x) })
 	}
 	copied, _ := run(false)
 	got, lazy := run(true)
@@ -231,7 +236,7 @@ func TestRowViewsFlash(t *testing.T) {
 		window int
 	}{{"plain", mhalib.NoCausal, 0}, {"causal", mhalib.CausalTopLeft, 0}, {"window 200", mhalib.CausalTopLeft, 200}} {
 		t.Run(c.name, func(t *testing.T) {
-			run := func(views bool) ([]float32, int64) {
+			run := func(views bool) ([][]float32, int64) {
 				defer fastgo.SetRowViews(fastgo.SetRowViews(views))
 				exec := MustNewExec(backend, func(q, k, v *Node) *Node {
 					f := mhalib.FlashAttention(q, k, v).Causal(c.causal)
@@ -241,16 +246,14 @@ func TestRowViewsFlash(t *testing.T) {
 					return f.Done() // [B, h, L, dv]
 				})
 				defer exec.Finalize()
-				calls0 := fastgo.RowViewCalls.Load()
-				out := tensors.MustCopyFlatData[float32](exec.MustExec(q, k, v)[0])
-				return out, fastgo.RowViewCalls.Load() - calls0
+				return lazyRun(func() []*tensors.Tensor { return []*tensors.Tensor{exec.MustExec(q, k, v)[0]} })
 			}
 			copied, _ := run(false)
 			got, lazy := run(true)
 			if lazy == 0 {
 				t.Error("no Gather went lazy")
 			}
-			sameBits32(t, "output", got, copied)
+			sameBits32(t, "output", got[0], copied[0])
 		})
 	}
 }
@@ -291,12 +294,7 @@ func TestRowViewsRandom(t *testing.T) {
 					return append([]*Node{out}, Gradient(ReduceAllSum(Mul(out, out)), x)...)
 				})
 				defer exec.Finalize()
-				calls0 := fastgo.RowViewCalls.Load()
-				var outs [][]float32
-				for _, o := range exec.MustExec(q) {
-					outs = append(outs, tensors.MustCopyFlatData[float32](o))
-				}
-				return outs, fastgo.RowViewCalls.Load() - calls0
+				return lazyRun(func() []*tensors.Tensor { return exec.MustExec(q) })
 			}
 			exec := MustNewExec(backend, func(q, k, v *Node) []*Node {
 				f := mhalib.FlashAttention(q, k, v).BlockSizes(blockQ, 128)
@@ -313,25 +311,13 @@ func TestRowViewsRandom(t *testing.T) {
 				return append([]*Node{out}, Gradient(ReduceAllSum(Mul(out, out)), q, k, v)...)
 			})
 			defer exec.Finalize()
-			calls0 := fastgo.RowViewCalls.Load()
-			var outs [][]float32
-			for _, o := range exec.MustExec(q, k, v) {
-				outs = append(outs, tensors.MustCopyFlatData[float32](o))
-			}
-			return outs, fastgo.RowViewCalls.Load() - calls0
+			return lazyRun(func() []*tensors.Tensor { return exec.MustExec(q, k, v) })
 		}
 		copied, _ := run(false)
 		got, lazy := run(true)
 		lazyTotal += lazy
 		for i := range copied {
-			if len(got[i]) != len(copied[i]) {
-				t.Fatalf("%s: output %d has %d values, want %d", name, i, len(got[i]), len(copied[i]))
-			}
-			for j := range copied[i] {
-				if math.Float32bits(got[i][j]) != math.Float32bits(copied[i][j]) {
-					t.Fatalf("%s: output %d [%d] = %g in place, %g copied (want the same bits)", name, i, j, got[i][j], copied[i][j])
-				}
-			}
+			sameBits32(t, fmt.Sprintf("%s: output %d", name, i), got[i], copied[i])
 		}
 	}
 	if lazyTotal == 0 {
