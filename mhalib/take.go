@@ -11,7 +11,7 @@ import (
 // The pure-Go backend cannot differentiate Slice nor Concatenate (their gradients need Pad,
 // which it lacks). Gather can be differentiated on every backend (its gradient is ScatterSum).
 // So sliceAxis and concatAxis use Slice and Concatenate where the backend has Pad (XLA), and
-// Gather and Where elsewhere; takeAxis and takeIndex select arbitrary indices with Gather. The
+// Gather and Where elsewhere; takeAxis selects arbitrary indices with Gather. The
 // functions here are the only place that slices or joins tensors.
 
 // differentiableSlices reports whether g's backend can differentiate Slice and Concatenate
@@ -125,18 +125,6 @@ func (s *axisSlicer) slice(from, n int) *Node {
 	}
 	rows := Gather(s.front, Const(x.Graph(), idx))                  // [n, other axes…]
 	return TransposeAllDims(rows, axisFromFront(x.Rank(), axis)...) // x's axes, axis resized to n
-}
-
-// takeIndex returns x with axis removed, keeping entry i of it: x[..., i, ...].
-func takeIndex(x *Node, axis, i int) *Node {
-	if axis < 0 {
-		axis += x.Rank()
-	}
-	if axis == 0 {
-		// Gather with an index vector of length 1 drops the axis directly.
-		return Gather(x, Const(x.Graph(), []int32{int32(i)})) // x's shape without axis 0
-	}
-	return Squeeze(takeAxis(x, axis, []int{i}), axis)
 }
 
 // concatAxis joins parts along axis, like Concatenate (which it uses where the backend can
