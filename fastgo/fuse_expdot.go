@@ -84,14 +84,22 @@ func expDotPlan(exp, sum *simplego.Node, nodes, outputs []*simplego.Node) (dot, 
 var expDotAnyOrder atomic.Bool
 
 // expRows sets dst[r·cols : (r+1)·cols] = exp(s's row r − m[r]) for rows lo ≤ r < hi and, if
-// sums is not nil, sums[r] to the row's sum: the fused Sub's pass. With each row it asks for
-// row r of next (if len(next) holds it; prefetch_simd.go): the rows the caller reads next.
+// sums is not nil, sums[r] to the row's sum: the fused Sub's pass, one pass over each row where
+// the vector loops run (subExpSumF32Vec), else the subtraction, exp and sum one after another.
+// With each row it asks for row r of next (if len(next) holds it; prefetch_simd.go): the rows
+// the caller reads next.
 func expRows(dst, s, m, sums, next []float32, cols, lo, hi int) {
 	for r := lo; r < hi; r++ {
 		if (r+1)*cols <= len(next) {
 			prefetchAddr(uintptr(unsafe.Pointer(&next[r*cols])), cols*4)
 		}
 		row := dst[r*cols : (r+1)*cols]
+		if sum, ok := subExpSumF32Vec(row, s[r*cols:(r+1)*cols], m[r], sums != nil); ok {
+			if sums != nil {
+				sums[r] = sum
+			}
+			continue
+		}
 		binaryF32Vec(opSub, row, s[r*cols:(r+1)*cols], m[r:r+1], false, false)
 		expF32Vec(row, row)
 		if sums != nil {

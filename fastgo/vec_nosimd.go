@@ -14,6 +14,8 @@ const vecAVX2 = false
 
 func expF32Vec(dst, src []float32) bool { return false }
 
+func subExpSumF32Vec(dst, src []float32, m float32, sum bool) (float32, bool) { return 0, false }
+
 func maxF32Vec(init float32, src []float32) (float32, bool) { return 0, false }
 
 func transposeBlocksF32(src []float32, ss int, dst []float32, ds int, y0, y1, nx int) int { return 0 }

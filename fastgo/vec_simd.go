@@ -99,6 +99,98 @@ func expF32Vec(dst, src []float32) bool {
 	return true
 }
 
+// subExpSumF32Vec sets dst[i] = exp(src[i] − m) for i < min(len(dst), len(src)) and returns
+// their sum (0 without sum) and true, or false (nothing written) without AVX-512 or AVX2
+// (subExpSumF32AVX2): softmax's numerator and denominator of a row in one pass, with the values
+// of three passes bit for bit — binaryF32Vec's subtraction, expF32Vec's exp (the same lanes
+// through the same steps) and sumF32Vec's sum (the same lanes added in the same order) — that
+// does not write the differences and read them back, nor read the exps again for their sum (a
+// perf profile of fastgo's BenchmarkMHA/long_causal had put 5% of its samples in the
+// subtraction, the first to read the scores from memory, 7% in exp; one pass saves 1–3% of that
+// case's CPU time with AVX-512, ~4% with the AVX2 loops).
+func subExpSumF32Vec(dst, src []float32, m float32, sum bool) (float32, bool) {
+	if !vecAVX512 {
+		if vecAVX2 {
+			return subExpSumF32AVX2(dst, src, m, sum), true
+		}
+		return 0, false
+	}
+	lo, hi := archsimd.BroadcastFloat32x16(-104), archsimd.BroadcastFloat32x16(88.8)
+	normal := archsimd.BroadcastFloat32x16(expNormalFloor)
+	log2e := archsimd.BroadcastFloat32x16(math.Log2E)
+	negLn2Hi := archsimd.BroadcastFloat32x16(-0.693359375)
+	negLn2Lo := archsimd.BroadcastFloat32x16(2.12194440e-4)
+	c7 := archsimd.BroadcastFloat32x16(1.0 / 5040)
+	c6 := archsimd.BroadcastFloat32x16(1.0 / 720)
+	c5 := archsimd.BroadcastFloat32x16(1.0 / 120)
+	c4 := archsimd.BroadcastFloat32x16(1.0 / 24)
+	c3 := archsimd.BroadcastFloat32x16(1.0 / 6)
+	c2 := archsimd.BroadcastFloat32x16(0.5)
+	one := archsimd.BroadcastFloat32x16(1)
+	scaled := func(c archsimd.Float32x16) archsimd.Float32x16 { // exp(c), c clamped
+		n := c.Mul(log2e).RoundToEvenScaled(0)
+		r := n.MulAdd(negLn2Hi, c)
+		r = n.MulAdd(negLn2Lo, r)
+		p := c7.MulAdd(r, c6)
+		p = p.MulAdd(r, c5)
+		p = p.MulAdd(r, c4)
+		p = p.MulAdd(r, c3)
+		p = p.MulAdd(r, c2)
+		p = p.MulAdd(r, one)
+		p = p.MulAdd(r, one)
+		return p.Scale(n)
+	}
+	exp := func(x archsimd.Float32x16) archsimd.Float32x16 {
+		under := x.Less(normal)
+		switch {
+		case under.ToBits() == 0: // every result normal or +Inf (x ≥ −87 or NaN)
+			return x.Merge(scaled(x.Min(hi)), x.IsNaN())
+		case x.GreaterEqual(lo).And(under).ToBits() == 0: // lanes below −87 are below −104: +0
+			return x.Merge(scaled(x.Max(normal).Min(hi)).Masked(x.GreaterEqual(normal)), x.IsNaN())
+		}
+		return x.Merge(scaled(x.Max(lo).Min(hi)), x.IsNaN()) // subnormal results
+	}
+	ms := archsimd.BroadcastFloat32x16(m)
+	n := min(len(dst), len(src))
+	i := 0
+	var a0, a1, a2, a3 archsimd.Float32x16
+	for ; i+64 <= n; i += 64 {
+		e := exp(archsimd.LoadFloat32x16((*[16]float32)(src[i : i+16])).Sub(ms))
+		e.Store((*[16]float32)(dst[i : i+16]))
+		a0 = a0.Add(e)
+		e = exp(archsimd.LoadFloat32x16((*[16]float32)(src[i+16 : i+32])).Sub(ms))
+		e.Store((*[16]float32)(dst[i+16 : i+32]))
+		a1 = a1.Add(e)
+		e = exp(archsimd.LoadFloat32x16((*[16]float32)(src[i+32 : i+48])).Sub(ms))
+		e.Store((*[16]float32)(dst[i+32 : i+48]))
+		a2 = a2.Add(e)
+		e = exp(archsimd.LoadFloat32x16((*[16]float32)(src[i+48 : i+64])).Sub(ms))
+		e.Store((*[16]float32)(dst[i+48 : i+64]))
+		a3 = a3.Add(e)
+	}
+	for ; i+16 <= n; i += 16 {
+		e := exp(archsimd.LoadFloat32x16((*[16]float32)(src[i : i+16])).Sub(ms))
+		e.Store((*[16]float32)(dst[i : i+16]))
+		a0 = a0.Add(e)
+	}
+	if i < n {
+		storePartF32x16(exp(loadPartF32x16(src[i:n]).Sub(ms)), dst[i:n])
+	}
+	acc := a0.Add(a1).Add(a2.Add(a3))
+	h8 := acc.GetLo().Add(acc.GetHi())
+	var h [4]float32
+	h8.GetLo().Add(h8.GetHi()).Store(&h)
+	archsimd.ClearAVXUpperBits() // after the store, before the scalar code (doc.go, "Clean upper halves")
+	if !sum {
+		return 0, true
+	}
+	s := (h[0] + h[2]) + (h[1] + h[3])
+	for _, v := range dst[i:n] {
+		s += v
+	}
+	return s, true
+}
+
 // expNormalFloor is the least x whose exp the vector loops compute without underflow: exp(−87)
 // ≈ 1.6·10⁻³⁸ is above the least normal float32 (2⁻¹²⁶ ≈ 1.18·10⁻³⁸; n = round(−87/ln 2) = −126
 // and p ≥ 1.4 there), and so is every partial result on the way.
