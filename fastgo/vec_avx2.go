@@ -79,7 +79,8 @@ func expF32AVX2(dst, src []float32) {
 }
 
 // subExpSumF32AVX2 is subExpSumF32Vec on AVX2, the same bits: expF32AVX2's exp of each
-// difference, summed in sumF32AVX2's lanes and order (the AVX-512 loop's 16 lanes as two halves).
+// difference (written out again, as subExpSumF32Vec's is), summed in sumF32AVX2's lanes and
+// order (the AVX-512 loop's 16 lanes as two halves).
 func subExpSumF32AVX2(dst, src []float32, m float32, sum bool) float32 {
 	lo, hi := archsimd.BroadcastFloat32x8(-104), archsimd.BroadcastFloat32x8(88.8)
 	normal := archsimd.BroadcastFloat32x8(expNormalFloor)

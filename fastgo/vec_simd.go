@@ -107,7 +107,10 @@ func expF32Vec(dst, src []float32) bool {
 // does not write the differences and read them back, nor read the exps again for their sum (a
 // perf profile of fastgo's BenchmarkMHA/long_causal had put 5% of its samples in the
 // subtraction, the first to read the scores from memory, 7% in exp; one pass saves 1–3% of that
-// case's CPU time with AVX-512, ~4% with the AVX2 loops).
+// case's CPU time with AVX-512, ~4% with the AVX2 loops). Its exp is expF32Vec's written out
+// again: one loop for both, with the subtraction and the sum behind flags, ran exp 6% and this
+// pass 1.5% slower (BenchmarkSubExpSum, 3 interleaved rounds), and exp alone must not subtract
+// even +0, which would quiet a signaling NaN that expF32Vec passes on as it is.
 func subExpSumF32Vec(dst, src []float32, m float32, sum bool) (float32, bool) {
 	if !vecAVX512 {
 		if vecAVX2 {
