@@ -138,5 +138,9 @@ func newSpecDevices(spec string, devices int) (b backends.Backend, note string, 
 		return nil, "", fmt.Errorf("xla: backend %s has %d device(s), %d requested", spec, have, devices)
 	}
 	major, minor := plugin.Version()
-	return b, fmt.Sprintf(" [PJRT API %d.%d, %s]", major, minor, plugin.Path()), nil
+	var tf32 string
+	if platform == "cuda" {
+		tf32, _ = prepareCUDA() // already run by loadPlugin: its note
+	}
+	return b, fmt.Sprintf(" [PJRT API %d.%d, %s%s]", major, minor, plugin.Path(), tf32), nil
 }

@@ -28,7 +28,23 @@
 //
 // Importing the package changes nothing in the process: it has no init function. $XLA_FLAGS is
 // set only by EnableHLODump, which a program that wants OptimizedHLO calls before its first XLA
-// backend (XLA reads $XLA_FLAGS once per process, when the first XLA client is created).
+// backend (XLA reads $XLA_FLAGS once per process, when the first XLA client is created), and
+// when the CUDA plugin is first loaded (below).
+//
+// # Full float32 on xla:cuda
+//
+// XLA on an NVIDIA GPU rounds a float32 matrix product's inputs to TensorFloat-32 (10 bits of
+// mantissa) unless told otherwise, and GoMLX cannot tell it otherwise; PyTorch does not by
+// default, and mhalib's parity with PyTorch fails with it. Before it first loads the CUDA plugin
+// the package sets $NVIDIA_TF32_OVERRIDE=0 and appends --xla_gpu_enable_triton_gemm=false to
+// $XLA_FLAGS, each unless the user set it; $MHALAB_CUDA_TF32=1 keeps XLA's TF32 (faster, about
+// 1e-3 relative error). The backend's description says which ("TF32 off").
+//
+// # Releasing a backend
+//
+// Close(b) is b.Finalize once the device buffers of dropped tensors have been freed: go-xla frees
+// them on the garbage collector's goroutine and does not wait for that when it destroys the
+// client, which crashed a program that finalized an xla:cuda backend at its end.
 //
 // # The C allocator under xla:cpu
 //

@@ -141,6 +141,11 @@ func loadPlugin(platform string) (*pjrt.Plugin, error) {
 	if platform == "cuda" && !hasNvidiaDevice() {
 		return nil, fmt.Errorf("xla: found %s but no NVIDIA GPU (no /dev/nvidia* device)", path)
 	}
+	if platform == "cuda" {
+		if _, err := prepareCUDA(); err != nil { // full float32 dots (cuda_float32.go)
+			return nil, err
+		}
+	}
 	var plugin *pjrt.Plugin
 	err = catch(func() error {
 		var err error
@@ -238,8 +243,14 @@ func describe(spec string) BackendInfo {
 		return info
 	}
 	info.Available = true
+	var notes []string
 	if info.PJRTVersion != GoXLAPJRTVersion {
-		info.Reason = fmt.Sprintf("plugin PJRT API %s, go-xla built for %s", info.PJRTVersion, GoXLAPJRTVersion)
+		notes = append(notes, fmt.Sprintf("plugin PJRT API %s, go-xla built for %s", info.PJRTVersion, GoXLAPJRTVersion))
 	}
+	if platform == "cuda" {
+		tf32, _ := prepareCUDA() // run by loadPlugin: its note
+		notes = append(notes, strings.TrimPrefix(tf32, ", "))
+	}
+	info.Reason = strings.Join(notes, "; ")
 	return info
 }
