@@ -203,7 +203,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 			fmt.Fprintf(stderr, "mhalab bench: backend %s unavailable: %v\n", spec, err)
 		} else {
 			live[spec] = b
-			defer b.Finalize()
+			defer xla.Close(b) // Finalize once the dropped buffers are freed
 		}
 		rep.Backends = append(rep.Backends, entry)
 	}

@@ -198,7 +198,7 @@ func measure(cfg memConfig, res *memResult) error {
 	if err != nil {
 		return err
 	}
-	defer backend.Finalize()
+	defer xla.Close(backend)
 	switch cfg.Kind {
 	case "plain", "flash":
 		return measureAttention(backend, cfg, res)

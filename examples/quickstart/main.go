@@ -31,7 +31,7 @@ func run(w io.Writer, spec string) error {
 	if err != nil {
 		return err
 	}
-	defer backend.Finalize()
+	defer xla.Close(backend) // backend.Finalize, after the device memory of dropped tensors is freed
 
 	// 2. What PyTorch saved: nn.MultiheadAttention(8, 2, batch_first=True)'s state_dict, the
 	//    inputs query, key, value [B=2, L=4, E=8], and its output computed in float64.

@@ -13,6 +13,7 @@ import (
 	"github.com/mhalab/mhalab/internal/textinput"
 	"github.com/mhalab/mhalab/models/probe"
 	"github.com/mhalab/mhalab/models/smollm2"
+	"github.com/mhalab/mhalab/xla"
 )
 
 // decoder runs a Llama-family model (models/smollm2).
@@ -49,7 +50,7 @@ func openDecoder(path, backendSpec string, maxTokens int) (*decoder, error) {
 	}
 	r, err := m.NewRunner(b)
 	if err != nil {
-		b.Finalize()
+		xla.Close(b)
 		return nil, err
 	}
 	return &decoder{m: m, backend: b, runner: r, reason: reason, maxTokens: min(maxTokens, m.Config.MaxPositionEmbeddings)}, nil
@@ -72,7 +73,7 @@ func (d *decoder) Close() {
 		d.gen.session.Finalize()
 	}
 	d.runner.Finalize()
-	d.backend.Finalize()
+	xla.Close(d.backend) // after the buffer cleanups due (xla/close.go)
 }
 
 // sampling turns the request's controls into smollm2.Sampling (TopP 0 means 1).

@@ -12,6 +12,7 @@ import (
 	"github.com/mhalab/mhalab/internal/textinput"
 	"github.com/mhalab/mhalab/models/minilm"
 	"github.com/mhalab/mhalab/models/probe"
+	"github.com/mhalab/mhalab/xla"
 )
 
 // inductionPeriod is the length of the random sequence that is repeated to measure induction.
@@ -51,7 +52,7 @@ func (e *encoder) Info() Info {
 		MaxTokens: e.maxTokens, Groups: groups, Ablation: true}
 }
 
-func (e *encoder) Close() { e.backend.Finalize() }
+func (e *encoder) Close() { xla.Close(e.backend) } // after the buffer cleanups due (xla/close.go)
 
 // encode checks and tokenises one sentence.
 func (e *encoder) encode(what, text string) (minilm.Encoding, error) {
