@@ -88,7 +88,7 @@ func evaluateGoals(rep *benchReport) []goalResult {
 	for _, d := range rep.Decode {
 		if d.Error == "" && d.Context >= 2048 {
 			goals = append(goals, goalResult{Goal: d.Backend + " decoding with KV cache ≥ 10× recompute (L 2048, D 512, h 8)",
-				Measured: fmt.Sprintf("%.0f× (%.1f vs %.2f tokens/s)", d.Speedup, d.CachedTokensPerS, d.RecomputeTokPerS), Met: d.Speedup >= 10})
+				Measured: fmt.Sprintf("%s (%.1f vs %.2f tokens/s)", FormatTimes(d.Speedup), d.CachedTokensPerS, d.RecomputeTokPerS), Met: d.Speedup >= 10})
 		}
 	}
 	var torchGen *smollm2Result

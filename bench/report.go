@@ -265,8 +265,8 @@ func printReport(w io.Writer, rep *benchReport) {
 				fmt.Fprintf(w, "| %s | %s | error: %s ||||||\n", r.Backend, r.Model, r.Error)
 				continue
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %.1f | %s | %.2f | %.0f× | %.1e |\n", r.Backend, r.Model, FormatMS(r.CachedStepMS),
-				r.CachedTokensPerS, FormatMS(r.RecomputeMS), r.RecomputeTokPerS, r.Speedup, r.MaxLogitDiff)
+			fmt.Fprintf(w, "| %s | %s | %s | %.1f | %s | %.2f | %s | %.1e |\n", r.Backend, r.Model, FormatMS(r.CachedStepMS),
+				r.CachedTokensPerS, FormatMS(r.RecomputeMS), r.RecomputeTokPerS, FormatTimes(r.Speedup), r.MaxLogitDiff)
 		}
 	}
 	if len(rep.MiniLM) > 0 {

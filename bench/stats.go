@@ -45,4 +45,13 @@ func FormatMS(v float64) string {
 	return fmt.Sprintf("%.2f ms", v)
 }
 
+// FormatTimes formats a speed-up: two significant digits below 10 ("0.66×", "4.5×"), whole
+// numbers above ("12×"). A slow-down shows as below 1, never rounded up to "1×".
+func FormatTimes(x float64) string {
+	if x >= 9.95 {
+		return fmt.Sprintf("%.0f×", x)
+	}
+	return fmt.Sprintf("%.2g×", x)
+}
+
 func msSince(t time.Time) float64 { return float64(time.Since(t)) / float64(time.Millisecond) }
