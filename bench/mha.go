@@ -48,10 +48,10 @@ func mhaCases(quick bool) []mhaCase {
 	}
 }
 
-// autoChoice reports whether mhalib's default formulation (Auto) computes c as c does (plain
-// or flash).
-func (c mhaCase) autoChoice() bool {
-	return (mhalib.AutoFormulation(c.L, c.L, c.causal()) == mhalib.Flash) == c.Flash
+// autoChoice reports whether mhalib's default formulation (Auto) computes c on backend as c does
+// (plain or flash).
+func (c mhaCase) autoChoice(backend backends.Backend) bool {
+	return (mhalib.AutoFormulationOn(backend, c.B, c.H, c.L, c.L, c.causal()) == mhalib.Flash) == c.Flash
 }
 
 // causal is the case's causal mask: CausalTopLeft for a causal case.
@@ -66,7 +66,7 @@ func (c mhaCase) causal() mhalib.Causal {
 // untimed passes (the first also initialises the weights), then passes timed one by one until
 // Runs are done or the budget is spent (at least 3).
 func benchMHA(backend backends.Backend, spec string, c mhaCase, budget time.Duration) mhaResult {
-	res := mhaResult{mhaCase: c, Backend: spec, Impl: c.impl(), AutoChoice: c.autoChoice()}
+	res := mhaResult{mhaCase: c, Backend: spec, Impl: c.impl(), AutoChoice: c.autoChoice(backend)}
 	causal, formulation := c.causal(), mhalib.HeadParallel
 	if c.Flash {
 		formulation = mhalib.Flash

@@ -252,7 +252,7 @@ func printReport(w io.Writer, rep *benchReport) {
 			fmt.Fprintf(w, " %s |\n", load)
 		}
 		fmt.Fprintln(w, "\nCPU time: the median CPU time of this process (all its threads) during one run of the case — the work done, which other processes' load changes less than the elapsed time.")
-		fmt.Fprintln(w, "(Auto): the formulation mhalib's default, Formulation(Auto), chooses for the shape.")
+		fmt.Fprintln(w, "(Auto): the formulation mhalib's default, Formulation(Auto), chooses for the shape on that backend.")
 		fmt.Fprintln(w, "PyTorch is timed right before and right after each mhalib case; × PyTorch is the case's median over the mean of those two medians (below 1: faster). PyTorch's own rows pool all its runs on the shape (runs: total, and how many times it was timed).")
 		fmt.Fprintln(w, "\nGFLOP/s counts the projections (8·B·L·E²) and the attention products (4·B·L²·E, half when causal).")
 	}

@@ -1,6 +1,13 @@
 package mhalib
 
-// The Auto formulation: plain (HeadParallel) or Flash attention, chosen by shape.
+import (
+	"strings"
+
+	"github.com/gomlx/gomlx/backends"
+)
+
+// The Auto formulation: plain (HeadParallel) or Flash attention, chosen by shape (on a GPU, by
+// the memory plain attention's scores take).
 //
 // Plain attention writes the scores of every (batch, head) pair, [B, h, Lq, Lk], and reads and
 // writes them again for the softmax: a handful of passes over B·h·Lq·Lk floats. While those fit
@@ -16,20 +23,67 @@ package mhalib
 //
 // The thresholds come from `mhalab bench` on XLA's CPU backend (the README's table "Making
 // XLA CPU fast" gives the measurements); a program that knows better sets Formulation.
+//
+// On a GPU (XLA's CUDA plugin) the scores' passes cost little next to the GPU's memory
+// bandwidth, and XLA runs Flash's key blocks one after another: on an H200, plain attention
+// took 2.17 ms against Flash's 2.81 at B8 L1024 E768 h12, and 1.66 against 3.29 ms at B1 L4096
+// E512 h8 (causal: 2.15 vs 2.59, 2.01 vs 2.44; docs/bench/2026-12-15-h200.json). There Auto
+// chooses Flash only where memory decides, when plain attention's scores [B, h, Lq, Lk] would
+// take more than autoGPUMaxScoreBytes — the largest scores measured faster plain.
 
 const (
 	autoFlashMinQueries = 512 // queries (Lq) from which Flash is chosen without a causal mask
 	autoFlashMinKeys    = 512 // keys (Lk) from which Flash is chosen without a causal mask
 	autoFlashMinCausal  = 512 // Lq and Lk from which Flash is chosen with a causal mask
+
+	autoGPUMaxScoreBytes = 512 << 20 // on a GPU: plain attention up to 512 MiB of float32 scores
 )
 
 // autoFormulation resolves Auto for validated dimensions d, lk keys (with the add_bias_kv /
-// add_zero_attn rows) and whether the weights are asked for.
-func (b *MHABuilder) autoFormulation(d mhaDims, lk int, withWeights bool) Formulation {
+// add_zero_attn rows), whether the weights are asked for and whether the graph runs on a GPU.
+func (b *MHABuilder) autoFormulation(d mhaDims, lk int, withWeights, gpu bool) Formulation {
 	if withWeights || !d.even || b.cfg.dropout.rate > 0 || b.strategySet {
 		return HeadParallel
 	}
+	if gpu {
+		return autoOnGPU(d.batch, len(d.sizes), d.lq, lk)
+	}
 	return AutoFormulation(d.lq, lk, b.cfg.causal)
+}
+
+// AutoFormulationOn is AutoFormulation for a graph on backend, with batch examples and heads
+// query heads: on a GPU (an XLA backend with the CUDA plugin) HeadParallel unless plain
+// attention's float32 scores would take more than 512 MiB, else AutoFormulation's rule.
+func AutoFormulationOn(backend backends.Backend, batch, heads, lq, lk int, causal Causal) Formulation {
+	if onGPU(backend) {
+		return autoOnGPU(batch, heads, lq, lk)
+	}
+	return AutoFormulation(lq, lk, causal)
+}
+
+// autoOnGPU is the rule on a GPU: Flash only when the scores [batch, heads, lq, lk] (float32)
+// exceed autoGPUMaxScoreBytes.
+func autoOnGPU(batch, heads, lq, lk int) Formulation {
+	if int64(batch)*int64(heads)*int64(lq)*int64(lk)*4 > autoGPUMaxScoreBytes {
+		return Flash
+	}
+	return HeadParallel
+}
+
+// onGPU reports whether backend is XLA with NVIDIA's CUDA plugin, from its description: GoMLX
+// describes it "xla:cuda - …" when it loads the plugin by name and "xla:/…/pjrt_c_api_cuda_plugin.so
+// - …" when by path (as mhalab's xla package does).
+func onGPU(backend backends.Backend) bool {
+	if backend == nil || backend.Name() != "xla" {
+		return false
+	}
+	return gpuDescription(backend.Description())
+}
+
+// gpuDescription reports whether an XLA backend's description names the CUDA plugin.
+func gpuDescription(desc string) bool {
+	name, _, _ := strings.Cut(desc, " - ")
+	return name == "xla:cuda" || strings.HasSuffix(name, "/pjrt_c_api_cuda_plugin.so")
 }
 
 // AutoFormulation returns what the Auto formulation computes Done with for lq queries and lk

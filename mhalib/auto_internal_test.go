@@ -2,6 +2,7 @@ package mhalib
 
 import (
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -40,7 +41,7 @@ func TestAutoFormulation(t *testing.T) {
 		{"dropout", MHABuilder{AttentionOptions: AttentionOptions[*MHABuilder]{cfg: attentionConfig{dropout: dropoutSpec{rate: 0.1}}}}, even(4096), 4096, false, HeadParallel},
 		{"head strategy set", MHABuilder{strategySet: true}, even(4096), 4096, false, HeadParallel},
 	} {
-		if got := c.b.autoFormulation(c.d, c.lk, c.withWeights); got != c.want {
+		if got := c.b.autoFormulation(c.d, c.lk, c.withWeights, false); got != c.want {
 			t.Errorf("%s: Auto chose %s, want %s", c.name, got, c.want)
 		}
 	}
@@ -147,6 +148,78 @@ func TestSelfAttentionOneProjection(t *testing.T) {
 					t.Fatalf("%s element %d: self-attention %v, distinct inputs %v", c.what, i, c.got[i], c.want[i])
 				}
 			}
+		}
+	})
+}
+
+// TestAutoOnGPU checks Auto's rule on a GPU: plain attention while its float32 scores take at
+// most 512 MiB (the H200 measured it faster up to there), Flash beyond, whatever the mask.
+func TestAutoOnGPU(t *testing.T) {
+	even := func(b, h, lq int) mhaDims {
+		return mhaDims{batch: b, lq: lq, sizes: slices.Repeat([]int{64}, h), even: true}
+	}
+	causal := MHABuilder{AttentionOptions: AttentionOptions[*MHABuilder]{cfg: attentionConfig{causal: CausalTopLeft}}}
+	for _, c := range []struct {
+		name        string
+		b           MHABuilder
+		d           mhaDims
+		lk          int
+		withWeights bool
+		want        Formulation
+	}{
+		{"llm B8 h12 L1024 (384 MiB)", MHABuilder{}, even(8, 12, 1024), 1024, false, HeadParallel},
+		{"llm causal", causal, even(8, 12, 1024), 1024, false, HeadParallel},
+		{"long B1 h8 L4096 (512 MiB)", MHABuilder{}, even(1, 8, 4096), 4096, false, HeadParallel},
+		{"long causal", causal, even(1, 8, 4096), 4096, false, HeadParallel},
+		{"B2 h8 L4096 (1 GiB)", MHABuilder{}, even(2, 8, 4096), 4096, false, Flash},
+		{"L16384 causal (8 GiB)", causal, even(1, 8, 16384), 16384, false, Flash},
+		{"weights asked for", MHABuilder{}, even(1, 8, 16384), 16384, true, HeadParallel},
+	} {
+		if got := c.b.autoFormulation(c.d, c.lk, c.withWeights, true); got != c.want {
+			t.Errorf("%s: Auto on a GPU chose %s, want %s", c.name, got, c.want)
+		}
+		if c.withWeights {
+			continue
+		}
+		if got := autoOnGPU(c.d.batch, len(c.d.sizes), c.d.lq, c.lk); got != c.want {
+			t.Errorf("%s: autoOnGPU = %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+// TestGPUDescription checks how a GPU backend is recognised, on GoMLX's descriptions, and that
+// every backend the tests run on describes itself the way gpuDescription expects (so that a
+// GoMLX that describes backends differently fails here instead of silently choosing the CPU
+// rule on a GPU).
+func TestGPUDescription(t *testing.T) {
+	for desc, want := range map[string]bool{
+		"xla:cuda - plugin [1 device(s)]": true,
+		"xla:/opt/p/pjrt_c_api_cuda_plugin.so - PJRT plugin (/opt/p/pjrt_c_api_cuda_plugin.so) v0.115 [1 device(s)]": true,
+		"xla:/root/.local/lib/go-xla/pjrt_c_api_cpu_plugin.so - PJRT plugin v0.81 [1 device(s)]":                     false,
+		"xla:/opt/cuda/lib/pjrt_c_api_cpu_plugin.so - PJRT plugin (/opt/cuda/x/pjrt_c_api_cuda_plugin.so) v0.81":     false,
+		"xla:cpu - plugin [1 device(s)]": false,
+		"SimpleGo (go)":                  false,
+	} {
+		if got := gpuDescription(desc); got != want {
+			t.Errorf("gpuDescription(%q) = %v, want %v", desc, got, want)
+		}
+	}
+	pluginName := regexp.MustCompile(`^xla:(cpu|cuda|/\S*/pjrt_c_api_(cpu|cuda)_plugin\.so) - `)
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		desc := backend.Description()
+		if backend.Name() != "xla" {
+			if onGPU(backend) {
+				t.Errorf("%s (%q) taken for a GPU", backend.Name(), desc)
+			}
+			return
+		}
+		m := pluginName.FindStringSubmatch(desc)
+		if m == nil {
+			t.Fatalf("XLA backend described %q: gpuDescription expects \"xla:<cpu|cuda|/path/pjrt_c_api_<platform>_plugin.so> - …\"", desc)
+		}
+		gpu := m[1] == "cuda" || m[2] == "cuda"
+		if onGPU(backend) != gpu {
+			t.Errorf("onGPU(%q) = %v, want %v", desc, !gpu, gpu)
 		}
 	})
 }

@@ -26,7 +26,8 @@
 //   - statedict.go: LoadStateDict / StateDict, PyTorch state_dict ↔ variables.
 //   - flash.go: FlashAttention, the FlashAttention-2 forward pass block by block (online softmax,
 //     causal tiles skipped, log-sum-exp), and MultiHeadAttention's Formulation(Flash).
-//   - auto.go: the default Formulation(Auto), plain or flash attention chosen by shape, and
+//   - auto.go: the default Formulation(Auto), plain or flash attention chosen by shape (and by
+//     memory on a GPU), and
 //     Flash's block sizes by shape.
 //   - memory.go: what plain attention's scores cost, and its refusal up front above a fixed
 //     limit (PlainAttentionBytes, DefaultMaxAttentionBytes, SetMaxAttentionBytes, MemoryError).

@@ -30,7 +30,7 @@ const (
 	Flash
 	// Auto (the default) chooses Flash or HeadParallel by shape (auto.go): Flash where it is
 	// allowed (Done, equal heads, no dropout, no HeadStrategy) and the score matrices are large
-	// (many queries and many keys), HeadParallel otherwise.
+	// (many queries and many keys; on a GPU, more than 512 MiB of them), HeadParallel otherwise.
 	Auto
 )
 
@@ -367,7 +367,7 @@ func (b *MHABuilder) build(withWeights bool) (output, weights *Node) {
 	// 4) Attention in every head, 5) heads merged back to [B, Lq, E].
 	formulation := b.formulation
 	if formulation == Auto {
-		formulation = b.autoFormulation(d, k.Shape().Dim(1), withWeights)
+		formulation = b.autoFormulation(d, k.Shape().Dim(1), withWeights, onGPU(g.Backend()))
 	}
 	var merged *Node
 	if formulation == Flash {
