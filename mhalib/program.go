@@ -1,6 +1,7 @@
 package mhalib
 
 import (
+	"fmt"
 	"sync/atomic"
 
 	"github.com/gomlx/gomlx/backends"
@@ -76,6 +77,9 @@ func (p *Program) Run(query, key, value *tensors.Tensor) (output, weights *tenso
 	if query == nil || key == nil || value == nil {
 		return nil, nil, &ArgumentError{Arg: "Run", Msg: "query, key and value must not be nil"}
 	}
+	if err := emptyArgument(query, key, value); err != nil {
+		return nil, nil, err
+	}
 	args := []any{query}
 	if query != key || key != value {
 		args = append(args, key, value)
@@ -88,6 +92,28 @@ func (p *Program) Run(query, key, value *tensors.Tensor) (output, weights *tenso
 		return results[0], nil, nil
 	}
 	return results[0], results[1], nil
+}
+
+// emptyArgument returns the error for the first of query, key and value [B, L, ·] that has no
+// elements — with the graph's own words for Lq = 0 and Lk = 0 — or nil. Run checks before any
+// transfer: go-xla v0.1.4 panics copying a tensor with no elements to a device that does not share
+// the host's memory (xla:cuda; an xla:cpu backend with "noshared_buffers" shows it), where the
+// other backends would build the graph and return its error.
+func emptyArgument(query, key, value *tensors.Tensor) error {
+	for _, a := range []struct {
+		name, lengthZero string
+		t                *tensors.Tensor
+	}{{"query", "Lq = 0, no queries", query}, {"key", "Lk = 0, no keys", key}, {"value", "Lk = 0, no values", value}} {
+		shape := a.t.Shape()
+		if shape.Size() != 0 {
+			continue
+		}
+		if shape.Rank() == 3 && shape.Dim(1) == 0 {
+			return &ArgumentError{Arg: a.name, Msg: fmt.Sprintf("shape %s: %s", shape, a.lengthZero)}
+		}
+		return &ArgumentError{Arg: a.name, Msg: fmt.Sprintf("shape %s has no elements", shape)}
+	}
+	return nil
 }
 
 // Compilations returns how many graphs Run has built and compiled so far: one per signature.

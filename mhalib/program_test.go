@@ -2,16 +2,20 @@ package mhalib_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
+	gomlxxla "github.com/gomlx/gomlx/backends/xla"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/internal/testenv"
 	"github.com/mhalab/mhalab/mhalib"
+	"github.com/mhalab/mhalab/xla"
 )
 
 // TestProgramCompilesOncePerShape counts graph builds (configure runs once per build): a
@@ -99,4 +103,50 @@ func TestProgramErrors(t *testing.T) {
 	if _, _, err := p.Run(x, x, x); !errors.Is(err, mhalib.ErrInvalidArgument) {
 		t.Errorf("Run after Finalize: %v", err)
 	}
+}
+
+// TestProgramRunRejectsEmptyTensors: a query, key or value with no elements comes back as an
+// ArgumentError before anything is copied to the device — on every backend, and on an xla:cpu
+// backend without shared buffers, whose host-to-device copy is the one xla:cuda makes (go-xla
+// v0.1.4 panicked there: "reflect: slice index out of range", found on an H200).
+func TestProgramRunRejectsEmptyTensors(t *testing.T) {
+	check := func(t *testing.T, backend backends.Backend) {
+		p, err := mhalib.NewProgram(backend, context.New(), 2, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Finalize()
+		f64 := func(dims ...int) *tensors.Tensor { return tensors.FromShape(shapes.Make(dtypes.Float64, dims...)) }
+		x, kv := f64(2, 3, 8), f64(2, 4, 8)
+		for _, c := range []struct {
+			name    string
+			q, k, v *tensors.Tensor
+			want    string
+		}{
+			{"Lq = 0", f64(2, 0, 8), kv, kv, "query: shape (Float64)[2 0 8]: Lq = 0"},
+			{"Lk = 0", x, f64(2, 0, 8), f64(2, 0, 8), "key: shape (Float64)[2 0 8]: Lk = 0"},
+			{"B = 0", f64(0, 3, 8), f64(0, 4, 8), f64(0, 4, 8), "query: shape (Float64)[0 3 8] has no elements"},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				_, _, err := p.Run(c.q, c.k, c.v)
+				if err == nil || !errors.Is(err, mhalib.ErrInvalidArgument) || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("Run: err = %v, want an ErrInvalidArgument saying %q", err, c.want)
+				}
+			})
+		}
+	}
+	backendtest.Run(t, check)
+	t.Run("xla:cpu noshared_buffers", func(t *testing.T) {
+		path, err := xla.FindPlugin("cpu")
+		if err != nil {
+			testenv.RequireOrSkip(t, err.Error())
+			return
+		}
+		backend, err := gomlxxla.NewWithOptions(path+",noshared_buffers", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer xla.Close(backend)
+		check(t, backend)
+	})
 }

@@ -3,10 +3,13 @@ package decode_test
 import (
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
@@ -102,6 +105,28 @@ func greedyMatchesRecompute(t *testing.T, backend backends.Backend, model decode
 	if _, err := session.Step(tokensTensor(seq, len(seq[0])-1, 1)); !errors.Is(err, mhalib.ErrCacheFull) {
 		t.Errorf("step past MaxLen: err = %v, want ErrCacheFull", err)
 	}
+}
+
+// TestStepRejectsEmptyTokens: no tokens ([B, 0]) is an ArgumentError naming the tensor's shape,
+// the cache untouched, on every backend; an empty tensor never reaches the device (go-xla v0.1.4
+// panics copying one to a GPU: mhalib's TestProgramRunRejectsEmptyTensors).
+func TestStepRejectsEmptyTokens(t *testing.T) {
+	model := decode.Decoder{Vocab: 13, Embed: 16, Heads: 2, Layers: 1, MaxLen: 6}
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		cache, err := model.NewKVCache(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, session := newSession(t, backend, model, cache, 7)
+		defer session.Finalize()
+		_, err = session.Step(tensors.FromShape(shapes.Make(dtypes.Int32, 2, 0)))
+		if !errors.Is(err, mhalib.ErrInvalidArgument) || !strings.Contains(err.Error(), "tokens: shape (Int32)[2 0]: no tokens") {
+			t.Errorf("Step of [2, 0] tokens: err = %v, want an ErrInvalidArgument naming the shape", err)
+		}
+		if n := session.Cache().Len(); n != 0 {
+			t.Errorf("cache length %d after the rejected step, want 0", n)
+		}
+	})
 }
 
 // TestWindowedDecodingForgets: with a window of 2 earlier positions, the logits of the last

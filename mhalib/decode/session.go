@@ -53,6 +53,9 @@ func (s *Session) Step(tokens *tensors.Tensor) (*tensors.Tensor, error) {
 	if tokens.Rank() != 2 {
 		return nil, &mhalib.ArgumentError{Arg: "tokens", Msg: fmt.Sprintf("shape %s: want [batch, n]", tokens.Shape())}
 	}
+	if tokens.Shape().Size() == 0 { // named as the caller passed it (the cache's Advance would say "n: 0")
+		return nil, &mhalib.ArgumentError{Arg: "tokens", Msg: fmt.Sprintf("shape %s: no tokens", tokens.Shape())}
+	}
 	n := tokens.Shape().Dim(1)
 	if done := s.cache.Len(); done+n > s.model.MaxLen {
 		return nil, fmt.Errorf("%w: %d positions decoded + %d new > the model's MaxLen = %d", mhalib.ErrCacheFull, done, n, s.model.MaxLen)
