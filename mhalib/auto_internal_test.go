@@ -16,18 +16,21 @@ import (
 	"github.com/mhalab/mhalab/internal/backendtest"
 )
 
+// autoCase is one resolution of Auto: builder b's options on dimensions d with lk keys.
+type autoCase struct {
+	name        string
+	b           MHABuilder
+	d           mhaDims
+	lk          int
+	withWeights bool
+	want        Formulation
+}
+
 // TestAutoFormulation checks the rule of auto.go: Flash for many queries and keys (fewer with a
 // causal mask), HeadParallel for small shapes and wherever Flash is not allowed.
 func TestAutoFormulation(t *testing.T) {
 	even := func(lq int) mhaDims { return mhaDims{lq: lq, sizes: []int{8, 8}, even: true} }
-	for _, c := range []struct {
-		name        string
-		b           MHABuilder
-		d           mhaDims
-		lk          int
-		withWeights bool
-		want        Formulation
-	}{
+	for _, c := range []autoCase{
 		{"seed003 L128", MHABuilder{}, even(128), 128, false, HeadParallel},
 		{"L256", MHABuilder{}, even(256), 256, false, HeadParallel},
 		{"L511 keys", MHABuilder{}, even(4096), 511, false, HeadParallel},
@@ -159,14 +162,7 @@ func TestAutoOnGPU(t *testing.T) {
 		return mhaDims{batch: b, lq: lq, sizes: slices.Repeat([]int{64}, h), even: true}
 	}
 	causal := MHABuilder{AttentionOptions: AttentionOptions[*MHABuilder]{cfg: attentionConfig{causal: CausalTopLeft}}}
-	for _, c := range []struct {
-		name        string
-		b           MHABuilder
-		d           mhaDims
-		lk          int
-		withWeights bool
-		want        Formulation
-	}{
+	for _, c := range []autoCase{
 		{"llm B8 h12 L1024 (384 MiB)", MHABuilder{}, even(8, 12, 1024), 1024, false, HeadParallel},
 		{"llm causal", causal, even(8, 12, 1024), 1024, false, HeadParallel},
 		{"long B1 h8 L4096 (512 MiB)", MHABuilder{}, even(1, 8, 4096), 4096, false, HeadParallel},
