@@ -35,7 +35,7 @@ const (
 
 // cudaFloat32Env returns the environment variables to set (name → value) so that XLA's CUDA
 // plugin multiplies float32 matrices in full float32, given the current environment getenv,
-// and a note for the backend's description: " TF32 off", or why TF32 stays as it is. It only
+// and a note for the backend's description: ", TF32 off", or why TF32 stays as it is. It only
 // adds: a variable or flag the user set is kept.
 func cudaFloat32Env(getenv func(string) string) (set map[string]string, note string) {
 	if v := getenv(CUDATF32Env); v == "1" {
