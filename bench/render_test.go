@@ -65,3 +65,30 @@ func TestFormatTimes(t *testing.T) {
 		t.Errorf("decode row does not show the slow-down as 0.66×:\n%s", buf.String())
 	}
 }
+
+// TestPortablePaths: a report's JSON names paths under the repository from "." and under the
+// home folder from "~", so that docs/performance.md renders the same in any checkout, as any user.
+func TestPortablePaths(t *testing.T) {
+	in := `{"backend": "xla:cuda [PJRT API 0.115, /work/main/build/gpu/plugin/p.so]", "python": "/home/ann/.cache/mhalab/torch-venv/bin/python", "other": "/work/mainly/x /home/annette/y"}`
+	want := `{"backend": "xla:cuda [PJRT API 0.115, ./build/gpu/plugin/p.so]", "python": "~/.cache/mhalab/torch-venv/bin/python", "other": "/work/mainly/x /home/annette/y"}`
+	if got := string(portablePaths([]byte(in), "/work/main", "/home/ann/")); got != want {
+		t.Errorf("portablePaths:\n got %s\nwant %s", got, want)
+	}
+	if got := string(portablePaths([]byte(in), "", "/")); got != in {
+		t.Errorf("portablePaths with no repository and home / changed the report:\n%s", got)
+	}
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	path := filepath.Join(dir, "r.json")
+	rep := &benchReport{Started: "2026-12-04T14:20:50Z", Command: "mhalab bench", Torch: []torchInfo{{Python: filepath.Join(dir, "venv", "bin", "python")}}}
+	if err := writeJSON(path, rep); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"~/venv/bin/python"`) || strings.Contains(string(data), dir) {
+		t.Errorf("writeJSON kept the home folder %s:\n%s", dir, data)
+	}
+}

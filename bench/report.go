@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -323,7 +324,26 @@ func writeJSON(path string, rep *benchReport) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(path, append(data, '\n'))
+	repo := ""
+	if script := findRepoFile(filepath.Join("parity", "bench_torch.py")); script != "" {
+		repo = filepath.Dir(filepath.Dir(script))
+	}
+	home, _ := os.UserHomeDir()
+	return atomicfile.WriteFile(path, append(portablePaths(data, repo, home), '\n'))
+}
+
+// portablePaths returns a report's JSON with the paths under the repository's folder written
+// from "." and those under the home folder from "~" (either folder "" or "/": left alone). The
+// reports in docs/bench render into docs/performance.md in any checkout, as any user: an H200
+// report naming the device's /work/main/build/gpu/… failed that check in a fresh clone, and the
+// reports naming /root/… failed it for every user but root.
+func portablePaths(data []byte, repo, home string) []byte {
+	for _, r := range []struct{ from, to string }{{repo, "."}, {home, "~"}} {
+		if from := strings.TrimSuffix(r.from, "/"); from != "" {
+			data = bytes.ReplaceAll(data, []byte(from+"/"), []byte(r.to+"/"))
+		}
+	}
+	return data
 }
 
 // loadAverage returns the 1, 5 and 15-minute load averages ("?" where unknown).
