@@ -156,6 +156,11 @@ func badInputCases() []errorCase {
 
 // checkBadInput runs the case through Exec and checks the returned error.
 func checkBadInput(t *testing.T, backend backends.Backend, c errorCase) {
+	if !backend.HasSharedBuffers() && (c.q.Size() == 0 || c.k.Size() == 0 || c.v.Size() == 0) {
+		t.Skip("an input with no elements on a backend without shared host buffers (xla:cuda): GoMLX's Exec " +
+			"panics copying it to the device (go-xla v0.1.4) before any graph is built; Program.Run rejects it " +
+			"first (TestProgramRunRejectsEmptyTensors)")
+	}
 	exec, err := context.NewExec(backend, context.New(), func(ctx *context.Context, q, k, v *Node) *Node {
 		return c.build(ctx, q, k, v)
 	})
