@@ -172,8 +172,11 @@ def main():
     ap.add_argument("--only", action="append", default=[], help="run only cases whose name contains this")
     a = ap.parse_args()
     jupyter_py = subprocess.run([str(REPO / "scripts" / "jupyter_python.sh")], capture_output=True, text=True).stdout.strip()
-    probe = subprocess.run([jupyter_py, "-c", "import jupyterlab, jupyter_server"], capture_output=True)
-    if probe.returncode != 0:
+    try:
+        found = subprocess.run([jupyter_py, "-c", "import jupyterlab, jupyter_server"], capture_output=True).returncode == 0
+    except OSError:  # no such Python (the venv of another user, or none set up)
+        found = False
+    if not found:
         print(f"notebook_security_test: no JupyterLab at {jupyter_py} (scripts/setup.sh --only jupyter)")
         return 3
     cases = [c for c in CASES if not a.only or any(o in c[0] for o in a.only)]

@@ -1,0 +1,41 @@
+package live
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestNotebookFrame runs Example's steps, which go test does not run (the example needs the
+// model files; here they skip the test outside CI): MiniLM's server, framed the way a notebook
+// frames it, serves its page with the notebook's Content-Security-Policy.
+func TestNotebookFrame(t *testing.T) {
+	m := openModel(t, NameMiniLM)
+	s, err := NewServer(m, Options{FrameAncestors: NotebookFrameAncestors})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.Listen(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if html := l.IFrame(NotebookHeight); !strings.Contains(html, "<iframe") {
+		t.Errorf("IFrame = %q, want an <iframe>", html)
+	}
+	resp, err := http.Get(l.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(page), "Attention, live") {
+		t.Errorf("GET %s: %d, page with the title: %v", l.URL, resp.StatusCode, strings.Contains(string(page), "Attention, live"))
+	}
+	const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors http://localhost:* http://127.0.0.1:*"
+	if got := resp.Header.Get("Content-Security-Policy"); got != csp {
+		t.Errorf("Content-Security-Policy %q, want %q", got, csp)
+	}
+}
