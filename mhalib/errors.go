@@ -25,6 +25,13 @@ func (e *ArgumentError) Error() string { return "mhalib: " + e.Arg + ": " + e.Ms
 // Unwrap makes errors.Is(err, ErrInvalidArgument) true.
 func (e *ArgumentError) Unwrap() error { return ErrInvalidArgument }
 
+// The words for attention without queries or keys: the graphs' checks (mha.go, sdpa.go) and
+// Program.Run's, before any transfer (program.go), say the same.
+const (
+	noQueries = "Lq = 0, no queries"
+	noKeys    = "Lk = 0, no keys"
+)
+
 // panicArg is how graph-building code in mhalib reports a bad argument: it panics with an
 // *ArgumentError (an error value, never a string), which GoMLX's Exec turns into a returned error.
 func panicArg(arg, format string, args ...any) {

@@ -223,10 +223,10 @@ func (b *MHABuilder) check() mhaDims {
 		panicArg("value", "shape %s: want [batch=%d, Lk=%d, vdim] (query %s, key %s)", v, d.batch, d.lk, q, k)
 	}
 	if d.lq == 0 {
-		panicArg("query", "shape %s: Lq = 0, no queries", q)
+		panicArg("query", "shape %s: %s", q, noQueries)
 	}
 	if d.lk == 0 {
-		panicArg("key", "shape %s: Lk = 0, no keys", k)
+		panicArg("key", "shape %s: %s", k, noKeys)
 	}
 	if d.embed == 0 || d.kdim == 0 || d.vdim == 0 {
 		panicArg("query/key/value", "zero feature dimension: query %s, key %s, value %s", q, k, v)

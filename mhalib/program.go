@@ -103,7 +103,7 @@ func emptyArgument(query, key, value *tensors.Tensor) error {
 	for _, a := range []struct {
 		name, lengthZero string
 		t                *tensors.Tensor
-	}{{"query", "Lq = 0, no queries", query}, {"key", "Lk = 0, no keys", key}, {"value", "Lk = 0, no values", value}} {
+	}{{"query", noQueries, query}, {"key", noKeys, key}, {"value", "Lk = 0, no values", value}} {
 		shape := a.t.Shape()
 		if shape.Size() != 0 {
 			continue

@@ -100,10 +100,10 @@ func checkSDPAInputs(q, k, v *Node, gqa bool) (batch, heads, lq, lk int) {
 		panicArg("v", "shape %s does not match k shape %s: want [B=%d, h=%d, Lk=%d, dv]", v.Shape(), k.Shape(), qd[0], kd[1], kd[2])
 	}
 	if qd[2] == 0 {
-		panicArg("q", "shape %s: Lq = 0, no queries", q.Shape())
+		panicArg("q", "shape %s: %s", q.Shape(), noQueries)
 	}
 	if kd[2] == 0 {
-		panicArg("k", "shape %s: Lk = 0, no keys", k.Shape())
+		panicArg("k", "shape %s: %s", k.Shape(), noKeys)
 	}
 	return qd[0], qd[1], qd[2], kd[2]
 }

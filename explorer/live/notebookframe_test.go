@@ -1,9 +1,6 @@
 package live
 
 import (
-	"context"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -17,7 +14,7 @@ func TestNotebookFrame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := s.Listen(context.Background(), 0)
+	l, err := s.Listen(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,17 +22,12 @@ func TestNotebookFrame(t *testing.T) {
 	if html := l.IFrame(NotebookHeight); !strings.Contains(html, "<iframe") {
 		t.Errorf("IFrame = %q, want an <iframe>", html)
 	}
-	resp, err := http.Get(l.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(page), "Attention, live") {
-		t.Errorf("GET %s: %d, page with the title: %v", l.URL, resp.StatusCode, strings.Contains(string(page), "Attention, live"))
+	code, page, header := do(t, "GET", l.URL, "", "")
+	if code != 200 || !strings.Contains(page, "Attention, live") {
+		t.Errorf("GET %s: %d, page with the title: %v", l.URL, code, strings.Contains(page, "Attention, live"))
 	}
 	const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors http://localhost:* http://127.0.0.1:*"
-	if got := resp.Header.Get("Content-Security-Policy"); got != csp {
+	if got := header.Get("Content-Security-Policy"); got != csp {
 		t.Errorf("Content-Security-Policy %q, want %q", got, csp)
 	}
 }
