@@ -41,6 +41,33 @@ func TestLinearMatchesReference(t *testing.T) {
 	})
 }
 
+// A one-row Linear (a decoding step) adds its bias to the very product it computes without
+// one, bit for bit, on every backend. On XLA's CPU backend applyLinear adds it as y − (−b), to
+// keep XLA from fusing the Add into the matrix-vector product (cmd/mhalab's
+// TestHLOOneRowBiasNotFused checks the HLO): this checks that the form changes no bit.
+func TestLinearOneRowBiasApart(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
+		rng := rand.New(rand.NewPCG(7, 7))
+		const in, out = 96, 80
+		ctx := context.New()
+		sub := ctx.In("lin")
+		sub.VariableWithValue("weight", toTensor(mhatest.Rand(rng, -1, 1, out, in), dtypes.Float32))
+		b := mhatest.Rand(rng, -1, 1, out)
+		sub.VariableWithValue("bias", toTensor(b, dtypes.Float32))
+		exec := context.MustNewExec(backend, ctx, func(ctx *context.Context, x *Node) (*Node, *Node) {
+			return mhalib.Linear(ctx.In("lin"), x, out, true), mhalib.Linear(ctx.In("lin"), x, out, false) // [1, 1, out] each
+		})
+		res := exec.MustExec(toTensor(mhatest.Rand(rng, -1, 1, 1, 1, in), dtypes.Float32))
+		withBias, product := tensors.MustCopyFlatData[float32](res[0]), tensors.MustCopyFlatData[float32](res[1])
+		for i := range out {
+			if want := product[i] + float32(b.Data[i]); withBias[i] != want {
+				t.Fatalf("Linear of one row with bias, element %d: %v, want the product without bias + b = %v + %v = %v",
+					i, withBias[i], product[i], float32(b.Data[i]), want)
+			}
+		}
+	})
+}
+
 // values returns a variable's value as float64.
 func values(t *testing.T, ctx *context.Context, scope, name string) []float64 {
 	t.Helper()

@@ -44,3 +44,17 @@ func TestHLOCommandLine(t *testing.T) {
 		t.Fatalf("mhalab hlo --stage optimized --stats: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 }
+
+// A decoding step's projections (one row) keep their bias Add out of XLA's matrix-vector
+// kernels: XLA's CPU compiler runs a product fused with its Add (kind=kOutput) on one thread
+// (mhalib's applyLinear).
+func TestHLOOneRowBiasNotFused(t *testing.T) {
+	xlaCPU(t)
+	code, stdout, stderr := runCLI("hlo", "--stage", "optimized", "--batch", "1", "--seq", "1", "--dmodel", "256", "--heads", "4")
+	if code != 0 || !strings.Contains(stdout, " dot(") {
+		t.Fatalf("mhalab hlo --stage optimized --batch 1 --seq 1: exit %d, want the optimised HLO with its products\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	if n := strings.Count(stdout, "kind=kOutput"); n > 0 {
+		t.Errorf("the optimised HLO of one row has %d output fusions (a product fused with its bias Add), want none:\n%s", n, stdout)
+	}
+}
