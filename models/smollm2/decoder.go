@@ -28,17 +28,20 @@ import (
 //	logits = RMSNorm(x)·norm · lm_headᵀ                                      [B, n, V] (lm_head tied to embed_tokens)
 //
 // Variables carry Hugging Face's names as scopes: "model.layers.3.self_attn.q_proj.weight" is
-// variable "weight" in scope /model/layers/3/self_attn/q_proj (LoadVariables). With a KV cache
-// (StepLogits) the keys and values of layer N live in the session's scope /<session>/layers/N,
-// in KVCache.Step's chunks when the cache has more than one (maxLen > 512).
+// variable "weight" in scope /model/layers/3/self_attn/q_proj (LoadVariables; a float32 runner
+// on XLA's CPU backend holds the layer matrices transposed instead, "weight_t": transposed.go).
+// With a KV cache (StepLogits) the keys and values of layer N live in the session's scope
+// /<session>/layers/N, in KVCache.Step's chunks when the cache has more than one (maxLen > 512).
 
 // LoadVariables puts the weights into ctx as variables named by their Hugging Face names.
-func (m *Model) LoadVariables(ctx *context.Context) { m.loadVariables(ctx, false) }
+func (m *Model) LoadVariables(ctx *context.Context) { m.loadVariables(ctx, false, false) }
 
 // loadVariables is LoadVariables; with packed, each matrix of Weights.Packed becomes a
 // quant carrier, variable "packed" in the matrix's scope, instead of its float32 "weight"
-// (embed_tokens keeps its float32 too: the embedding gathers rows of it).
-func (m *Model) loadVariables(ctx *context.Context, packed bool) {
+// (embed_tokens keeps its float32 too: the embedding gathers rows of it). With transposed, each
+// layer's projection W [out, in] is loaded transposed instead, as variable "weight_t" [in, out]
+// (see transposedWeights).
+func (m *Model) loadVariables(ctx *context.Context, packed, transposed bool) {
 	carry := func(scope string, pm *quant.Matrix) {
 		words, shape, err := pm.Carrier()
 		if err != nil {
@@ -68,16 +71,24 @@ func (m *Model) loadVariables(ctx *context.Context, packed bool) {
 				continue
 			}
 		}
+		if transposed && layerMatrix(name) {
+			ctx.InAbsPath(scope).VariableWithValue(transposedLeaf, transposeOf(t))
+			continue
+		}
 		ctx.InAbsPath(scope).VariableWithValue(leaf, tensorOf(t))
 	}
 }
 
 // matmul is x·Wᵀ for x [..., in] and the weight W [out, in] of a Hugging Face name: from its
-// quant carrier when the context holds one (a packed runner), else from the float32 weight.
+// quant carrier when the context holds one (a packed runner), else from the float32 weight,
+// stored transposed ("weight_t") or as it is.
 func matmul(ctx *context.Context, x *Node, name string) *Node {
 	scope, _ := splitName(name)
 	if v := ctx.GetVariableByScopeAndName(scope, "packed"); v != nil {
 		return quant.Dot(x, v.ValueGraph(x.Graph())) // [..., out]
+	}
+	if v := ctx.GetVariableByScopeAndName(scope, transposedLeaf); v != nil {
+		return DotGeneral(x, []int{x.Rank() - 1}, nil, v.ValueGraph(x.Graph()), []int{0}, nil) // Wᵀ [in, out] → [..., out]
 	}
 	w := weight(ctx, x.Graph(), name)                                // [out, in]
 	return DotGeneral(x, []int{x.Rank() - 1}, nil, w, []int{1}, nil) // [..., out]

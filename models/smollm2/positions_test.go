@@ -56,7 +56,7 @@ func TestDecodeStepNodes(t *testing.T) {
 	backend := packedGoBackend(t)
 	m := testModel(t)
 	ctx := context.New()
-	m.loadVariables(ctx, true)
+	m.loadVariables(ctx, true, false)
 	cache, err := mhalib.NewKVCache(1, m.Config.NumKeyValueHeads, 128, m.Config.HeadDim, m.Config.HeadDim)
 	if err != nil {
 		t.Fatal(err)

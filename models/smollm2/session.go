@@ -45,7 +45,7 @@ func (m *Model) NewFloat32Runner(backend backends.Backend) (*Runner, error) {
 
 func (m *Model) newRunner(backend backends.Backend, packed bool) (*Runner, error) {
 	ctx := context.New()
-	m.loadVariables(ctx, packed)
+	m.loadVariables(ctx, packed, !packed && transposedOn(backend))
 	r := &Runner{Model: m, backend: backend, ctx: ctx, packed: packed}
 	var err error
 	r.full, err = context.NewExec(backend, ctx, func(ctx *context.Context, tokens *Node) *Node {
