@@ -80,6 +80,13 @@ func onGPU(backend backends.Backend) bool {
 	return gpuDescription(backend.Description())
 }
 
+// OnXLACPU reports whether backend is XLA compiling for the CPU (its CPU plugin): not the pure-Go
+// backend and not a GPU. Some products take another form there (a one-row Linear's bias; the
+// smollm2 model's weight layout), for the way XLA's CPU compiler fuses and packs them.
+func OnXLACPU(backend backends.Backend) bool {
+	return backend != nil && backend.Name() == "xla" && !onGPU(backend)
+}
+
 // gpuDescription reports whether an XLA backend's description names the CUDA plugin.
 func gpuDescription(desc string) bool {
 	name, _, _ := strings.Cut(desc, " - ")

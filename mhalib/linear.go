@@ -184,9 +184,9 @@ const fewRows = 64
 //
 // With one row on XLA's CPU backend it adds the bias as y − (−b), which is y + b exactly (IEEE
 // 754 defines a − c as a + (−c), and negation is exact). XLA's CPU compiler fuses a
-// matrix-vector product (one row) with an Add that consumes it into one kernel of its own (an output
-// fusion, kind=kOutput in the optimised HLO), and that kernel runs on one thread where the
-// product alone runs on all of them: a [1, 4096]·[8192, 4096]ᵀ product (128 MiB of weight) took
+// matrix-vector product (one row) with an Add that consumes it into one kernel of its own (an
+// output fusion, kind=kOutput in the optimised HLO), and that kernel runs on one thread where
+// the product alone runs on all of them: a [1, 4096]·[8192, 4096]ᵀ product (128 MiB of weight) took
 // 3.2–4.1 ms alone and 5.2 ms with the bias added, on two cores (CPU time / wall time 1.8–1.9
 // against 1.0). A Sub is not fused that way. The modern suite's decoding step (4 layers, E 2048,
 // 32 key/value heads, every projection with a bias) spent 11.5–12.1 ms a step in its
@@ -206,17 +206,11 @@ func applyLinear(x, w, b *Node) *Node {
 	}
 	if b != nil {
 		bias := ExpandLeftToRank(b, y.Rank()) // [1, …, 1, out]
-		if rows == 1 && onXLACPU(x.Graph()) {
+		if rows == 1 && OnXLACPU(x.Graph().Backend()) {
 			y = Sub(y, Neg(bias)) // [..., out]: y + b, bit for bit (see above)
 		} else {
 			y = Add(y, bias) // [..., out]
 		}
 	}
 	return y
-}
-
-// onXLACPU reports whether g is compiled by XLA for the CPU (not the pure-Go backend, not a GPU).
-func onXLACPU(g *Graph) bool {
-	backend := g.Backend()
-	return backend != nil && backend.Name() == "xla" && !onGPU(backend)
 }

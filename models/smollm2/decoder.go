@@ -40,7 +40,7 @@ func (m *Model) LoadVariables(ctx *context.Context) { m.loadVariables(ctx, false
 // quant carrier, variable "packed" in the matrix's scope, instead of its float32 "weight"
 // (embed_tokens keeps its float32 too: the embedding gathers rows of it). With transposed, each
 // layer's projection W [out, in] is loaded transposed instead, as variable "weight_t" [in, out]
-// (see transposedWeights).
+// (transposed.go).
 func (m *Model) loadVariables(ctx *context.Context, packed, transposed bool) {
 	carry := func(scope string, pm *quant.Matrix) {
 		words, shape, err := pm.Carrier()

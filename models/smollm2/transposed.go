@@ -5,6 +5,8 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/mhalab/mhalab/mhalib"
 )
 
 // Projections stored transposed on XLA's CPU backend.
@@ -43,8 +45,6 @@ func transposeOf(t *Tensor) *tensors.Tensor {
 }
 
 // transposedOn reports whether a float32 runner on backend stores the layer matrices
-// transposed: on XLA for the CPU (its plugin's description does not name CUDA, where cuBLAS
-// reads either layout at the same speed and the parity runs were made with W [out, in]).
-func transposedOn(backend backends.Backend) bool {
-	return backend != nil && backend.Name() == "xla" && !strings.Contains(strings.ToLower(backend.Description()), "cuda")
-}
+// transposed: on XLA for the CPU (on a GPU, cuBLAS reads either layout alike, and the parity
+// runs there were made with W [out, in]).
+func transposedOn(backend backends.Backend) bool { return mhalib.OnXLACPU(backend) }
