@@ -37,15 +37,7 @@ type browser struct {
 
 func newBrowser(t *testing.T, m Model) (*browser, string) {
 	exe := testenv.Chromium(t)
-	s, err := NewServer(m, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := s.Listen(t.Context(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = l.Close() })
+	l := listen(t, m, Options{})
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
 		chromedp.DisableGPU, chromedp.WindowSize(1300, 1800))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)

@@ -10,15 +10,7 @@ import (
 // frames it, serves its page with the notebook's Content-Security-Policy.
 func TestNotebookFrame(t *testing.T) {
 	m := openModel(t, NameMiniLM)
-	s, err := NewServer(m, Options{FrameAncestors: NotebookFrameAncestors})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := s.Listen(t.Context(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := listen(t, m, Options{FrameAncestors: NotebookFrameAncestors})
 	if html := l.IFrame(NotebookHeight); !strings.Contains(html, "<iframe") {
 		t.Errorf("IFrame = %q, want an <iframe>", html)
 	}

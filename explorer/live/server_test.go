@@ -203,15 +203,7 @@ func TestConcurrentRequests(t *testing.T) {
 
 // TestListenLocalOnly: Listen binds 127.0.0.1 and its URL carries the token.
 func TestListenLocalOnly(t *testing.T) {
-	s, err := NewServer(&fakeModel{}, Options{Token: "abc"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := s.Listen(t.Context(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := listen(t, &fakeModel{}, Options{Token: "abc"})
 	if want := fmt.Sprintf("http://127.0.0.1:%d/?token=abc", l.Port); l.URL != want {
 		t.Errorf("URL %q, want %q", l.URL, want)
 	}
@@ -232,4 +224,19 @@ func TestBucketsAndChunks(t *testing.T) {
 	if got := fmt.Sprint(chunks(37)); got != "[32 4 1]" {
 		t.Errorf("chunks(37) = %s", got)
 	}
+}
+
+// listen starts a Server of m with opts on a free local port, closed when the test ends.
+func listen(t *testing.T, m Model, opts Options) *Listening {
+	t.Helper()
+	s, err := NewServer(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.Listen(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l
 }
