@@ -184,6 +184,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 	rep := &benchReport{Started: time.Now().Format(time.RFC3339), Command: command, Quick: cfg.Quick}
 	rep.Machine = machineInfo{CPUs: runtime.NumCPU(), CPUModel: cpuModel(), XLAFlags: os.Getenv("XLA_FLAGS"), Tunables: os.Getenv("GLIBC_TUNABLES"), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(),
 		LoadBefore: loadAverage(), MemTotal: memTotal(), Threads: cfg.Threads, FastGo: fastgo.Status()}
+	measurePeak(&rep.Machine, cfg.Quick) // after the load average: its threads would raise it
 
 	// Backends: the requested ones, else every available one.
 	specs := cfg.Backends

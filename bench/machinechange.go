@@ -8,7 +8,8 @@ import (
 
 // printMachineChange warns, before a comparison (--compare, CompareReports), when the two runs
 // were made on different machines: another CPU count or model, kernels of another instruction
-// set in fastgo (an AVX-512 machine then, an AVX2 laptop now), or PyTorch on another CPU
+// set in fastgo (an AVX-512 machine then, an AVX2 laptop now), a float32 FMA peak more than
+// 15% apart (peak.go: the same model name on other cores or clocks), or PyTorch on another CPU
 // capability. Medians then change with the machine, not only with the code; each run's ratios
 // to PyTorch stay comparable in as far as both sides moved alike. Fields an older report lacks
 // count as unknown, not as different. Nothing is printed when nothing known differs.
@@ -20,6 +21,11 @@ func printMachineChange(w io.Writer, old, cur *benchReport) {
 	}
 	if o.FastGo != "" && c.FastGo != "" && o.FastGo != c.FastGo {
 		diffs = append(diffs, fmt.Sprintf("fastgo then “%s”, now “%s”", o.FastGo, c.FastGo))
+	}
+	if op, cp := o.PeakGFLOPS, c.PeakGFLOPS; op > 0 && cp > 0 && max(op, cp) > 1.15*min(op, cp) {
+		// 15%: more than a quiet machine's spread of the measurement, less than a change of the
+		// vector units (Zen 4 to Zen 5: 2×) or of the clock between VM types
+		diffs = append(diffs, fmt.Sprintf("float32 FMA peak then %.0f GFLOP/s, now %.0f", op, cp))
 	}
 	if oc, cc := torchCapability(old), torchCapability(cur); oc != "" && cc != "" && oc != cc {
 		diffs = append(diffs, fmt.Sprintf("PyTorch's CPU capability then %s, now %s", oc, cc))

@@ -49,6 +49,12 @@ type machineInfo struct {
 	MemTotal   string `json:"mem_total"`
 	Threads    int    `json:"torch_threads"`
 	FastGo     string `json:"fastgo"`         // fastgo.Status(): the pure-Go backend's matmul
+	// The cores' float32 FMA peak (peak.go), in billions of FLOP/s over all PeakThreads, and
+	// the kernel timed; or PeakNote when it was not measured. Reports before it lack all four.
+	PeakGFLOPS  float64 `json:"peak_gflops,omitempty"`
+	PeakKernel  string  `json:"peak_kernel,omitempty"`
+	PeakThreads int     `json:"peak_threads,omitempty"`
+	PeakNote    string  `json:"peak_note,omitempty"`
 	Busy       string `json:"busy,omitempty"` // busyWarning: the run was made on a busy machine
 }
 
@@ -183,6 +189,9 @@ func printReport(w io.Writer, rep *benchReport) {
 		fmt.Fprintf(w, "GLIBC_TUNABLES=%s (for every process of the run, PyTorch's too)\n", rep.Machine.Tunables)
 	}
 	fmt.Fprintf(w, "Pure-Go matmul: %s.\n", rep.Machine.FastGo)
+	if line := peakLine(rep.Machine); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	for _, b := range rep.Backends {
 		if b.Error != "" {
 			fmt.Fprintf(w, "Backend %s: unavailable: %s\n", b.Spec, b.Error)
