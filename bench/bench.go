@@ -24,7 +24,7 @@ func Suites() []string { return slices.Clone(suites) }
 
 var groups = []string{"seed003", "long", "llm"}
 
-var suites = []string{"mha", "torch", "decode", "minilm", "smollm2", "explore", "modern", "memory", "checkpoint", "devices"}
+var suites = []string{"mha", "torch", "products", "decode", "minilm", "smollm2", "explore", "modern", "memory", "checkpoint", "devices"}
 
 // Config is what one Run measures and where it writes. The zero value of a field means its
 // default, as documented on the field.
@@ -251,6 +251,9 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 			bar.total += perKey * len(pythons)
 		}
 	}
+	if suites["products"] {
+		bar.total += 4 * len(productCases(cases)) * len(order) // four products per case
+	}
 	if suites["decode"] {
 		bar.total += len(order)
 	}
@@ -327,6 +330,22 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 		}
 	}
 	rep.MHA = append(rep.MHA, poolTorch(torchRuns)...)
+	if suites["products"] {
+		for _, c := range productCases(cases) {
+			for _, spec := range order {
+				fused := live[spec] != nil && live[spec].Name() == "xla" // mhalib's inProjection: one product on XLA
+				for _, p := range c.products(fused) {
+					if ctx.Err() != nil {
+						break
+					}
+					bar.start(fmt.Sprintf("%s %s %s", spec, c.Group, p.Name))
+					var r productResult
+					withFastGo(spec, func() { r = benchProduct(live[spec], spec, c, p, rep.Machine.PeakGFLOPS, cfg.Budget/4) })
+					rep.Products = append(rep.Products, r)
+				}
+			}
+		}
+	}
 	if suites["decode"] {
 		for _, spec := range order {
 			if ctx.Err() != nil {

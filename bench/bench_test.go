@@ -163,7 +163,7 @@ func TestConfigErrors(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Config{Suites: []string{"nope"}}, `bench: unknown suite "nope" (valid: mha, torch, decode, minilm, smollm2, explore, modern, memory, checkpoint, devices)`},
+		{Config{Suites: []string{"nope"}}, `bench: unknown suite "nope" (valid: mha, torch, products, decode, minilm, smollm2, explore, modern, memory, checkpoint, devices)`},
 		{Config{Suites: []string{"mha"}, Backends: []string{"tpu"}}, `unknown backend "tpu"`},
 		{Config{Suites: []string{"mha"}, Groups: []string{"gpt"}}, `bench: unknown case group "gpt" (valid: seed003, long, llm)`},
 		{Config{Suites: []string{"mha"}, TorchDevice: "mps"}, `PyTorch device "mps": want cpu or cuda`},

@@ -7,6 +7,9 @@
 //	mha         forward passes of self-attention MultiHeadAttention(x, x, x) on fixed shapes,
 //	            plain and flash, causal or not: compile time, median, min, GFLOP/s, ratio to PyTorch
 //	torch       the same shapes with nn.MultiheadAttention (parity/bench_torch.py), same thread count
+//	products    the four matrix products of one plain pass of each group's shape, each alone, on
+//	            every backend: GFLOP/s and the share of the cores' float32 FMA peak (measured at the
+//	            start of every run, peak.go), where a pass's time goes before any fusion is blamed
 //	decode      tokens/s of greedy decoding with a KV cache vs recomputing the whole sequence
 //	minilm      sentences/s of all-MiniLM-L6-v2 sentence embeddings (32 sentences of 12–14 tokens)
 //	            on every backend and with transformers on PyTorch (models/minilm/bench_torch.py)

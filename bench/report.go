@@ -25,6 +25,7 @@ type benchReport struct {
 	Torch      []torchInfo     `json:"torch,omitempty"`
 	TorchNotes []string        `json:"torch_notes,omitempty"`
 	MHA        []mhaResult     `json:"mha,omitempty"`
+	Products   []productResult `json:"products,omitempty"` // the products suite (products.go)
 	Decode     []decodeResult  `json:"decode,omitempty"`
 	MiniLM     []minilmResult  `json:"minilm,omitempty"`
 	SmolLM2    smollm2Report   `json:"smollm2,omitzero"`
@@ -266,6 +267,7 @@ func printReport(w io.Writer, rep *benchReport) {
 		fmt.Fprintln(w, "PyTorch is timed right before and right after each mhalib case; × PyTorch is the case's median over the mean of those two medians (below 1: faster). PyTorch's own rows pool all its runs on the shape (runs: total, and how many times it was timed).")
 		fmt.Fprintln(w, "\nGFLOP/s counts the projections (8·B·L·E²) and the attention products (4·B·L²·E, half when causal).")
 	}
+	printProducts(w, rep)
 	if len(rep.Decode) > 0 {
 		fmt.Fprintf(w, "\n## Greedy decoding: KV cache vs recompute (one sequence, tokens at the end of the context)\n\n")
 		fmt.Fprintln(w, "| backend | model | cached: ms/token | tokens/s | recompute: ms/token | tokens/s | speed-up | max |Δlogit| |")

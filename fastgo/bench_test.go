@@ -3,16 +3,23 @@ package fastgo_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 
 	"github.com/mhalab/mhalab/fastgo"
+	"github.com/mhalab/mhalab/internal/backendtest"
+	"github.com/mhalab/mhalab/internal/cpupeak"
 )
 
 // BenchmarkDotGeneral times the DotGenerals of mhalab's bench cases on the pure-Go backend, with
-// fastgo ("fast") and with GoMLX's own kernel ("gomlx"), in GFLOP/s:
+// fastgo ("fast") and with GoMLX's own kernel ("gomlx"), and on XLA's CPU backend ("xla", where
+// its plugin is installed), in GFLOP/s and as a share of the cores' float32 FMA peak (%peak,
+// internal/cpupeak, measured once per process):
 //
 //	go test ./fastgo -run NONE -bench DotGeneral
 var benchDots = []struct {
@@ -42,8 +49,6 @@ var benchDots = []struct {
 func BenchmarkDotGeneral(b *testing.B) {
 	backend := newBackend(b)
 	for _, c := range benchDots {
-		rng := rand.New(rand.NewPCG(1, 2))
-		x, y := randomTensor(rng, dtypes.Float32, c.lhs), randomTensor(rng, dtypes.Float32, c.rhs)
 		flops := 2.0
 		for _, d := range c.lhs {
 			flops *= float64(d)
@@ -53,15 +58,20 @@ func BenchmarkDotGeneral(b *testing.B) {
 				flops *= float64(d)
 			}
 		}
-		for _, fast := range []bool{true, false} {
-			name := "gomlx"
-			if fast {
-				name = "fast"
-			}
+		for _, name := range []string{"fast", "gomlx", "xla"} {
 			b.Run(fmt.Sprintf("%s/%s", c.name, name), func(b *testing.B) {
-				prev := fastgo.SetEnabled(fast)
+				on := backend
+				if name == "xla" {
+					var err error
+					if on, err = backendtest.Get("xla:cpu"); err != nil {
+						b.Skipf("xla:cpu: %v", err)
+					}
+				}
+				rng := rand.New(rand.NewPCG(1, 2)) // operands of their own: a tensor stays on one backend
+				x, y := randomTensor(rng, dtypes.Float32, c.lhs), randomTensor(rng, dtypes.Float32, c.rhs)
+				prev := fastgo.SetEnabled(name == "fast")
 				defer fastgo.SetEnabled(prev)
-				exec := MustNewExec(backend, func(x, y *Node) *Node {
+				exec := MustNewExec(on, func(x, y *Node) *Node {
 					return DotGeneral(x, c.lContract, c.lBatch, y, c.rContract, c.rBatch)
 				})
 				exec.MustExec(x, y)[0].FinalizeAll()
@@ -71,11 +81,25 @@ func BenchmarkDotGeneral(b *testing.B) {
 					exec.MustExec(x, y)[0].FinalizeAll()
 				}
 				reportCPU(b, start)
-				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				gflops := flops * float64(b.N) / b.Elapsed().Seconds() / 1e9
+				b.ReportMetric(gflops, "GFLOP/s")
+				if peak := benchPeak(); peak > 0 {
+					b.ReportMetric(100*gflops/peak, "%peak")
+				}
 			})
 		}
 	}
 }
+
+// benchPeak is the cores' float32 FMA peak in GFLOP/s on all CPUs (0 where not measured),
+// measured the first time it is asked for.
+var benchPeak = sync.OnceValue(func() float64 {
+	r, err := cpupeak.Measure(runtime.NumCPU(), 100*time.Millisecond, 3)
+	if err != nil {
+		return 0
+	}
+	return r.GFLOPS
+})
 
 func contains(s []int, v int) bool {
 	for _, x := range s {
