@@ -340,7 +340,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 					}
 					bar.start(fmt.Sprintf("%s %s %s", spec, c.Group, p.Name))
 					var r productResult
-					withFastGo(spec, func() { r = benchProduct(live[spec], spec, c, p, rep.Machine.PeakGFLOPS, cfg.Budget/4) })
+					withFastGo(spec, func() { r = benchProduct(live[spec], spec, c, p, cfg.Budget/4) })
 					rep.Products = append(rep.Products, r)
 				}
 			}
@@ -393,6 +393,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	finishPeak(rep, cfg.Quick) // before the load average: its threads would raise it
 	rep.Machine.LoadAfter = loadAverage()
 	rep.Machine.Busy = busyWarning(rep)
 	compareWithTorch(rep)

@@ -50,13 +50,15 @@ type machineInfo struct {
 	MemTotal   string `json:"mem_total"`
 	Threads    int    `json:"torch_threads"`
 	FastGo     string `json:"fastgo"` // fastgo.Status(): the pure-Go backend's matmul
-	// The cores' float32 FMA peak (peak.go), in billions of FLOP/s over all PeakThreads, and
-	// the kernel timed; or PeakNote when it was not measured. Reports before it lack all four.
-	PeakGFLOPS  float64 `json:"peak_gflops,omitempty"`
-	PeakKernel  string  `json:"peak_kernel,omitempty"`
-	PeakThreads int     `json:"peak_threads,omitempty"`
-	PeakNote    string  `json:"peak_note,omitempty"`
-	Busy        string  `json:"busy,omitempty"` // busyWarning: the run was made on a busy machine
+	// The cores' float32 FMA peak (peak.go), in billions of FLOP/s over all PeakThreads: the
+	// largest of PeakRuns (measured at the start and the end of the run), and the kernel timed;
+	// 0 with PeakNote when it was not measured or was set aside. Reports before it lack them.
+	PeakGFLOPS  float64   `json:"peak_gflops,omitempty"`
+	PeakRuns    []float64 `json:"peak_runs,omitempty"`
+	PeakKernel  string    `json:"peak_kernel,omitempty"`
+	PeakThreads int       `json:"peak_threads,omitempty"`
+	PeakNote    string    `json:"peak_note,omitempty"`
+	Busy        string    `json:"busy,omitempty"` // busyWarning: the run was made on a busy machine
 }
 
 type backendEntry struct {

@@ -35,7 +35,7 @@ func (l layer) String() string {
 // libraries are the module's library packages (a path and everything under it). A package not
 // listed here, in mhalib/ or in cmd/ is an application: a new package is an application until it
 // is listed here, so a library cannot start depending on it unnoticed.
-var libraries = []string{"torchio", "xla", "models", "internal/backendtest", "internal/testenv", "internal/tensortest", "internal/atomicfile", "internal/textinput", "fastgo"}
+var libraries = []string{"torchio", "xla", "models", "internal/backendtest", "internal/testenv", "internal/tensortest", "internal/atomicfile", "internal/textinput", "internal/cpupeak", "fastgo"}
 
 // commands are the module's package main trees besides cmd/ (TestCommandsArePackageMain checks
 // both ways): tools that `go run` builds, imported by nothing.
