@@ -13,7 +13,7 @@ import (
 // computes element by element on one goroutine: Exp, the reductions of softmax, the broadcasts
 // and binary ops around them, and the transposes of the head split/merge and of mhalib's
 // Gather-based slicing (and that Gather itself); in a decoder's step, the Logistic of SiLU and
-// the Slices that cut stacked projections. This package installs its own executors for those ops too (same
+// the Slices that cut stacked projections; in an encoder's feed-forward layer, GELU's Erf. This package installs its own executors for those ops too (same
 // mechanism, same priority, same off switch), each handling the common cases — float32/float64,
 // the layouts attention produces — and handing anything else to GoMLX's executor.
 
@@ -42,6 +42,7 @@ const (
 	opScatterMin
 	opScatterSum
 	opConcatenate
+	opErf
 	numOps
 )
 
@@ -53,7 +54,7 @@ var opTypes = [numOps]backends.OpType{
 	opIsFinite: backends.OpTypeIsFinite, opWhere: backends.OpTypeWhere, opIdentity: backends.OpTypeIdentity,
 	opLogistic: backends.OpTypeLogistic, opSlice: backends.OpTypeSlice,
 	opScatterMax: backends.OpTypeScatterMax, opScatterMin: backends.OpTypeScatterMin, opScatterSum: backends.OpTypeScatterSum,
-	opConcatenate: backends.OpTypeConcatenate,
+	opConcatenate: backends.OpTypeConcatenate, opErf: backends.OpTypeErf,
 }
 
 var opCalls, opFallbacks [numOps]atomic.Int64
@@ -87,6 +88,7 @@ func installElementwise() {
 		opScatterMin:     scatterExecutor(opScatterMin, func(a, b float32) float32 { return min(a, b) }),
 		opScatterSum:     scatterExecutor(opScatterSum, func(a, b float32) float32 { return a + b }),
 		opConcatenate:    execConcatenate,
+		opErf:            execErf,
 	}
 	for o, fn := range executors {
 		if fn != nil {
