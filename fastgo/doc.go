@@ -1,8 +1,9 @@
 // Package fastgo makes GoMLX v0.26's pure-Go backend ("go", simplego) multiply matrices with a
 // blocked, packed GEMM instead of its scalar DotGeneral kernel, and computes the element-wise
 // ops around attention (Exp, ReduceMax/Sum, broadcasts, binary ops, IsFinite, Where, Identity,
-// Transpose, Gather, Concatenate, whole-row Scatters) on
-// several goroutines and, for Exp and ReduceMax, with AVX-512 or AVX2. Import it for its side effect:
+// Transpose, Gather, Concatenate, whole-row Scatters) and the activations of the models
+// (Logistic, Erf) on several goroutines and, for Exp, ReduceMax, Logistic and Erf, with AVX-512
+// or AVX2. Import it for its side effect:
 //
 //	import _ "github.com/mhalab/mhalab/fastgo"
 //
@@ -42,8 +43,9 @@
 //     Add/Sub/Mul/Div — and hands the rest to GoMLX's executor. Small broadcasts that come down
 //     to rows (a row of values for every row, or one value per row: a decoding step's RoPE
 //     tables and softmax sums) skip the general plan (binary_rows.go).
-//     Results equal GoMLX's bit for bit, except Exp in float32 (within 2 ulp; GoMLX rounds
-//     float64's exp) and float32 ReduceSum along rows (added in vector lanes: within
+//     Results equal GoMLX's bit for bit (float32 Erf too: erf.go), except Exp in float32 (within
+//     2 ulp; GoMLX rounds float64's exp), float32 Logistic (1 ulp at rare double roundings) and
+//     float32 ReduceSum along rows (added in vector lanes: within
 //     (n+1)·u·Σ|x| of the exact sum) — tests compare every op with GoMLX's kernel. Ops lists
 //     them, OpCalls counts.
 //   - Fused passes (fuse.go): on a tile of attention scores s = q·kᵀ the GEMM takes the rows'
@@ -154,11 +156,11 @@
 // checking, in the new GoMLX's source:
 //
 //  1. backends/simplego: setNodeExecutor(opType backends.OpType, priority, executor) exists
-//     with the nodeExecutor signature of hook.go, priorityUser is still 100, and each of the 20
+//     with the nodeExecutor signature of hook.go, priorityUser is still 100, and each of the 21
 //     functions named by a //go:linkname here exists with the same signature: setNodeExecutor,
 //     execDotGeneral, execAdd, execSub, execMul, execDiv, execMax, execMin, execBroadcastInDim,
 //     execGather, execReduce, execIsFinite, execWhere, execIdentity, execTranspose, execExp,
-//     execLogistic, execSlice, execScatter, execConcatenate (`grep -rn go:linkname fastgo/`
+//     execLogistic, execErf, execSlice, execScatter, execConcatenate (`grep -rn go:linkname fastgo/`
 //     lists them).
 //  2. simplego.Node still has the fields `shape shapes.Shape` and `data any` (node.go reads
 //     them by offset) and `inputs []*Node`, `opType backends.OpType`, `builder *Builder`,
