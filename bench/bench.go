@@ -330,22 +330,6 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 		}
 	}
 	rep.MHA = append(rep.MHA, poolTorch(torchRuns)...)
-	if suites["products"] {
-		for _, c := range productCases(cases) {
-			for _, spec := range order {
-				fused := live[spec] != nil && live[spec].Name() == "xla" // mhalib's inProjection: one product on XLA
-				for _, p := range c.products(fused) {
-					if ctx.Err() != nil {
-						break
-					}
-					bar.start(fmt.Sprintf("%s %s %s", spec, c.Group, p.Name))
-					var r productResult
-					withFastGo(spec, func() { r = benchProduct(live[spec], spec, c, p, cfg.Budget/4) })
-					rep.Products = append(rep.Products, r)
-				}
-			}
-		}
-	}
 	if suites["decode"] {
 		for _, spec := range order {
 			if ctx.Err() != nil {
@@ -373,6 +357,27 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 	}
 	if suites["devices"] && ctx.Err() == nil {
 		rep.Devices = benchDevices(order, live, cfg.Devices, cfg.Quick, cfg.Budget, bar)
+	}
+	// The products last of the timed suites, a diagnostic that must not move what the others
+	// measure: their operands and outputs (up to 512 MiB each) come after every other timing.
+	// (The two full runs with them right after mha timed XLA's KV-cache decoding step of the
+	// modern suite 15–21% slower than runs without them; products then modern alone did not,
+	// so the cause is not known. The run with them here, last, did not either.)
+	if suites["products"] && ctx.Err() == nil {
+		for _, c := range productCases(cases) {
+			for _, spec := range order {
+				fused := live[spec] != nil && live[spec].Name() == "xla" // mhalib's inProjection: one product on XLA
+				for _, p := range c.products(fused) {
+					if ctx.Err() != nil {
+						break
+					}
+					bar.start(fmt.Sprintf("%s %s %s", spec, c.Group, p.Name))
+					var r productResult
+					withFastGo(spec, func() { r = benchProduct(live[spec], spec, c, p, cfg.Budget/4) })
+					rep.Products = append(rep.Products, r)
+				}
+			}
+		}
 	}
 	for _, mc := range memCfgs {
 		if ctx.Err() != nil {

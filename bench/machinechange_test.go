@@ -33,6 +33,14 @@ func TestMachineChange(t *testing.T) {
 	if out.Len() != 0 {
 		t.Errorf("same machine: want no warning, got %q", out.String())
 	}
+	// Another count of fastgo's element-wise ops (a new op, the same kernels) is the same machine.
+	out.Reset()
+	more := *cur
+	more.Machine.FastGo = strings.Replace(more.Machine.FastGo, "(21)", "(22)", 1)
+	printMachineChange(&out, cur, &more)
+	if out.Len() != 0 {
+		t.Errorf("fastgo with one op more: want no warning, got %q", out.String())
+	}
 	// Older reports have no fastgo field: nothing is known to differ.
 	out.Reset()
 	printMachineChange(&out, &benchReport{Machine: machineInfo{CPUs: 2, CPUModel: "AMD EPYC"}}, cur)
