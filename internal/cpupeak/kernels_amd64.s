@@ -7,6 +7,20 @@
 // independent, so the loop runs at the FMA units' throughput, not their latency. At the end the
 // first lanes of the twelve accumulators are summed into X0, the result (12·n).
 
+// SUM12 adds the first lanes of the twelve accumulators into X0.
+#define SUM12 \
+	VADDSS X1, X0, X0 \
+	VADDSS X2, X0, X0 \
+	VADDSS X3, X0, X0 \
+	VADDSS X4, X0, X0 \
+	VADDSS X5, X0, X0 \
+	VADDSS X6, X0, X0 \
+	VADDSS X7, X0, X0 \
+	VADDSS X8, X0, X0 \
+	VADDSS X9, X0, X0 \
+	VADDSS X10, X0, X0 \
+	VADDSS X11, X0, X0
+
 // func fmaAVX512(n int64) float32
 TEXT ·fmaAVX512(SB), NOSPLIT, $0-12
 	MOVQ n+0(FP), CX
@@ -42,17 +56,7 @@ loop512:
 	DECQ CX
 	JNZ loop512
 sum512:
-	VADDSS X1, X0, X0
-	VADDSS X2, X0, X0
-	VADDSS X3, X0, X0
-	VADDSS X4, X0, X0
-	VADDSS X5, X0, X0
-	VADDSS X6, X0, X0
-	VADDSS X7, X0, X0
-	VADDSS X8, X0, X0
-	VADDSS X9, X0, X0
-	VADDSS X10, X0, X0
-	VADDSS X11, X0, X0
+	SUM12
 	VMOVSS X0, ret+8(FP)
 	VZEROUPPER
 	RET
@@ -93,17 +97,7 @@ loop256:
 	DECQ CX
 	JNZ loop256
 sum256:
-	VADDSS X1, X0, X0
-	VADDSS X2, X0, X0
-	VADDSS X3, X0, X0
-	VADDSS X4, X0, X0
-	VADDSS X5, X0, X0
-	VADDSS X6, X0, X0
-	VADDSS X7, X0, X0
-	VADDSS X8, X0, X0
-	VADDSS X9, X0, X0
-	VADDSS X10, X0, X0
-	VADDSS X11, X0, X0
+	SUM12
 	VMOVSS X0, ret+8(FP)
 	VZEROUPPER
 	RET
