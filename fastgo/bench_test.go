@@ -42,6 +42,10 @@ var benchDots = []struct {
 	// against all keys [B, h, L, dk], and causal L 4096's 512 rows against a chunk of 512 keys.
 	{"llm_rowscores_160x8x12x64_1024", []int{160, 8, 12, 64}, []int{8, 12, 1024, 64}, []int{3}, []int{1, 2}, []int{3}, []int{0, 1}},
 	{"long_rowscores_512x1x8x64_512", []int{512, 1, 8, 64}, []int{512, 1, 8, 64}, []int{3}, []int{1, 2}, []int{3}, []int{1, 2}},
+	// all-MiniLM-L6-v2, a batch of 32 sentences of 14 tokens, 12 heads of 32: scores and weights·v
+	// per head in the layouts of mhalib's plain attention (q, k [B, L, h, dk], weights [B, h, L, L]).
+	{"minilm_scores_bhl_32x14x12x32", []int{32, 14, 12, 32}, []int{32, 14, 12, 32}, []int{3}, []int{0, 2}, []int{3}, []int{0, 2}},
+	{"minilm_values_bhl_32x12x14x14", []int{32, 12, 14, 14}, []int{32, 14, 12, 32}, []int{3}, []int{0, 1}, []int{1}, []int{0, 2}},
 	// long B1 L4096 E512 h8: scores per head [4096, 4096] over 64.
 	{"long_scores_8x4096x4096x64", []int{8, 4096, 64}, []int{8, 4096, 64}, []int{2}, []int{0}, []int{2}, []int{0}},
 }

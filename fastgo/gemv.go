@@ -90,6 +90,10 @@ func gemv[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers int) bo
 			for i := range m {
 				row := a[(b*m+i)*k:][:k]
 				base := lhs.batchOff[b] + lhs.crossOff[i]
+				if lhs.contiguous { // a row of k values in place: one copy (MiniLM's q rows, 12 heads apart)
+					copy(row, lhs.flat[base+lhs.contractOff[0]:][:k])
+					continue
+				}
 				for kk, off := range lhs.contractOff {
 					row[kk] = lhs.flat[base+off]
 				}
