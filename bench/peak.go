@@ -11,10 +11,10 @@ import (
 )
 
 // The machine's float32 FMA peak (internal/cpupeak), measured at the start and at the end of
-// every run on all its CPUs: the ceiling of any float32 matrix product here, so that a GFLOP/s figure — and a
-// goal that asks for one — reads against what these cores can do at all. On a 2-core AMD EPYC
-// of Zen 4 (AVX-512 on 256-bit units) it is ~230 GFLOP/s; on a Zen 5 or an Intel core with two
-// 512-bit FMA units, twice as much per core at the same clock.
+// every run on all its CPUs: the ceiling of any float32 matrix product here, so that a GFLOP/s
+// figure — and a goal that asks for one — reads against what these cores can do at all. On a
+// 2-core AMD EPYC of Zen 4 (AVX-512 on 256-bit units) it is ~230 GFLOP/s; on a Zen 5 or an
+// Intel core with two 512-bit FMA units, twice as much per core at the same clock.
 
 // measurePeak measures the peak once more into m: the best of 3 rounds of 200 ms (--quick: 2
 // of 20 ms) on runtime.NumCPU() threads, appended to m.PeakRuns, and m.PeakGFLOPS the largest

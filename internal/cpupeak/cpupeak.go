@@ -41,7 +41,7 @@ func (r Result) String() string {
 
 // kernel is one FMA loop: run(n) performs n iterations of 12 vector FMAs of lanes float32 lanes
 // each, acc += 1·1 on every accumulator from 0, and returns the sum of the accumulators' first
-// lanes, 12·n (exact while n < 2²⁴): a check that every FMA ran.
+// lanes, 12·n (exact while 12·n ≤ 2²⁴): a check that every FMA ran.
 type kernel struct {
 	name  string
 	lanes int
