@@ -1,7 +1,6 @@
 package fastgo_test
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -20,25 +19,7 @@ func TestLogisticMatchesGoMLX(t *testing.T) {
 }
 
 // logisticInput is case c's float32 input: mostly N(0, 4²) (where SiLU's inputs lie), some
-// uniform over −110 … 110 (both ends saturate), some special values; every fourth case long
-// enough for several goroutines.
+// uniform over −110 … 110 (both ends saturate), some special values (mixedInput).
 func logisticInput(rng *rand.Rand, c int) *tensors.Tensor {
-	dims := randomDims(rng, 1+rng.IntN(3))
-	if c%4 == 0 {
-		dims = []int{40000 + rng.IntN(3000)}
-	}
-	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
-		88.72283, -88.72284, -103.97208, 17, -17, 1e-8, -1e-8}
-	v := make([]float32, prodDims(dims))
-	for i := range v {
-		switch r := rng.IntN(40); {
-		case r == 0:
-			v[i] = specials[rng.IntN(len(specials))]
-		case r == 1:
-			v[i] = float32(rng.Float64()*220 - 110)
-		default:
-			v[i] = float32(rng.NormFloat64() * 4)
-		}
-	}
-	return tensors.FromFlatDataAndDimensions(v, dims...)
+	return mixedInput(rng, c, 4, 110, 88.72283, -88.72284, -103.97208, 17, -17, 1e-8, -1e-8)
 }

@@ -57,3 +57,26 @@ func unaryVsGoMLX(t *testing.T, opType backends.OpType, fn func(x *Node) *Node, 
 		t.Errorf("float32: %d of %d elements differ from GoMLX's (by 1 ulp), want ≤ 1 in 10⁴", off, total)
 	}
 }
+
+// mixedInput is case c's float32 input for a unary op: of every 40 values about 38 from
+// N(0, sigma²), one uniform over −half … half, one from ±0, ±Inf, NaN and specials; the shape
+// random, every fourth case long enough for several goroutines.
+func mixedInput(rng *rand.Rand, c int, sigma, half float64, specials ...float32) *tensors.Tensor {
+	dims := randomDims(rng, 1+rng.IntN(3))
+	if c%4 == 0 {
+		dims = []int{40000 + rng.IntN(3000)}
+	}
+	specials = append([]float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}, specials...)
+	v := make([]float32, prodDims(dims))
+	for i := range v {
+		switch r := rng.IntN(40); {
+		case r == 0:
+			v[i] = specials[rng.IntN(len(specials))]
+		case r == 1:
+			v[i] = float32((2*rng.Float64() - 1) * half)
+		default:
+			v[i] = float32(rng.NormFloat64() * sigma)
+		}
+	}
+	return tensors.FromFlatDataAndDimensions(v, dims...)
+}
