@@ -12,14 +12,13 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 
 	"github.com/mhalab/mhalab/fastgo"
-	"github.com/mhalab/mhalab/internal/backendtest"
 	"github.com/mhalab/mhalab/internal/cpupeak"
 )
 
 // BenchmarkDotGeneral times the DotGenerals of mhalab's bench cases on the pure-Go backend, with
-// fastgo ("fast") and with GoMLX's own kernel ("gomlx"), and on XLA's CPU backend ("xla", where
-// its plugin is installed), in GFLOP/s and as a share of the cores' float32 FMA peak (%peak,
-// internal/cpupeak, measured once per process):
+// fastgo ("fast") and with GoMLX's own kernel ("gomlx"), in GFLOP/s and as a share of the cores'
+// float32 FMA peak (%peak, internal/cpupeak, measured once per process). XLA's products of the
+// same passes, beside fastgo's: mhalab bench --suites products.
 //
 //	go test ./fastgo -run NONE -bench DotGeneral
 var benchDots = []struct {
@@ -62,20 +61,13 @@ func BenchmarkDotGeneral(b *testing.B) {
 				flops *= float64(d)
 			}
 		}
-		for _, name := range []string{"fast", "gomlx", "xla"} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		x, y := randomTensor(rng, dtypes.Float32, c.lhs), randomTensor(rng, dtypes.Float32, c.rhs)
+		for _, name := range []string{"fast", "gomlx"} {
 			b.Run(fmt.Sprintf("%s/%s", c.name, name), func(b *testing.B) {
-				on := backend
-				if name == "xla" {
-					var err error
-					if on, err = backendtest.Get("xla:cpu"); err != nil {
-						b.Skipf("xla:cpu: %v", err)
-					}
-				}
-				rng := rand.New(rand.NewPCG(1, 2)) // operands of their own: a tensor stays on one backend
-				x, y := randomTensor(rng, dtypes.Float32, c.lhs), randomTensor(rng, dtypes.Float32, c.rhs)
 				prev := fastgo.SetEnabled(name == "fast")
 				defer fastgo.SetEnabled(prev)
-				exec := MustNewExec(on, func(x, y *Node) *Node {
+				exec := MustNewExec(backend, func(x, y *Node) *Node {
 					return DotGeneral(x, c.lContract, c.lBatch, y, c.rContract, c.rBatch)
 				})
 				exec.MustExec(x, y)[0].FinalizeAll()
