@@ -22,6 +22,8 @@ import (
 //
 // The backend is configured as mhalab bench configures it ("ops_sequential"); MHALAB_SIMPLEGO
 // sets another configuration (BenchmarkKVDecode). MHALAB_OPPROF=1 prints the elapsed time per op type and shape per call (decode_opprof_test.go).
+// MHALAB_FASTGO_VEC and MHALAB_FASTGO_AB alternate vector levels or a tuning knob in one run
+// (fastgo.VecLoop), as in BenchmarkKVDecode.
 func BenchmarkMHA(b *testing.B) {
 	for _, c := range []struct {
 		name        string
@@ -54,9 +56,7 @@ func BenchmarkMHA(b *testing.B) {
 				fastgo.OpProfileStart()
 				defer func() { fastgo.OpProfileReport(os.Stdout, b.N) }()
 			}
-			for b.Loop() {
-				exec.MustExec(x)[0].FinalizeAll()
-			}
+			fastgo.VecLoop(b, func(int) { exec.MustExec(x)[0].FinalizeAll() })
 			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/op")
 			reportCPU(b, start)
 		})

@@ -36,25 +36,19 @@ func expF32AVX2(dst, src []float32) {
 	log2e := archsimd.BroadcastFloat32x8(math.Log2E)
 	negLn2Hi := archsimd.BroadcastFloat32x8(-0.693359375)
 	negLn2Lo := archsimd.BroadcastFloat32x8(2.12194440e-4)
-	c7 := archsimd.BroadcastFloat32x8(1.0 / 5040)
-	c6 := archsimd.BroadcastFloat32x8(1.0 / 720)
-	c5 := archsimd.BroadcastFloat32x8(1.0 / 120)
-	c4 := archsimd.BroadcastFloat32x8(1.0 / 24)
-	c3 := archsimd.BroadcastFloat32x8(1.0 / 6)
-	c2 := archsimd.BroadcastFloat32x8(0.5)
 	one := archsimd.BroadcastFloat32x8(1)
 	scaled := func(c archsimd.Float32x8) archsimd.Float32x8 { // exp(c), c clamped
 		n := c.Mul(log2e).RoundToEven()
 		r := n.MulAdd(negLn2Hi, c)
 		r = n.MulAdd(negLn2Lo, r)
-		p := c7.MulAdd(r, c6)
-		p = p.MulAdd(r, c5)
-		p = p.MulAdd(r, c4)
-		p = p.MulAdd(r, c3)
-		p = p.MulAdd(r, c2)
+		p := expCoef8(7).MulAdd(r, expCoef8(6)) // the coefficients from memory (vec_simd.go)
+		p = p.MulAdd(r, expCoef8(5))
+		p = p.MulAdd(r, expCoef8(4))
+		p = p.MulAdd(r, expCoef8(3))
+		p = p.MulAdd(r, expCoef8(2))
 		p = p.MulAdd(r, one)
 		p = p.MulAdd(r, one)
-		n1 := n.Mul(c2).Floor()
+		n1 := n.Mul(expCoef8(2)).Floor() // n/2 rounded down
 		return p.Mul(pow2F32x8(n1)).Mul(pow2F32x8(n.Sub(n1)))
 	}
 	exp := func(x archsimd.Float32x8) archsimd.Float32x8 {
@@ -79,33 +73,27 @@ func expF32AVX2(dst, src []float32) {
 }
 
 // subExpSumF32AVX2 is subExpSumF32Vec on AVX2, the same bits: expF32AVX2's exp of each
-// difference (written out again, as subExpSumF32Vec's is), summed in sumF32AVX2's lanes and
-// order (the AVX-512 loop's 16 lanes as two halves).
+// difference (written out again, as subExpSumF32Vec's is), summed by sumF32AVX2 (the AVX-512
+// loop's 16 lanes as two halves).
 func subExpSumF32AVX2(dst, src []float32, m float32, sum bool) float32 {
 	lo, hi := archsimd.BroadcastFloat32x8(-104), archsimd.BroadcastFloat32x8(88.8)
 	normal := archsimd.BroadcastFloat32x8(expNormalFloor)
 	log2e := archsimd.BroadcastFloat32x8(math.Log2E)
 	negLn2Hi := archsimd.BroadcastFloat32x8(-0.693359375)
 	negLn2Lo := archsimd.BroadcastFloat32x8(2.12194440e-4)
-	c7 := archsimd.BroadcastFloat32x8(1.0 / 5040)
-	c6 := archsimd.BroadcastFloat32x8(1.0 / 720)
-	c5 := archsimd.BroadcastFloat32x8(1.0 / 120)
-	c4 := archsimd.BroadcastFloat32x8(1.0 / 24)
-	c3 := archsimd.BroadcastFloat32x8(1.0 / 6)
-	c2 := archsimd.BroadcastFloat32x8(0.5)
 	one := archsimd.BroadcastFloat32x8(1)
 	scaled := func(c archsimd.Float32x8) archsimd.Float32x8 { // exp(c), c clamped
 		n := c.Mul(log2e).RoundToEven()
 		r := n.MulAdd(negLn2Hi, c)
 		r = n.MulAdd(negLn2Lo, r)
-		p := c7.MulAdd(r, c6)
-		p = p.MulAdd(r, c5)
-		p = p.MulAdd(r, c4)
-		p = p.MulAdd(r, c3)
-		p = p.MulAdd(r, c2)
+		p := expCoef8(7).MulAdd(r, expCoef8(6)) // the coefficients from memory (vec_simd.go)
+		p = p.MulAdd(r, expCoef8(5))
+		p = p.MulAdd(r, expCoef8(4))
+		p = p.MulAdd(r, expCoef8(3))
+		p = p.MulAdd(r, expCoef8(2))
 		p = p.MulAdd(r, one)
 		p = p.MulAdd(r, one)
-		n1 := n.Mul(c2).Floor()
+		n1 := n.Mul(expCoef8(2)).Floor() // n/2 rounded down
 		return p.Mul(pow2F32x8(n1)).Mul(pow2F32x8(n.Sub(n1)))
 	}
 	ms := archsimd.BroadcastFloat32x8(m)
@@ -121,43 +109,18 @@ func subExpSumF32AVX2(dst, src []float32, m float32, sum bool) float32 {
 		return x.Merge(scaled(x.Max(lo).Min(hi)), x.IsNaN()) // subnormal results
 	}
 	n := min(len(dst), len(src))
-	// at stores exp(src[i:i+8] − m) into dst[i:i+8] and returns it.
-	at := func(i int) archsimd.Float32x8 {
-		e := exp(archsimd.LoadFloat32x8((*[8]float32)(src[i : i+8])))
-		e.Store((*[8]float32)(dst[i : i+8]))
-		return e
-	}
-	var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float32x8 // a: lanes 0–7 of sumF32Vec's accumulators, b: 8–15
 	i := 0
-	for ; i+64 <= n; i += 64 {
-		a0, b0 = a0.Add(at(i)), b0.Add(at(i+8))
-		a1, b1 = a1.Add(at(i+16)), b1.Add(at(i+24))
-		a2, b2 = a2.Add(at(i+32)), b2.Add(at(i+40))
-		a3, b3 = a3.Add(at(i+48)), b3.Add(at(i+56))
-	}
-	for ; i+16 <= n; i += 16 {
-		a0, b0 = a0.Add(at(i)), b0.Add(at(i+8))
-	}
-	tail := i // sumF32AVX2 adds the values from here one by one
-	if i+8 <= n {
-		at(i)
-		i += 8
+	for ; i+8 <= n; i += 8 {
+		exp(archsimd.LoadFloat32x8((*[8]float32)(src[i : i+8]))).Store((*[8]float32)(dst[i : i+8]))
 	}
 	if i < n {
 		storePartF32x8(exp(loadPartF32x8(src[i:n])), dst[i:n])
 	}
-	h8 := a0.Add(a1).Add(a2.Add(a3)).Add(b0.Add(b1).Add(b2.Add(b3)))
-	var h [4]float32
-	h8.GetLo().Add(h8.GetHi()).Store(&h)
-	archsimd.ClearAVXUpperBits() // after the store, before the scalar code (doc.go, "Clean upper halves")
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 	if !sum {
 		return 0
 	}
-	s := (h[0] + h[2]) + (h[1] + h[3])
-	for _, v := range dst[tail:n] {
-		s += v
-	}
-	return s
+	return sumF32AVX2(dst[:n]) // from the row just written, as subExpSumF32Vec does
 }
 
 // maxF32AVX2 is maxF32Vec on AVX2: max(init, src...) as Go's max would (any NaN gives NaN; +0

@@ -57,22 +57,16 @@ func expF32Vec(dst, src []float32) bool {
 	log2e := archsimd.BroadcastFloat32x16(math.Log2E)
 	negLn2Hi := archsimd.BroadcastFloat32x16(-0.693359375)
 	negLn2Lo := archsimd.BroadcastFloat32x16(2.12194440e-4)
-	c7 := archsimd.BroadcastFloat32x16(1.0 / 5040)
-	c6 := archsimd.BroadcastFloat32x16(1.0 / 720)
-	c5 := archsimd.BroadcastFloat32x16(1.0 / 120)
-	c4 := archsimd.BroadcastFloat32x16(1.0 / 24)
-	c3 := archsimd.BroadcastFloat32x16(1.0 / 6)
-	c2 := archsimd.BroadcastFloat32x16(0.5)
 	one := archsimd.BroadcastFloat32x16(1)
 	scaled := func(c archsimd.Float32x16) archsimd.Float32x16 { // exp(c), c clamped
 		n := c.Mul(log2e).RoundToEvenScaled(0)
 		r := n.MulAdd(negLn2Hi, c)
 		r = n.MulAdd(negLn2Lo, r)
-		p := c7.MulAdd(r, c6)
-		p = p.MulAdd(r, c5)
-		p = p.MulAdd(r, c4)
-		p = p.MulAdd(r, c3)
-		p = p.MulAdd(r, c2)
+		p := expCoef(7).MulAdd(r, expCoef(6)) // the coefficients from memory: expTaylor
+		p = p.MulAdd(r, expCoef(5))
+		p = p.MulAdd(r, expCoef(4))
+		p = p.MulAdd(r, expCoef(3))
+		p = p.MulAdd(r, expCoef(2))
 		p = p.MulAdd(r, one)
 		p = p.MulAdd(r, one)
 		return p.Scale(n)
@@ -101,16 +95,17 @@ func expF32Vec(dst, src []float32) bool {
 
 // subExpSumF32Vec sets dst[i] = exp(src[i] − m) for i < min(len(dst), len(src)) and returns
 // their sum (0 without sum) and true, or false (nothing written) without AVX-512 or AVX2
-// (subExpSumF32AVX2): softmax's numerator and denominator of a row in one pass, with the values
-// of three passes bit for bit — binaryF32Vec's subtraction, expF32Vec's exp (the same lanes
-// through the same steps) and sumF32Vec's sum (the same lanes added in the same order) — that
-// does not write the differences and read them back, nor read the exps again for their sum (a
-// perf profile of fastgo's BenchmarkMHA/long_causal had put 5% of its samples in the
-// subtraction, the first to read the scores from memory, 7% in exp; one pass saves 1–3% of that
-// case's CPU time with AVX-512, ~4% with the AVX2 loops). Its exp is expF32Vec's written out
-// again: one loop for both, with the subtraction and the sum behind flags, ran exp 6% and this
-// pass 1.5% slower (BenchmarkSubExpSum, 3 interleaved rounds), and exp alone must not subtract
-// even +0, which would quiet a signaling NaN that expF32Vec passes on as it is.
+// (subExpSumF32AVX2): softmax's numerator and denominator of a row, with the values of three
+// passes bit for bit — binaryF32Vec's subtraction, expF32Vec's exp (the same lanes through the
+// same steps) and sumF32Vec's sum, which it calls — without writing the differences and reading
+// them back (a perf profile of fastgo's BenchmarkMHA/long_causal had put 5% of its samples in the
+// subtraction, the first to read the scores from memory, 7% in exp). The sum reads the row just
+// written, from L1: adding each vector as it was made kept four more accumulators through the
+// loop, and the compiler spilled (see "exp's coefficients in memory" below; BenchmarkSubExpSum,
+// 2-core Zen 4: 1.3 ns a value with the accumulators, 0.30 now, 0.38 for the three passes). Its
+// exp is expF32Vec's written out again: one loop for both, with the subtraction behind a flag,
+// ran exp 6% slower, and exp alone must not subtract even +0, which would quiet a signaling NaN
+// that expF32Vec passes on as it is.
 func subExpSumF32Vec(dst, src []float32, m float32, sum bool) (float32, bool) {
 	if !vecAVX512 {
 		if vecAVX2 {
@@ -123,22 +118,16 @@ func subExpSumF32Vec(dst, src []float32, m float32, sum bool) (float32, bool) {
 	log2e := archsimd.BroadcastFloat32x16(math.Log2E)
 	negLn2Hi := archsimd.BroadcastFloat32x16(-0.693359375)
 	negLn2Lo := archsimd.BroadcastFloat32x16(2.12194440e-4)
-	c7 := archsimd.BroadcastFloat32x16(1.0 / 5040)
-	c6 := archsimd.BroadcastFloat32x16(1.0 / 720)
-	c5 := archsimd.BroadcastFloat32x16(1.0 / 120)
-	c4 := archsimd.BroadcastFloat32x16(1.0 / 24)
-	c3 := archsimd.BroadcastFloat32x16(1.0 / 6)
-	c2 := archsimd.BroadcastFloat32x16(0.5)
 	one := archsimd.BroadcastFloat32x16(1)
 	scaled := func(c archsimd.Float32x16) archsimd.Float32x16 { // exp(c), c clamped
 		n := c.Mul(log2e).RoundToEvenScaled(0)
 		r := n.MulAdd(negLn2Hi, c)
 		r = n.MulAdd(negLn2Lo, r)
-		p := c7.MulAdd(r, c6)
-		p = p.MulAdd(r, c5)
-		p = p.MulAdd(r, c4)
-		p = p.MulAdd(r, c3)
-		p = p.MulAdd(r, c2)
+		p := expCoef(7).MulAdd(r, expCoef(6)) // the coefficients from memory: expTaylor
+		p = p.MulAdd(r, expCoef(5))
+		p = p.MulAdd(r, expCoef(4))
+		p = p.MulAdd(r, expCoef(3))
+		p = p.MulAdd(r, expCoef(2))
 		p = p.MulAdd(r, one)
 		p = p.MulAdd(r, one)
 		return p.Scale(n)
@@ -156,41 +145,19 @@ func subExpSumF32Vec(dst, src []float32, m float32, sum bool) (float32, bool) {
 	ms := archsimd.BroadcastFloat32x16(m)
 	n := min(len(dst), len(src))
 	i := 0
-	var a0, a1, a2, a3 archsimd.Float32x16
-	for ; i+64 <= n; i += 64 {
-		e := exp(archsimd.LoadFloat32x16((*[16]float32)(src[i : i+16])).Sub(ms))
-		e.Store((*[16]float32)(dst[i : i+16]))
-		a0 = a0.Add(e)
-		e = exp(archsimd.LoadFloat32x16((*[16]float32)(src[i+16 : i+32])).Sub(ms))
-		e.Store((*[16]float32)(dst[i+16 : i+32]))
-		a1 = a1.Add(e)
-		e = exp(archsimd.LoadFloat32x16((*[16]float32)(src[i+32 : i+48])).Sub(ms))
-		e.Store((*[16]float32)(dst[i+32 : i+48]))
-		a2 = a2.Add(e)
-		e = exp(archsimd.LoadFloat32x16((*[16]float32)(src[i+48 : i+64])).Sub(ms))
-		e.Store((*[16]float32)(dst[i+48 : i+64]))
-		a3 = a3.Add(e)
-	}
 	for ; i+16 <= n; i += 16 {
-		e := exp(archsimd.LoadFloat32x16((*[16]float32)(src[i : i+16])).Sub(ms))
-		e.Store((*[16]float32)(dst[i : i+16]))
-		a0 = a0.Add(e)
+		exp(archsimd.LoadFloat32x16((*[16]float32)(src[i : i+16])).Sub(ms)).Store((*[16]float32)(dst[i : i+16]))
 	}
 	if i < n {
 		storePartF32x16(exp(loadPartF32x16(src[i:n]).Sub(ms)), dst[i:n])
 	}
-	acc := a0.Add(a1).Add(a2.Add(a3))
-	h8 := acc.GetLo().Add(acc.GetHi())
-	var h [4]float32
-	h8.GetLo().Add(h8.GetHi()).Store(&h)
-	archsimd.ClearAVXUpperBits() // after the store, before the scalar code (doc.go, "Clean upper halves")
+	archsimd.ClearAVXUpperBits() // vzeroupper before Go's scalar code (doc.go, "Clean upper halves")
 	if !sum {
 		return 0, true
 	}
-	s := (h[0] + h[2]) + (h[1] + h[3])
-	for _, v := range dst[i:n] {
-		s += v
-	}
+	// The sum from the row just written (in L1): four more accumulators live through the loop
+	// above made the compiler spill (see "exp's coefficients in memory" below).
+	s, _ := sumF32Vec(dst[:n])
 	return s, true
 }
 
@@ -516,4 +483,37 @@ func transpose16x16F32(src []float32, ss int, dst []float32, ds int) {
 	st(13, r13)
 	st(14, r14)
 	st(15, r15)
+}
+
+// # exp's coefficients in memory
+//
+// Go's register allocator gives vector code 15 registers (X0–X14; X15 holds zero). exp's
+// constants held in registers for a whole loop — the clamps, log₂e, ln 2 in two parts, 1 and the
+// Taylor coefficients 1/7! … 1/2! — left too few for the values of one vector, and the compiler
+// spilled one to the stack and read it back a few instructions later. A 64-byte stack slot
+// lies across two cache lines unless the goroutine's stack happens to align it, and then the
+// core cannot forward the store to the load: each vector waited for the store to reach the
+// cache. BenchmarkSubExpSum ran the same exp at 0.26 or 1.3 ns a value depending on the
+// caller's frame (2-core AMD EPYC, Zen 4). The coefficients are now read from memory at each
+// use (expTaylor, a load from L1 that needs no register across the loop), and the loops keep
+// every live value in registers (TestExpLoopsDoNotSpill).
+
+// expTaylor[i] is 1/i! in 16 lanes, for i = 2 … 7 (expCoef).
+var expTaylor = func() (t [8][16]float32) {
+	f := 1.0
+	for i := 1; i < len(t); i++ {
+		f *= float64(i)
+		for j := range t[i] {
+			t[i][j] = float32(1 / f)
+		}
+	}
+	return t
+}()
+
+// expCoef returns 1/i! in every lane, read from memory.
+func expCoef(i int) archsimd.Float32x16 { return archsimd.LoadFloat32x16(&expTaylor[i]) }
+
+// expCoef8 is expCoef for the AVX2 loops (vec_avx2.go): 1/i! in 8 lanes.
+func expCoef8(i int) archsimd.Float32x8 {
+	return archsimd.LoadFloat32x8((*[8]float32)(expTaylor[i][:8]))
 }
