@@ -490,11 +490,11 @@ func transpose16x16F32(src []float32, ss int, dst []float32, ds int) {
 // Go's register allocator gives vector code 15 registers (X0–X14; X15 holds zero). exp's
 // constants held in registers for a whole loop — the clamps, log₂e, ln 2 in two parts, 1 and the
 // Taylor coefficients 1/7! … 1/2! — left too few for the values of one vector, and the compiler
-// spilled one to the stack and read it back a few instructions later. A 64-byte stack slot
-// lies across two cache lines unless the goroutine's stack happens to align it, and then the
-// core cannot forward the store to the load: each vector waited for the store to reach the
-// cache. BenchmarkSubExpSum ran the same exp at 0.26 or 1.3 ns a value depending on the
-// caller's frame (2-core AMD EPYC, Zen 4). The coefficients are now read from memory at each
+// spilled one to the stack and read it back a few instructions later. The same loop then ran
+// at 0.26 or 1.3 ns a value depending on the caller's frame (BenchmarkSubExpSum, 2-core AMD
+// EPYC, Zen 4), as fits a 64-byte slot that crosses a cache line where the stack places it so,
+// whose store the core cannot forward to the load that follows: the vector waits for the store
+// to reach the cache. The coefficients are now read from memory at each
 // use (expTaylor, a load from L1 that needs no register across the loop), and the loops keep
 // every live value in registers (TestExpLoopsDoNotSpill).
 
