@@ -208,8 +208,8 @@ func flashAttend(qIn, k, v *Node, scale float64, ms *maskSet, blockQ, blockK int
 	if !differentiableSlices(g) {
 		return flashByBlocks(qIn, k, v, scale, ms, blockQ, blockK, withLSE) // the pure-Go backend, other masks (flashblocks.go)
 	}
-	if n := xlaWindowChains(g, ms, hkv); n > 1 {
-		return flashChains(qIn, k, v, scale, ms, blockQ, blockK, withLSE, n) // a window on XLA (flashxla.go)
+	if n := xlaFlashChains(g, hkv, (ms.lk+blockK-1)/blockK); n > 1 {
+		return flashChains(qIn, k, v, scale, ms, blockQ, blockK, withLSE, n) // independent chains on XLA (flashxla.go)
 	}
 	return flashSteps(qIn, k, v, scale, ms, blockQ, blockK, withLSE)
 }

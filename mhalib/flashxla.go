@@ -26,35 +26,61 @@ func xlaWindowBlocks(g *Graph, ms *maskSet, blockQ, blockK int) (int, int) {
 	return 128, 256
 }
 
-// # Independent chains for a sliding window on XLA
+// # Independent chains on XLA
 //
 // The unrolled steps of flashSteps form one chain: each step waits for the previous one
-// (flashRows.after). A window's steps are small — at L 8192, h 4, dk 64 a step multiplies
-// [4, 768, 64] by [4, 64, 256] and [4, 768, 256] by [4, 256, 65], with about ten element-wise
-// and reduce fusions around them — and XLA's CPU runtime splits each operation across its
-// threads and waits for all of them before the next one. A perf profile of that shape (2 cores,
-// 2026-12-02) put 24% of the time in the thread pool and the kernel's futex and scheduler, 36%
-// in the products and 30% in the fusions; on one core the choice of blocks (128×128, 64×128),
-// masking only the partial rows for the maximum, p·v without the column of ones, or finishing
-// all rows in one division at the end changed nothing beyond the noise. Independent chains,
-// one per key/value head (at most xlaMaxChains), give XLA operations of another chain to run
-// while one waits. In one process, executions of both graphs interleaved (40 rounds, load
-// 1.6–2.6), the median of 4 chains was 34.3–35.8 ms against 39.1–40.3 ms for one chain with
-// q = k = v, 46.4–48.2 against 49.8–52.7 ms with distinct q, k, v (CPU time 4–9% lower);
-// 2 chains of 2 heads each gained nothing (at load 3–6). Memory is unchanged
-// (each chain's tiles have its share of the heads); the graph has a copy of the steps per
-// chain, so compiling takes about twice as long (6.2 s against 2.9 s at L 8192, mhalab bench).
+// (flashRows.after). XLA's CPU runtime splits each operation across its threads and waits for
+// all of them before the next one, so between the products a core often waits. Independent
+// chains, each over some of the key/value heads (and their query heads), give XLA operations of
+// another chain to run meanwhile.
+//
+// A window's steps are small — at L 8192, h 4, dk 64 a step multiplies [4, 768, 64] by
+// [4, 64, 256] and [4, 768, 256] by [4, 256, 65], with about ten element-wise and reduce fusions
+// around them. A perf profile of that shape (2 cores, 2026-12-02) put 24% of the time in the
+// thread pool and the kernel's futex and scheduler, 36% in the products and 30% in the fusions;
+// on one core the choice of blocks (128×128, 64×128), masking only the partial rows for the
+// maximum, p·v without the column of ones, or finishing all rows in one division at the end
+// changed nothing beyond the noise. In one process, executions of both graphs interleaved
+// (40 rounds, load 1.6–2.6), the median of 4 chains was 34.3–35.8 ms against 39.1–40.3 ms for
+// one chain with q = k = v, 46.4–48.2 against 49.8–52.7 ms with distinct q, k, v (CPU time 4–9%
+// lower); 2 chains of 2 heads each gained nothing (at load 3–6).
+//
+// Causal and unmasked flash gain too (2026-12-04, FlashAttention alone with its default blocks,
+// graphs of 1, 2 and 4 chains executed in turn in one process, medians of 12–16 rounds):
+//
+//	causal  B1 h8 L4096        234 / 203 / 193 ms
+//	causal  B8 h12 L1024       254 / 244 / 222 ms
+//	causal  B1 h4 L8192        415 / 366 / 359 ms   (another run, 1 and 4 chains: 386 / 344)
+//	none    B1 h8 L4096        348 / – / 305 ms
+//	none    B8 h12 L1024       270 / – / 250 ms
+//
+// Memory is unchanged (each chain's tiles have its share of the heads; XLA's planned memory of
+// the causal B1 h8 L4096 graph 97.5 MiB with one chain, 88.0 MiB with four); the graph has a
+// copy of the steps per chain, so compiling takes longer (4.2 → 6.8 s at B1 h8 L4096, 8.3 →
+// 15.5 s at L 8192) and needs more memory while it runs. xlaMaxChainSteps bounds the steps of
+// all chains together: a long sequence gets fewer chains (2 at L 16384 with 128-key blocks,
+// one from L 32768 on).
 
-// xlaMaxChains bounds the number of chains (and of copies of the unrolled steps to compile).
+// xlaMaxChains bounds the number of chains.
 const xlaMaxChains = 4
 
-// xlaWindowChains returns the number of independent chains FlashAttention runs on XLA: with a
-// sliding window, the largest divisor of the key/value heads hkv up to xlaMaxChains; else 1.
-func xlaWindowChains(g *Graph, ms *maskSet, hkv int) int {
-	if ms.window == nil || g.Backend().Name() != "xla" {
+// xlaMaxChainSteps bounds the unrolled steps of all chains together (what compiling costs).
+const xlaMaxChainSteps = 256
+
+// xlaFlashChains returns the number of independent chains FlashAttention runs on XLA for hkv
+// key/value heads and steps key blocks per chain: the largest divisor of hkv up to xlaMaxChains
+// and xlaMaxChainSteps/steps (at least 1); 1 on other backends.
+func xlaFlashChains(g *Graph, hkv, steps int) int {
+	if g.Backend().Name() != "xla" {
 		return 1
 	}
-	n := min(hkv, xlaMaxChains)
+	return flashChainCount(hkv, steps)
+}
+
+// flashChainCount is xlaFlashChains on XLA: the largest divisor of hkv that is at most
+// xlaMaxChains and xlaMaxChainSteps/steps, or 1.
+func flashChainCount(hkv, steps int) int {
+	n := max(1, min(hkv, xlaMaxChains, xlaMaxChainSteps/max(1, steps)))
 	for hkv%n != 0 {
 		n--
 	}

@@ -97,3 +97,16 @@ func TestFlashTileMaxEqualsMaskedMax(t *testing.T) {
 		exec.Finalize()
 	}
 }
+
+// TestFlashChainCount: FlashAttention on XLA runs as many chains as the largest divisor of the
+// key/value heads up to 4, fewer when the chains' unrolled steps together would pass 256.
+func TestFlashChainCount(t *testing.T) {
+	for _, c := range []struct{ hkv, steps, want int }{
+		{8, 32, 4}, {8, 64, 4}, {4, 64, 4}, {6, 64, 3}, {12, 8, 4}, {2, 32, 2}, {1, 8, 1}, {5, 64, 1}, {7, 8, 1},
+		{8, 128, 2}, {8, 256, 1}, {8, 1024, 1}, {3, 100, 1}, {4, 86, 2}, {8, 0, 4},
+	} {
+		if got := flashChainCount(c.hkv, c.steps); got != c.want {
+			t.Errorf("flashChainCount(hkv %d, steps %d) = %d, want %d", c.hkv, c.steps, got, c.want)
+		}
+	}
+}
