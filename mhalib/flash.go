@@ -184,7 +184,7 @@ func (b *FlashBuilder) build(withLSE bool) (output, lse *Node) {
 	}
 	blockQ, blockK := b.blockQ, b.blockK
 	if !b.blocksSet {
-		blockQ, blockK = xlaWindowBlocks(b.q.Graph(), ms, blockQ, blockK)
+		blockQ, blockK = xlaFlashBlocks(b.q.Graph(), ms, blockQ, blockK)
 	}
 	return flashAttendGrad(b.q, b.k, b.v, scale, ms, blockQ, blockK, withLSE)
 }
@@ -395,7 +395,7 @@ func (b *MHABuilder) flashHeads(q, k, v *Node, d mhaDims, ms *maskSet, withWeigh
 	blockQ, blockK := b.blockQ, b.blockK
 	if blockQ == 0 {
 		blockQ, blockK = flashBlocks(d.lq, ms.causal != NoCausal)
-		blockQ, blockK = xlaWindowBlocks(q.Graph(), ms, blockQ, blockK)
+		blockQ, blockK = xlaFlashBlocks(q.Graph(), ms, blockQ, blockK)
 	}
 	if flashByRowsFits(q.Graph(), ms, d.kvHeads) {
 		// The pure-Go backend's path by query blocks reads the projections sequence-major.

@@ -116,16 +116,19 @@ func TestFlashTilesCounts(t *testing.T) {
 	}
 }
 
-// On XLA a sliding window without BlockSizes runs in key blocks of 256 (xlaWindowBlocks): the
-// q·kᵀ tiles of FlashAttention are [B, h, rows, 256]; BlockSizes keeps the blocks it is given
-// (DefaultFlashBlockK keys). The pure-Go backend's query blocks (flashrows.go) see only their
-// band of keys: no q·kᵀ tile is wider than the window plus a block of 16 rows (64/4).
-func TestFlashWindowBlocksOnXLA(t *testing.T) {
+// On XLA FlashAttention without BlockSizes runs in key blocks of 256 (xlaFlashBlocks), with a
+// sliding window or without: the q·kᵀ tiles are [B, h, rows, 256]; BlockSizes keeps the blocks it
+// is given (DefaultFlashBlockK keys). The pure-Go backend's query blocks (flashrows.go) see only
+// their band of keys: no q·kᵀ tile is wider than the window plus a block of 16 rows (64/4).
+func TestFlashBlocksOnXLA(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T, backend backends.Backend) {
-		keysPerTile := func(set bool) map[int]bool {
+		keysPerTile := func(set, window bool) map[int]bool {
 			g := NewGraph(backend, "window")
 			q := Parameter(g, "q", shapes.Make(dtypes.Float32, 1, 2, 1024, 8))
-			b := mhalib.FlashAttention(q, q, q).Causal(mhalib.CausalTopLeft).Window(64, 0, mhalib.AlignTopLeft)
+			b := mhalib.FlashAttention(q, q, q).Causal(mhalib.CausalTopLeft)
+			if window {
+				b.Window(64, 0, mhalib.AlignTopLeft)
+			}
 			if set {
 				b.BlockSizes(mhalib.DefaultFlashBlockQ, mhalib.DefaultFlashBlockK)
 			}
@@ -140,7 +143,7 @@ func TestFlashWindowBlocksOnXLA(t *testing.T) {
 		}
 		if backend.Name() != "xla" {
 			for _, set := range []bool{false, true} {
-				for cols := range keysPerTile(set) {
+				for cols := range keysPerTile(set, true) {
 					if cols != 8 && cols > 64+16 { // 8: the products with v [B, h, rows, dv]
 						t.Errorf("%s (BlockSizes set: %v): a q·kᵀ tile of %d keys, want ≤ %d (window 64 + 16 rows)", backend.Name(), set, cols, 64+16)
 					}
@@ -148,12 +151,14 @@ func TestFlashWindowBlocksOnXLA(t *testing.T) {
 			}
 			return
 		}
-		want := 256
-		if got := keysPerTile(false); !got[want] || len(got) != 1 {
-			t.Errorf("%s, default blocks: q·kᵀ tiles with %v keys, want %d", backend.Name(), got, want)
-		}
-		if got := keysPerTile(true); !got[mhalib.DefaultFlashBlockK] || len(got) != 1 {
-			t.Errorf("%s, BlockSizes set: q·kᵀ tiles with %v keys, want %d", backend.Name(), got, mhalib.DefaultFlashBlockK)
+		for _, window := range []bool{true, false} {
+			want := 256
+			if got := keysPerTile(false, window); !got[want] || len(got) != 1 {
+				t.Errorf("%s, window %v, default blocks: q·kᵀ tiles with %v keys, want %d", backend.Name(), window, got, want)
+			}
+			if got := keysPerTile(true, window); !got[mhalib.DefaultFlashBlockK] || len(got) != 1 {
+				t.Errorf("%s, window %v, BlockSizes set: q·kᵀ tiles with %v keys, want %d", backend.Name(), window, got, mhalib.DefaultFlashBlockK)
+			}
 		}
 	})
 }
