@@ -494,11 +494,11 @@ func transpose16x16F32(src []float32, ss int, dst []float32, ds int) {
 // at 0.26 or 1.3 ns a value depending on the caller's frame (BenchmarkSubExpSum, 2-core AMD
 // EPYC, Zen 4), as fits a 64-byte slot that crosses a cache line where the stack places it so,
 // whose store the core cannot forward to the load that follows: the vector waits for the store
-// to reach the cache. The coefficients are now read from memory at each
-// use (expTaylor, a load from L1 that needs no register across the loop), and the loops keep
-// every live value in registers (TestExpLoopsDoNotSpill).
+// to reach the cache. The coefficients are now read from memory at each use (expTaylor, a load
+// from L1 that needs no register across the loop), and the loops keep every live value in
+// registers (TestExpLoopsDoNotSpill).
 
-// expTaylor[i] is 1/i! in 16 lanes, for i = 2 … 7 (expCoef).
+// expTaylor[i] is 1/i! in 16 lanes; exp uses i = 2 … 7 (expCoef).
 var expTaylor = func() (t [8][16]float32) {
 	f := 1.0
 	for i := 1; i < len(t); i++ {

@@ -75,10 +75,10 @@ func xlaFlashBlocks(g *Graph, ms *maskSet, blockQ, blockK int) (int, int) {
 //
 // Memory is unchanged (each chain's tiles have its share of the heads; XLA's planned memory of
 // the causal B1 h8 L4096 graph 97.5 MiB with one chain, 88.0 MiB with four); the graph has a
-// copy of the steps per chain, so compiling takes longer (4.2 → 6.8 s at B1 h8 L4096, 8.3 →
-// 15.5 s at L 8192) and needs more memory while it runs. xlaMaxChainSteps bounds the steps of
-// all chains together: a long sequence gets fewer chains (2 at L 16384 with 128-key blocks,
-// one from L 32768 on).
+// copy of the steps per chain, so compiling took longer (with 128-key blocks 4.2 → 6.8 s at
+// B1 h8 L4096, 8.3 → 15.5 s at L 8192: hence xlaKeyBlock above) and needs more memory while it
+// runs. xlaMaxChainSteps bounds the steps of all chains together: a long sequence gets fewer
+// chains (with 256-key blocks 4 up to L 16384, 2 at L 32768, one from L 65536 on).
 
 // xlaMaxChains bounds the number of chains.
 const xlaMaxChains = 4
