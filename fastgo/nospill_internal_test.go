@@ -18,13 +18,16 @@ import (
 // compiler's spill and reload. (128-bit moves are the horizontal sums' stores of four lanes.)
 var vectorSpill = regexp.MustCompile(`vmov\S*\s+(%[yz]mm\d+,-?0x[0-9a-f]+\(%rsp\)|-?0x[0-9a-f]+\(%rsp\),%[yz]mm\d+)`)
 
-// noSpillLoops are the element-wise vector loops that must keep every vector in a register:
-// softmax's exp on both vector levels and the loops around it (see "exp's coefficients in
-// memory", vec_simd.go, for what one spill cost).
+// noSpillLoops are the vector loops that must keep every vector in a register: softmax's exp
+// on both vector levels and the loops around it (see "exp's coefficients in memory",
+// vec_simd.go, for what one spill cost), and the 16×16 register transpose of packing and
+// Transpose (77 moves when it held all 16 rows at once; its buffer of 8 rows is addressed
+// through a register, not as a spill slot).
 var noSpillLoops = map[string]any{
 	"expF32Vec": expF32Vec, "subExpSumF32Vec": subExpSumF32Vec, "expF32AVX2": expF32AVX2,
 	"subExpSumF32AVX2": subExpSumF32AVX2, "maxF32Vec": maxF32Vec, "sumF32Vec": sumF32Vec,
-	"binaryF32Vec": binaryF32Vec, "logisticF32Vec": logisticF32Vec,
+	"binaryF32Vec": binaryF32Vec, "logisticF32Vec": logisticF32Vec, "transpose16x16F32": transpose16x16F32,
+	"transpose8Rows": transpose8Rows,
 }
 
 // funcCode returns the machine code of the function fn, read from this process: from its entry

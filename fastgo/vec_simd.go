@@ -10,6 +10,7 @@ package fastgo
 import (
 	"math"
 	"simd/archsimd"
+	"unsafe"
 )
 
 var vecAVX512 = archsimd.X86.AVX512()
@@ -425,47 +426,59 @@ func transposePair(a, b archsimd.Float32x16, ia, ib archsimd.Uint32x16) (archsim
 	return a.ConcatPermute(b, ia), a.ConcatPermute(b, ib)
 }
 
-// transpose16x16F32: dst[j·ds + i] = src[i·ss + j] for i, j < 16.
+// transpose16x16F32: dst[j·ds + i] = src[i·ss + j] for i, j < 16, in four stages that swap
+// row bit b with column bit b for b = 3, 2, 1, 0 (transposeIdx). After the first stage
+// (b = 3, rows i and i+8) the rows 0–7 and 8–15 never meet again, so the second group waits in
+// an aligned buffer on the stack while the first finishes: at most 8 rows live at once. Held
+// all together, 16 rows and the index vectors are more than the 15 vector registers Go's
+// register allocator uses: it moved 77 vectors to and from the stack, and the transpose ran
+// slower than AVX2's 8×8 blocks in L2 (BenchmarkTranspose [256 512]: 22.7 against 34.5 GB/s).
+// Two halves of 8 rows × 16 columns each (the last three stages only) would need no buffer but
+// write half rows: out of cache ([4096 1536]) 5.0 GB/s against 8.0 with whole rows.
 func transpose16x16F32(src []float32, ss int, dst []float32, ds int) {
+	var buf [8*16 + 15]float32
+	pending := (*[8][16]float32)(unsafe.Pointer(&buf[(64-uintptr(unsafe.Pointer(&buf[0]))%64)%64/4]))
 	ld := func(i int) archsimd.Float32x16 { return archsimd.LoadFloat32x16((*[16]float32)(src[i*ss : i*ss+16])) }
-	r0, r1, r2, r3, r4, r5, r6, r7 := ld(0), ld(1), ld(2), ld(3), ld(4), ld(5), ld(6), ld(7)
-	r8, r9, r10, r11, r12, r13, r14, r15 := ld(8), ld(9), ld(10), ld(11), ld(12), ld(13), ld(14), ld(15)
 	ia, ib := transposeIdx[0][0], transposeIdx[0][1]
-	r0, r8 = transposePair(r0, r8, ia, ib)
-	r1, r9 = transposePair(r1, r9, ia, ib)
-	r2, r10 = transposePair(r2, r10, ia, ib)
-	r3, r11 = transposePair(r3, r11, ia, ib)
-	r4, r12 = transposePair(r4, r12, ia, ib)
-	r5, r13 = transposePair(r5, r13, ia, ib)
-	r6, r14 = transposePair(r6, r14, ia, ib)
-	r7, r15 = transposePair(r7, r15, ia, ib)
-	ia, ib = transposeIdx[1][0], transposeIdx[1][1]
+	r0, r8 := transposePair(ld(0), ld(8), ia, ib)
+	r8.Store(&pending[0])
+	r1, r8 := transposePair(ld(1), ld(9), ia, ib)
+	r8.Store(&pending[1])
+	r2, r8 := transposePair(ld(2), ld(10), ia, ib)
+	r8.Store(&pending[2])
+	r3, r8 := transposePair(ld(3), ld(11), ia, ib)
+	r8.Store(&pending[3])
+	r4, r8 := transposePair(ld(4), ld(12), ia, ib)
+	r8.Store(&pending[4])
+	r5, r8 := transposePair(ld(5), ld(13), ia, ib)
+	r8.Store(&pending[5])
+	r6, r8 := transposePair(ld(6), ld(14), ia, ib)
+	r8.Store(&pending[6])
+	r7, r8 := transposePair(ld(7), ld(15), ia, ib)
+	r8.Store(&pending[7])
+	transpose8Rows(r0, r1, r2, r3, r4, r5, r6, r7, dst, ds)
+	p := func(i int) archsimd.Float32x16 { return archsimd.LoadFloat32x16(&pending[i]) }
+	transpose8Rows(p(0), p(1), p(2), p(3), p(4), p(5), p(6), p(7), dst[8*ds:], ds)
+}
+
+// transpose8Rows finishes transpose16x16F32 for one group of 8 rows after its first stage: the
+// stages for b = 2, 1, 0, then row p of the group is stored at dst[p·ds : p·ds+16].
+func transpose8Rows(r0, r1, r2, r3, r4, r5, r6, r7 archsimd.Float32x16, dst []float32, ds int) {
+	ia, ib := transposeIdx[1][0], transposeIdx[1][1]
 	r0, r4 = transposePair(r0, r4, ia, ib)
 	r1, r5 = transposePair(r1, r5, ia, ib)
 	r2, r6 = transposePair(r2, r6, ia, ib)
 	r3, r7 = transposePair(r3, r7, ia, ib)
-	r8, r12 = transposePair(r8, r12, ia, ib)
-	r9, r13 = transposePair(r9, r13, ia, ib)
-	r10, r14 = transposePair(r10, r14, ia, ib)
-	r11, r15 = transposePair(r11, r15, ia, ib)
 	ia, ib = transposeIdx[2][0], transposeIdx[2][1]
 	r0, r2 = transposePair(r0, r2, ia, ib)
 	r1, r3 = transposePair(r1, r3, ia, ib)
 	r4, r6 = transposePair(r4, r6, ia, ib)
 	r5, r7 = transposePair(r5, r7, ia, ib)
-	r8, r10 = transposePair(r8, r10, ia, ib)
-	r9, r11 = transposePair(r9, r11, ia, ib)
-	r12, r14 = transposePair(r12, r14, ia, ib)
-	r13, r15 = transposePair(r13, r15, ia, ib)
 	ia, ib = transposeIdx[3][0], transposeIdx[3][1]
 	r0, r1 = transposePair(r0, r1, ia, ib)
 	r2, r3 = transposePair(r2, r3, ia, ib)
 	r4, r5 = transposePair(r4, r5, ia, ib)
 	r6, r7 = transposePair(r6, r7, ia, ib)
-	r8, r9 = transposePair(r8, r9, ia, ib)
-	r10, r11 = transposePair(r10, r11, ia, ib)
-	r12, r13 = transposePair(r12, r13, ia, ib)
-	r14, r15 = transposePair(r14, r15, ia, ib)
 	st := func(i int, v archsimd.Float32x16) { v.Store((*[16]float32)(dst[i*ds : i*ds+16])) }
 	st(0, r0)
 	st(1, r1)
@@ -475,14 +488,6 @@ func transpose16x16F32(src []float32, ss int, dst []float32, ds int) {
 	st(5, r5)
 	st(6, r6)
 	st(7, r7)
-	st(8, r8)
-	st(9, r9)
-	st(10, r10)
-	st(11, r11)
-	st(12, r12)
-	st(13, r13)
-	st(14, r14)
-	st(15, r15)
 }
 
 // # exp's coefficients in memory
