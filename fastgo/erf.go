@@ -16,13 +16,14 @@ import (
 // NaN). float64 (and float32 without either vector unit) runs GoMLX's formula, cut over the
 // team.
 //
-// The float64 computation, for x = float64(x32) and a = |x|:
+// The AVX2 loop's float64 computation (erfRef), for x = float64(x32) and a = |x| — the AVX-512
+// loop computes one polynomial per piece of [0, 4] instead (erf_pieces.go):
 //
 //	a < 1:      erf(x) = x · P(x²), P the Taylor series of erf(x)/x to the x³⁰ term
 //	            (erfTaylor; the first left out is below 3·10⁻¹⁴ of the sum at a = 1)
 //	1 ≤ a:      erf(x) = ±(1 − e^(−a²) · G(a)), a clamped to 4, G(a) = erfc(a)·e^(a²) as a
 //	            Chebyshev series of degree 18 on [1, 4] (erfcxCheb, scripts/erf_fit.py: relative
-//	            error 1.6·10⁻¹³), e^(−a²) by exp64 (a² is exact: a float32 squared fits a float64)
+//	            error 1.6·10⁻¹³), e^(−a²) by exp64x4 (a² is exact: a float32 squared fits a float64)
 //
 // Above a = 3.92 erf(x) rounds to ±1 in float32, so the clamp at 4 changes no result; NaN
 // passes through, ±0 stays ±0, ±Inf gives ±1. The float64 value's error, below 10⁻¹² of it,

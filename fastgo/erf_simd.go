@@ -8,18 +8,19 @@ import (
 )
 
 // erfF32Vec sets dst[i] = erf(src[i]) for i < min(len(dst), len(src)) as erf.go describes and
-// reports true, or reports false (and does nothing) without AVX-512 or AVX2. Both loops compute
-// erfRef lane for lane, the same bits.
+// reports true, or reports false (and does nothing) without AVX-512 or AVX2. The AVX-512 loop
+// computes erfPiecesRef lane for lane (erf_pieces.go), the AVX2 loop erfRef: both the bits of
+// GoMLX's float32(math.Erf(float64(x))) for every input.
 func erfF32Vec(dst, src []float32) bool {
 	n := min(len(dst), len(src))
 	switch {
 	case vecAVX512:
 		i := 0
 		for ; i+8 <= n; i += 8 {
-			erf8AVX512(archsimd.LoadFloat32x8((*[8]float32)(src[i : i+8]))).Store((*[8]float32)(dst[i : i+8]))
+			erf8Pieces(archsimd.LoadFloat32x8((*[8]float32)(src[i : i+8]))).Store((*[8]float32)(dst[i : i+8]))
 		}
 		if i < n {
-			storePartF32x8(erf8AVX512(loadPartF32x8(src[i:n])), dst[i:n])
+			storePartF32x8(erf8Pieces(loadPartF32x8(src[i:n])), dst[i:n])
 		}
 	case vecAVX2:
 		i := 0
@@ -80,37 +81,6 @@ func exp64Ref(x float64) float64 {
 	return math.Ldexp(p, int(n))
 }
 
-// erf8AVX512 is erfRef on 8 float32 lanes, in float64 lanes: both of erfRef's branches for
-// every lane, then the one its |x| picks.
-func erf8AVX512(x32 archsimd.Float32x8) archsimd.Float32x8 {
-	x := x32.ConvertToFloat64()
-	sign := archsimd.BroadcastUint64x8(1 << 63)
-	a := x.AsUint64x8().AndNot(sign).AsFloat64x8() // |x|
-	// a < 1: x · P(x²)
-	t := x.Mul(x)
-	p := archsimd.BroadcastFloat64x8(erfTaylor[len(erfTaylor)-1])
-	for k := len(erfTaylor) - 2; k >= 0; k-- {
-		p = p.MulAdd(t, archsimd.BroadcastFloat64x8(erfTaylor[k]))
-	}
-	small := x.Mul(p)
-	// 1 ≤ a: ±(1 − e^(−a²)·G(a)), a clamped to 4
-	c := a.Min(archsimd.BroadcastFloat64x8(erfClip))
-	s := c.MulAdd(archsimd.BroadcastFloat64x8(erfS1), archsimd.BroadcastFloat64x8(erfS0))
-	s2 := s.Add(s)
-	b1 := archsimd.BroadcastFloat64x8(0)
-	b2 := b1
-	for k := len(erfcxCheb) - 1; k >= 1; k-- {
-		b1, b2 = s2.MulAdd(b1, archsimd.BroadcastFloat64x8(erfcxCheb[k])).Sub(b2), b1
-	}
-	g := s.MulAdd(b1, archsimd.BroadcastFloat64x8(erfcxCheb[0])).Sub(b2)
-	e := exp64(archsimd.BroadcastFloat64x8(0).Sub(c.Mul(c)))
-	one := archsimd.BroadcastFloat64x8(1)
-	tail := archsimd.BroadcastFloat64x8(0).Sub(e).MulAdd(g, one)        // 1 − e·g ≥ 0
-	tail = tail.AsUint64x8().Or(x.AsUint64x8().And(sign)).AsFloat64x8() // x's sign
-	y := small.Merge(tail, a.Less(one))                                 // a < 1: small
-	return x.Merge(y, x.IsNaN()).ConvertToFloat32()                     // NaN passes through
-}
-
 // erfK holds erf8AVX2's constants as whole vectors, loaded with VEX moves (see logisticK: on
 // AMD's Zen 3, constants that Go materialises from float64 scalars go through legacy-SSE
 // instructions, which stall the next 256-bit instruction for hundreds of cycles).
@@ -167,7 +137,8 @@ func erf8AVX2(x32 archsimd.Float32x8) archsimd.Float32x8 {
 	return x32.SetLo(erf4AVX2(x32.GetLo())).SetHi(erf4AVX2(x32.GetHi()))
 }
 
-// erf4AVX2 is erf8AVX512 on 4 lanes with AVX2: its constants from erfK, and exp64x4's
+// erf4AVX2 is erfRef on 4 float32 lanes, in float64 lanes, with AVX2 (both of erfRef's branches
+// for every lane, then the one its |x| picks): its constants from erfK, and exp64x4's
 // arithmetic written out with them (2ⁿ as two factors, as exp64x4).
 func erf4AVX2(x32 archsimd.Float32x4) archsimd.Float32x4 {
 	x := x32.ConvertToFloat64()
