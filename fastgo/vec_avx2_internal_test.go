@@ -322,47 +322,6 @@ func TestCopyRunsF32AVX2(t *testing.T) {
 	}
 }
 
-// TestTransposeBlocksF32AVX2: transposeBlocksF32AVX2 on random row ranges [y0, y1), widths nx and
-// strides: dst[x·ds + y] = src[y·ss + x] for y0 ≤ y < y1 and x below the returned nx/16·16 (0 with
-// fewer than 16 rows or columns), and nothing else of dst written.
-func TestTransposeBlocksF32AVX2(t *testing.T) {
-	needAVX2(t)
-	rng := rand.New(rand.NewPCG(vecSeed(t), 36))
-	for trial := range 300 {
-		nx := rng.IntN(70)
-		ny := rng.IntN(70)
-		y0 := rng.IntN(ny + 1)
-		y1 := y0 + rng.IntN(ny-y0+1)
-		ss, ds := nx+rng.IntN(5), ny+rng.IntN(5)
-		src := make([]float32, ny*ss+8)
-		for i := range src {
-			src[i] = float32(i)
-		}
-		dst := make([]float32, nx*ds+8)
-		for i := range dst {
-			dst[i] = -1
-		}
-		end := transposeBlocksF32AVX2(src, ss, dst, ds, y0, y1, nx)
-		want := nx / 16 * 16
-		if y1-y0 < 16 || nx < 16 {
-			want = 0
-		}
-		if end != want {
-			t.Fatalf("trial %d: nx %d rows [%d, %d): returned %d, want %d", trial, nx, y0, y1, end, want)
-		}
-		for i, v := range dst {
-			x, y := i/ds, i%ds
-			w := float32(-1)
-			if x < end && y >= y0 && y < y1 {
-				w = src[y*ss+x]
-			}
-			if v != w {
-				t.Fatalf("trial %d: nx %d rows [%d, %d) ss %d ds %d: dst[%d] (x %d, y %d) = %g, want %g", trial, nx, y0, y1, ss, ds, i, x, y, v, w)
-			}
-		}
-	}
-}
-
 // TestLogisticF32AVX2: logisticF32AVX2 against GoMLX's formula in plain Go (logisticGo): equal
 // but for rare double roundings, 1 ulp (at most 1 element in 10⁴), NaN for NaN, on random
 // rows of every length up to 200 with special values and on every 4093rd float32 bit pattern; the

@@ -7,16 +7,30 @@ import (
 	"testing"
 )
 
-// TestTransposeBlocksF32AVX512: transposeBlocksF32's 16×16 register blocks (transpose16x16F32,
-// the first stage for all 16 rows, then two groups of 8) on random row ranges [y0, y1), widths nx
-// and strides, sources at every offset modulo 16 (the stack buffer's alignment does not depend
-// on them, the loads' does): dst[x·ds + y] = src[y·ss + x] for y0 ≤ y < y1 and x below the
-// returned nx/16·16 (0 with fewer than 16 rows or columns), and nothing else of dst written.
+// TestTransposeBlocksF32AVX512: transposeBlocksF32's 16×16 register blocks (transpose16x16F32:
+// the first stage for all 16 rows, then two groups of 8, the second from a stack buffer) as
+// checkTransposeBlocks describes.
 func TestTransposeBlocksF32AVX512(t *testing.T) {
 	if !vecAVX512 {
 		t.Skip("the CPU has no AVX-512 (or MHALAB_FASTGO_VEC is not avx512)")
 	}
-	rng := rand.New(rand.NewPCG(vecSeed(t), 37))
+	checkTransposeBlocks(t, 37, transposeBlocksF32)
+}
+
+// TestTransposeBlocksF32AVX2: transposeBlocksF32AVX2's four 8×8 blocks a block, as
+// checkTransposeBlocks describes.
+func TestTransposeBlocksF32AVX2(t *testing.T) {
+	needAVX2(t)
+	checkTransposeBlocks(t, 36, transposeBlocksF32AVX2)
+}
+
+// checkTransposeBlocks runs a block transpose on random row ranges [y0, y1), widths nx and
+// strides, sources at every offset modulo 16 (the loads' alignment): it must set dst[x·ds + y] =
+// src[y·ss + x] for y0 ≤ y < y1 and x below the returned nx/16·16 (0 with fewer than 16 rows or
+// columns), and write nothing else of dst.
+func checkTransposeBlocks(t *testing.T, stream uint64, transpose func(src []float32, ss int, dst []float32, ds int, y0, y1, nx int) int) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(vecSeed(t), stream))
 	for trial := range 300 {
 		nx, ny := rng.IntN(70), rng.IntN(70)
 		y0 := rng.IntN(ny + 1)
@@ -32,7 +46,7 @@ func TestTransposeBlocksF32AVX512(t *testing.T) {
 		for i := range dst {
 			dst[i] = -1
 		}
-		end := transposeBlocksF32(src, ss, dst, ds, y0, y1, nx)
+		end := transpose(src, ss, dst, ds, y0, y1, nx)
 		want := nx / 16 * 16
 		if y1-y0 < 16 || nx < 16 {
 			want = 0
