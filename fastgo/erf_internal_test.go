@@ -23,22 +23,18 @@ func erfSweep(stride uint32) []float32 {
 	return append(xs, 0, float32(math.Copysign(0, -1)), 1, -1, math.Nextafter32(1, 0), 4, float32(math.Inf(1)), float32(math.Inf(-1)))
 }
 
-// TestErfLoopsEqualRef: the AVX-512 loop gives erfPiecesRef's bits and the AVX2 loop erfRef's
-// on every 4093rd float32 bit pattern (1.05 M values, partial vectors at the end), on each loop
-// this CPU runs; NaN gives a NaN.
+// TestErfLoopsEqualRef: the AVX-512 and AVX2 loops give erfPiecesRef's bits on every 4093rd
+// float32 bit pattern (1.05 M values, partial vectors at the end), on each loop this CPU runs;
+// NaN gives a NaN.
 func TestErfLoopsEqualRef(t *testing.T) {
 	xs := erfSweep(4093)
+	want := make([]float32, len(xs))
+	for i, x := range xs {
+		want[i] = erfPiecesRef(x)
+	}
 	for _, level := range []string{"avx512", "avx2"} {
 		if (level == "avx512" && !vecAVX512) || !vecAVX2 {
 			continue
-		}
-		ref, refName := erfRef, "erfRef"
-		if level == "avx512" {
-			ref, refName = erfPiecesRef, "erfPiecesRef"
-		}
-		want := make([]float32, len(xs))
-		for i, x := range xs {
-			want[i] = ref(x)
 		}
 		t.Run(level, func(t *testing.T) {
 			prev := vecAVX512
@@ -53,62 +49,55 @@ func TestErfLoopsEqualRef(t *testing.T) {
 					continue // a NaN for a NaN: the loops' conversions to float64 and back quiet a signalling one
 				}
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("erf(%g) = %g (bits %#x), %s %g (bits %#x)", xs[i], got[i], math.Float32bits(got[i]), refName, want[i], math.Float32bits(want[i]))
+					t.Fatalf("erf(%g) = %g (bits %#x), erfPiecesRef %g (bits %#x)", xs[i], got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
 				}
 			}
 		})
 	}
 }
 
-// TestErfRefEqualsMathErf: erfRef and erfPiecesRef (erf_pieces.go) give GoMLX's
+// TestErfRefEqualsMathErf: erfPiecesRef (erf_pieces.go) gives GoMLX's
 // float32(math.Erf(float64(x))) bit for bit (a NaN for a NaN) on every 1021st float32 bit
-// pattern and on every 31st positive float32 below 4.5 (the range where the formulas work; erf
-// is odd): 4.2 M + 35 M values each, cut over the cores. MHALAB_ERF_STRIDE=1 checks every
-// positive float32 below 4.5 (1.08·10⁹ each; ~2 minutes on 2 cores).
+// pattern and on every 31st positive float32 below 4.5 (above, both give ±1; erf is odd): 4.2 M +
+// 35 M values, cut over the cores. MHALAB_ERF_STRIDE=1 checks every positive float32 below 4.5
+// (1.08·10⁹, ~20 s on 2 cores; a coefficient moved by 10⁻¹⁰ fails it).
 func TestErfRefEqualsMathErf(t *testing.T) {
 	stride := uint32(31)
 	if s, err := strconv.Atoi(os.Getenv("MHALAB_ERF_STRIDE")); err == nil && s > 0 {
 		stride = uint32(s)
 	}
-	for _, ref := range []struct {
-		name string
-		fn   func(float32) float32
-	}{{"erfRef", erfRef}, {"erfPiecesRef", erfPiecesRef}} {
-		t.Run(ref.name, func(t *testing.T) {
-			var failed sync.Once
-			check := func(x float32) bool {
-				got, want := ref.fn(x), float32(math.Erf(float64(x)))
-				if want != want && got != got || math.Float32bits(got) == math.Float32bits(want) {
-					return true
+	var failed sync.Once
+	check := func(x float32) bool {
+		got, want := erfPiecesRef(x), float32(math.Erf(float64(x)))
+		if want != want && got != got || math.Float32bits(got) == math.Float32bits(want) {
+			return true
+		}
+		failed.Do(func() {
+			t.Errorf("erfPiecesRef(%g) = %g (bits %#x), GoMLX's float32(math.Erf) %g (bits %#x)", x, got, math.Float32bits(got), want, math.Float32bits(want))
+		})
+		return false
+	}
+	for _, x := range erfSweep(1021) {
+		check(x)
+	}
+	end := uint64(math.Float32bits(4.5))
+	workers := uint64(runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for b := w * uint64(stride); b < end; b += workers * uint64(stride) {
+				if !check(math.Float32frombits(uint32(b))) {
+					return
 				}
-				failed.Do(func() {
-					t.Errorf("%s(%g) = %g (bits %#x), GoMLX's float32(math.Erf) %g (bits %#x)", ref.name, x, got, math.Float32bits(got), want, math.Float32bits(want))
-				})
-				return false
 			}
-			for _, x := range erfSweep(1021) {
-				check(x)
-			}
-			end := uint64(math.Float32bits(4.5))
-			workers := uint64(runtime.GOMAXPROCS(0))
-			var wg sync.WaitGroup
-			for w := range workers {
-				wg.Go(func() {
-					for b := w * uint64(stride); b < end; b += workers * uint64(stride) {
-						if !check(math.Float32frombits(uint32(b))) {
-							return
-						}
-					}
-				})
-			}
-			wg.Wait()
 		})
 	}
+	wg.Wait()
 }
 
 // BenchmarkErfLoops times the float32 erf loops on 8 float32 lanes over the values of a
 // feed-forward activation of all-MiniLM-L6-v2 (480 tokens × 1536, normal with σ 2), in
-// ns per value: the AVX-512 pieces (erf8Pieces) and erfRef's two branches on AVX2 (erf8AVX2).
+// ns per value, on each vector unit this CPU has.
 func BenchmarkErfLoops(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	src := make([]float32, 480*1536)
@@ -120,7 +109,7 @@ func BenchmarkErfLoops(b *testing.B) {
 		name string
 		need bool
 		fn   func(archsimd.Float32x8) archsimd.Float32x8
-	}{{"pieces", vecAVX512, erf8Pieces}, {"branches-avx2", vecAVX2, erf8AVX2}} {
+	}{{"pieces", vecAVX512, erf8Pieces}, {"pieces-avx2", vecAVX2, erf8PiecesAVX2}} {
 		b.Run(l.name, func(b *testing.B) {
 			if !l.need {
 				b.Skip("not on this CPU")

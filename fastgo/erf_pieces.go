@@ -7,55 +7,87 @@ import (
 	"simd/archsimd"
 )
 
-// # erf in pieces on AVX-512
+// # erf in pieces
 //
-// erfRef's vector forms compute both of its branches in every lane — the Taylor series below
-// |x| = 1, the Chebyshev series of erfc·e^(x²) and an exponential above — about 75 vector
-// operations for 8 values, and keep the one the lane needs (erf4AVX2 still does; on AVX-512 it
-// took 4.9 ns a value, BenchmarkErfLoops). erf8Pieces computes one
-// polynomial in every lane, its coefficients picked per lane with a permute: |x| in [0, 4] is
-// cut into 8 pieces [i/2, (i+1)/2] (8 float64 lanes: each coefficient of all 8 pieces is one
-// vector), and on piece i
+// Both loops compute one polynomial per lane, its coefficients picked per lane with a permute:
+// |x| in [0, 4] is cut into 4 pieces [i, i+1], and on piece i
 //
-//	erf(x) = ±a · R_i(u),   a = min(|x|, 4),  u = a − (i/2 + 1/4),  |u| ≤ 1/4
+//	erf(x) = ±a · R_i(u),   a = min(|x|, 4),  u = a − (i + 1/2),  |u| ≤ 1/2
 //
-// with R_i the polynomial of degree 13 that interpolates R(a) = erf(a)/a (even, smooth,
-// 2/√π at 0) at the piece's 14 Chebyshev nodes (erfPieces; scripts/erf_pieces_fit.py, mpmath:
-// relative error 9.5·10⁻¹⁷ with the coefficients rounded to float64). Writing erf as a·R keeps
-// the relative error small near 0, where most float32 inputs lie. About 35 operations for 8
-// values: 1.7 ns a value. Above a = 3.92 erf rounds to ±1 in float32, so the clamp at 4 changes no result, as
-// in erfRef.
+// with R_i the polynomial of degree 16 that interpolates R(a) = erf(a)/a (even, smooth, 2/√π at
+// 0) at the piece's 17 Chebyshev nodes (erfPieces; scripts/erf_pieces_fit.py, mpmath: relative
+// error 7.1·10⁻¹⁷ with the coefficients rounded to float64). Writing erf as a·R keeps the
+// relative error small near 0, where most float32 inputs lie. Each coefficient of the 4 pieces
+// is one vector: VPERMPD picks it per lane on AVX-512 (8 lanes), VPERMPS on AVX2 (4 lanes, each
+// float64 as two float32 halves). Above a = 3.92 erf(x) rounds to ±1 in float32, so the clamp at
+// 4 changes no result; NaN passes through, ±0 stays ±0, ±Inf gives ±1.
 //
-// Both give float32(math.Erf(float64(x))) — GoMLX's value — for every float32 input (checked
-// for all 1.08·10⁹ positive float32 below 4.5, MHALAB_ERF_STRIDE=1; TestErfPiecesEqualsMathErf),
-// so they agree bit for bit; erfPiecesRef is erf8Pieces for one value, written for reading
-// (the same float64 operations in the same order, FMAs as math.FMA).
+// About 45 vector operations for 8 values on AVX-512. What it replaced — the Taylor series of
+// erf below |x| = 1, a Chebyshev series of erfc·e^(x²) and an exponential above, both computed
+// in every lane and one kept — took about 75, 4.9 ns a value on AVX-512 and 9.6 on AVX2
+// (BenchmarkErfLoops, 2-core AMD EPYC; now about 1.7 and 3.5, see the commit).
+//
+// Both loops give float32(math.Erf(float64(x))) — GoMLX's value — for every float32 input: the
+// float64 result's error, about 10⁻¹⁶ of it, could move a float32 rounding only where the exact
+// value lay that close to a halfway point, and checking all 1.08·10⁹ positive float32 below 4.5
+// (MHALAB_ERF_STRIDE=1 go test ./fastgo -run ErfRefEqualsMathErf) finds none; erf is odd in both.
+// erfPiecesRef is the loops' computation for one value, written for reading (the same float64
+// operations in the same order, FMAs as math.FMA).
 
-// erf8Pieces is erfPiecesRef on 8 float32 lanes, in float64 lanes.
+// erf8Pieces is erfPiecesRef on 8 float32 lanes, in float64 lanes, with AVX-512.
 func erf8Pieces(x32 archsimd.Float32x8) archsimd.Float32x8 {
 	x := x32.ConvertToFloat64()
 	sign := archsimd.BroadcastUint64x8(1 << 63)
 	a := x.AsUint64x8().AndNot(sign).AsFloat64x8().Min(archsimd.BroadcastFloat64x8(erfClip)) // min(|x|, 4)
-	t := a.Add(a).TruncScaled(0).Min(archsimd.BroadcastFloat64x8(erfPieceLast))              // the piece, 0 … 7
-	u := a.Sub(t.MulAdd(archsimd.BroadcastFloat64x8(0.5), archsimd.BroadcastFloat64x8(0.25)))
+	t := a.TruncScaled(0).Min(archsimd.BroadcastFloat64x8(erfPieceLast))                     // the piece, 0 … 3
+	u := a.Sub(t.Add(archsimd.BroadcastFloat64x8(0.5)))
 	idx := t.ConvertToInt64().AsUint64x8()
-	p := archsimd.LoadFloat64x8(&erfPieces[len(erfPieces)-1]).Permute(idx)
-	for k := len(erfPieces) - 2; k >= 0; k-- {
-		p = p.MulAdd(u, archsimd.LoadFloat64x8(&erfPieces[k]).Permute(idx))
+	p := archsimd.LoadFloat64x8(&erfPieceRows[len(erfPieceRows)-1]).Permute(idx)
+	for k := len(erfPieceRows) - 2; k >= 0; k-- {
+		p = p.MulAdd(u, archsimd.LoadFloat64x8(&erfPieceRows[k]).Permute(idx))
 	}
 	y := a.Mul(p).AsUint64x8().Or(x.AsUint64x8().And(sign)).AsFloat64x8() // x's sign
 	return x.Merge(y, x.IsNaN()).ConvertToFloat32()                       // NaN passes through
 }
 
-// erfPiecesRef is erf8Pieces for one value (above).
+// erf8PiecesAVX2 is erf4PiecesAVX2 on both halves of x.
+func erf8PiecesAVX2(x32 archsimd.Float32x8) archsimd.Float32x8 {
+	return x32.SetLo(erf4PiecesAVX2(x32.GetLo())).SetHi(erf4PiecesAVX2(x32.GetHi()))
+}
+
+// erf4PiecesAVX2 is erfPiecesRef on 4 float32 lanes, in float64 lanes, with AVX2: the piece's
+// coefficient as the float32 halves 2i and 2i+1 of a vector of the 4 pieces (VPERMPS), and its
+// constants loaded from erfPieceK (see logisticK: on AMD's Zen 3, constants that Go materialises
+// from float64 scalars go through legacy-SSE instructions, which stall the next 256-bit one).
+func erf4PiecesAVX2(x32 archsimd.Float32x4) archsimd.Float32x4 {
+	x := x32.ConvertToFloat64()
+	k := func(i int) archsimd.Float64x4 { return archsimd.LoadFloat64x4(&erfPieceK[i]) }
+	sign := k(ePSign).AsUint64x4()
+	a := x.AsUint64x4().AndNot(sign).AsFloat64x4().Min(k(ePClip)) // min(|x|, 4)
+	t := a.Floor().Min(k(ePLast))                                 // the piece, 0 … 3
+	u := a.Sub(t.Add(k(ePHalf)))
+	two := t.ConvertToInt32().AsUint32x4().ExtendToUint64().ShiftAllLeft(1)        // 2i
+	idx := two.Or(two.ShiftAllLeft(32)).Or(k(ePOneHigh).AsUint64x4()).AsUint32x8() // halves 2i, 2i+1
+	c := func(i int) archsimd.Float64x4 {
+		return archsimd.LoadFloat64x4((*[4]float64)(erfPieceRows[i][:4])).AsFloat32x8().Permute(idx).AsFloat64x4()
+	}
+	p := c(len(erfPieceRows) - 1)
+	for i := len(erfPieceRows) - 2; i >= 0; i-- {
+		p = p.MulAdd(u, c(i))
+	}
+	y := a.Mul(p).AsUint64x4().Or(x.AsUint64x4().And(sign)).AsFloat64x4() // x's sign
+	return x.Merge(y, x.IsNaN()).ConvertToFloat32()                       // NaN passes through
+}
+
+// erfPiecesRef is erf of one float32 as both loops compute it (above).
 func erfPiecesRef(x32 float32) float32 {
 	x := float64(x32)
 	if x != x {
 		return x32
 	}
 	a := math.Min(math.Abs(x), erfClip)
-	t := math.Min(math.Trunc(a+a), erfPieceLast)
-	u := a - math.FMA(t, 0.5, 0.25)
+	t := math.Min(math.Floor(a), erfPieceLast)
+	u := a - (t + 0.5)
 	i := int(t)
 	p := erfPieces[len(erfPieces)-1][i]
 	for k := len(erfPieces) - 2; k >= 0; k-- {
@@ -64,23 +96,58 @@ func erfPiecesRef(x32 float32) float32 {
 	return float32(math.Copysign(a*p, x))
 }
 
-// erfPieceLast is the last piece's index.
-const erfPieceLast = 7
+// erfClip is the clamp of |x|, and erfPieceLast the last piece's index.
+const (
+	erfClip      = 4
+	erfPieceLast = 3
+)
+
+// erfPieceRows[k] is erfPieces[k] twice over: the table VPERMPD reads with indices 0 … 3 (8
+// lanes), whose first half VPERMPS reads (4 lanes).
+var erfPieceRows = func() (r [len(erfPieces)][8]float64) {
+	for k, c := range erfPieces {
+		copy(r[k][:4], c[:])
+		copy(r[k][4:], c[:])
+	}
+	return r
+}()
+
+// erfPieceK holds erf4PiecesAVX2's constants as whole vectors.
+var erfPieceK = func() (k [ePOneHigh + 1][4]float64) {
+	set := func(i int, v float64) { k[i] = [4]float64{v, v, v, v} }
+	set(ePSign, math.Float64frombits(1<<63))
+	set(ePClip, erfClip)
+	set(ePLast, erfPieceLast)
+	set(ePHalf, 0.5)
+	set(ePOneHigh, math.Float64frombits(1<<32))
+	return k
+}()
+
+const (
+	ePSign = iota
+	ePClip
+	ePLast
+	ePHalf
+	ePOneHigh
+)
 
 // erfPieces[k][i] is the coefficient of uᵏ on piece i (scripts/erf_pieces_fit.py).
-var erfPieces = [14][8]float64{
-	{1.1053055606729478, 0.9482075115380202, 0.7383201026051666, 0.5638123835538186, 0.4437943481836973, 0.36359977384650194, 0.307690983760165, 0.26666663633939824},
-	{-0.18116572518733395, -0.40703525645708377, -0.40143918412630064, -0.2920213643563818, -0.1940675685163019, -0.13200490785433025, -0.09466516761070198, -0.0711108679752552},
-	{-0.33535122862677536, -0.10021739391910203, 0.08463022485375461, 0.11409435513063754, 0.07910993365189394, 0.04741550742720835, 0.029098554854832356, 0.018962016694543487},
-	{0.10472176356831048, 0.1693415846251964, 0.06632445617046469, -0.013678325952361677, -0.02550461331552088, -0.016238224989869723, -0.008893152351656679, -0.005054412554261624},
-	{0.08903638271867624, -0.02487282037511181, -0.05798708832194332, -0.01967079078802874, 0.0028538798571504753, 0.004720040483663739, 0.0026481793889089667, 0.0013441523505032817},
-	{-0.03593292929465727, -0.03782654505510376, 0.008644841532754344, 0.01502580128967391, 0.0034683552481622696, -0.0007142662071239689, -0.0007182714348941038, -0.00035354170013537396},
-	{-0.018398916072042873, 0.014605380537779006, 0.010125145264974128, -0.003464432150613117, -0.0028323165872685694, -0.000342931338473435, 0.0001399209003365581, 8.913839422429316e-05},
-	{0.0089353284197211, 0.005106472688506138, -0.005199330036044083, -0.001482468214834562, 0.0009608269475165451, 0.0003596262891726046, 9.252465538540062e-06, -1.9430157663266867e-05},
-	{0.0030422321022800093, -0.003739571887045924, -0.00039868393131092133, 0.001264298733433804, 1.7185272845606056e-05, -0.00016314130214694402, -2.7969195756966964e-05, 2.2138522901047386e-06},
-	{-0.001750737117868005, -0.0003049105300849006, 0.0010210520413019685, -0.00021149395245376445, -0.0001718072706711467, 3.3424794230046934e-05, 1.657941428628903e-05, 1.0386712346457916e-06},
-	{-0.00041271846613490397, 0.0006544176037259247, -0.00018190262688372953, -0.00013219117435400515, 7.126146952638349e-05, 7.850599119857269e-06, -5.819450999871749e-06, -9.712938189702768e-07},
-	{0.00028339697179326413, -4.075598266179323e-05, -0.00011354821484282348, 7.239155379275405e-05, -2.7159054080844422e-06, -8.61612356340246e-06, 9.088902445969385e-07, 4.6584170819167937e-07},
-	{4.5700310698435065e-05, -8.518736552854107e-05, 4.712765943251778e-05, -1.6060518273976788e-06, -8.86360819097706e-06, 2.671548621631236e-06, 3.2404576675547677e-07, -1.471158571251114e-07},
-	{-3.812113111528275e-05, 1.4659723432242198e-05, 5.850452422557766e-06, -8.804503030337645e-06, 3.265381446680956e-06, 5.666489935061902e-09, -2.638985230583483e-07, 2.3120001161736373e-08},
+var erfPieces = [17][4]float64{
+	{1.040999755626093, 0.6440700976502072, 0.399837219193022, 0.28571407340046506},
+	{-0.32443435338129595, -0.35009320561771795, -0.15906357398506765, -0.0816310497067679},
+	{-0.22991387217285217, 0.11446518118818286, 0.061447145363674384, 0.02331775763229916},
+	{0.1669002180337757, 0.01619121527058817, -0.02123882232560958, -0.006650132035011621},
+	{0.032358971822088405, -0.04052671581968418, 0.0050465788988451965, 0.0018806897783366122},
+	{-0.0500715673220766, 0.01710695311748518, 0.0004283077266750102, -0.0005138781417790166},
+	{5.956316150234518e-05, 0.0014794792571152435, -0.0012907191531066375, 0.00012460968440383403},
+	{0.010691294121071362, -0.004148355132093872, 0.0007332516660377165, -1.897626586536238e-05},
+	{-0.0012874113954866302, 0.0011904516018112219, -0.00018903260651064786, -4.366545767264167e-06},
+	{-0.001759998490763805, 0.0003462474469609987, -2.4500848005776655e-05, 5.6277915817505495e-06},
+	{0.0003810058557025497, -0.0002927735236520875, 4.132099971779501e-05, -2.933943101583333e-06},
+	{0.00023266636535146962, 2.5533659653441257e-05, -1.4475603693754969e-05, 9.654219517596427e-07},
+	{-7.263747395731986e-05, 3.476358480717376e-05, 1.572576625752049e-07, -1.4906070644854456e-07},
+	{-2.5114207534910573e-05, -1.1133351526005604e-05, 1.8221854310912764e-06, -4.401091470045002e-08},
+	{1.0698754269263847e-05, -1.9410689615414577e-06, -6.520905882491929e-07, 3.903125689182238e-08},
+	{2.0692645921047493e-06, 1.5192517637482884e-06, -1.592158917057812e-08, -1.1846000543863375e-08},
+	{-1.1832200741284728e-06, -6.387601273062531e-08, 6.82755246230145e-08, 8.316500918706401e-10},
 }

@@ -27,7 +27,7 @@ var noSpillLoops = map[string]any{
 	"expF32Vec": expF32Vec, "subExpSumF32Vec": subExpSumF32Vec, "expF32AVX2": expF32AVX2,
 	"subExpSumF32AVX2": subExpSumF32AVX2, "maxF32Vec": maxF32Vec, "sumF32Vec": sumF32Vec,
 	"binaryF32Vec": binaryF32Vec, "logisticF32Vec": logisticF32Vec, "transpose16x16F32": transpose16x16F32,
-	"transpose8Rows": transpose8Rows, "erf8Pieces": erf8Pieces,
+	"transpose8Rows": transpose8Rows, "erf8Pieces": erf8Pieces, "erf4PiecesAVX2": erf4PiecesAVX2,
 }
 
 // funcCode returns the machine code of the function fn, read from this process: from its entry
