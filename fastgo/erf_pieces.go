@@ -22,10 +22,10 @@ import (
 // float64 as two float32 halves). Above a = 3.92 erf(x) rounds to ±1 in float32, so the clamp at
 // 4 changes no result; NaN passes through, ±0 stays ±0, ±Inf gives ±1.
 //
-// About 45 vector operations for 8 values on AVX-512. What it replaced — the Taylor series of
+// About 45 vector operations for 8 values on AVX-512. What this replaced — the Taylor series of
 // erf below |x| = 1, a Chebyshev series of erfc·e^(x²) and an exponential above, both computed
 // in every lane and one kept — took about 75, 4.9 ns a value on AVX-512 and 9.6 on AVX2
-// (BenchmarkErfLoops, 2-core AMD EPYC; now about 1.7 and 3.5, see the commit).
+// (BenchmarkErfLoops, 2-core AMD EPYC; now about 1.9 and 3.5).
 //
 // Both loops give float32(math.Erf(float64(x))) — GoMLX's value — for every float32 input: the
 // float64 result's error, about 10⁻¹⁶ of it, could move a float32 rounding only where the exact
