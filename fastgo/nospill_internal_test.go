@@ -47,12 +47,13 @@ func funcCode(fn any) []byte {
 	return unsafe.Slice((*byte)(code), end+1-entry)
 }
 
-// TestExpLoopsDoNotSpill disassembles noSpillLoops as this test binary runs them (binutils'
+// TestVectorLoopsDoNotSpill disassembles noSpillLoops as this test binary runs them (binutils'
 // objdump, which decodes AVX-512) and fails on any vector register moved to or from the stack.
 // It fails on the tree before the coefficients moved to memory (expF32Vec 11 such moves,
-// subExpSumF32Vec 127, subExpSumF32AVX2 300). Built with -race, the tails go through the stack
-// on purpose (simd_part_race.go): the test is not built there.
-func TestExpLoopsDoNotSpill(t *testing.T) {
+// subExpSumF32Vec 127, subExpSumF32AVX2 300) and before transpose16x16F32 held 8 rows at most
+// (77). Built with -race, the tails go through the stack on purpose (simd_part_race.go): the
+// test is not built there.
+func TestVectorLoopsDoNotSpill(t *testing.T) {
 	objdump, err := exec.LookPath("objdump")
 	if err != nil {
 		t.Skip("objdump (binutils) not found: cannot disassemble the vector loops")

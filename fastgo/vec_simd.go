@@ -501,7 +501,7 @@ func transpose8Rows(r0, r1, r2, r3, r4, r5, r6, r7 archsimd.Float32x16, dst []fl
 // whose store the core cannot forward to the load that follows: the vector waits for the store
 // to reach the cache. The coefficients are now read from memory at each use (expTaylor, a load
 // from L1 that needs no register across the loop), and the loops keep every live value in
-// registers (TestExpLoopsDoNotSpill).
+// registers (TestVectorLoopsDoNotSpill).
 
 // expTaylor[i] is 1/i! in 16 lanes; exp uses i = 2 … 7 (expCoef).
 var expTaylor = func() (t [8][16]float32) {
