@@ -21,6 +21,7 @@ import (
 // same passes, beside fastgo's: mhalab bench --suites products.
 //
 //	go test ./fastgo -run NONE -bench DotGeneral
+//	MHALAB_FASTGO_AB=colsfirst=0,1 go test ./fastgo -run NONE -bench 'DotGeneral/minilm_proj.*/fast'
 var benchDots = []struct {
 	name                                 string
 	lhs, rhs                             []int
@@ -41,8 +42,11 @@ var benchDots = []struct {
 	// against all keys [B, h, L, dk], and causal L 4096's 512 rows against a chunk of 512 keys.
 	{"llm_rowscores_160x8x12x64_1024", []int{160, 8, 12, 64}, []int{8, 12, 1024, 64}, []int{3}, []int{1, 2}, []int{3}, []int{0, 1}},
 	{"long_rowscores_512x1x8x64_512", []int{512, 1, 8, 64}, []int{512, 1, 8, 64}, []int{3}, []int{1, 2}, []int{3}, []int{1, 2}},
-	// all-MiniLM-L6-v2, a batch of 32 sentences of 14 tokens, 12 heads of 32: scores and weights·v
-	// per head in the layouts of mhalib's plain attention (q, k [B, L, h, dk], weights [B, h, L, L]).
+	// all-MiniLM-L6-v2, a batch of 32 sentences of 14 tokens, 12 heads of 32: a projection x·Wᵀ,
+	// the feed-forward down-projection, and scores and weights·v per head in the layouts of
+	// mhalib's plain attention (q, k [B, L, h, dk], weights [B, h, L, L]).
+	{"minilm_proj_448x384x384", []int{448, 384}, []int{384, 384}, []int{1}, nil, []int{1}, nil},
+	{"minilm_down_448x1536x384", []int{448, 1536}, []int{384, 1536}, []int{1}, nil, []int{1}, nil},
 	{"minilm_scores_bhl_32x14x12x32", []int{32, 14, 12, 32}, []int{32, 14, 12, 32}, []int{3}, []int{0, 2}, []int{3}, []int{0, 2}},
 	{"minilm_values_bhl_32x12x14x14", []int{32, 12, 14, 14}, []int{32, 14, 12, 32}, []int{3}, []int{0, 1}, []int{1}, []int{0, 2}},
 	// long B1 L4096 E512 h8: scores per head [4096, 4096] over 64.
@@ -73,9 +77,7 @@ func BenchmarkDotGeneral(b *testing.B) {
 				exec.MustExec(x, y)[0].FinalizeAll()
 				b.ResetTimer()
 				start := cpuMS()
-				for b.Loop() {
-					exec.MustExec(x, y)[0].FinalizeAll()
-				}
+				fastgo.VecLoop(b, func(int) { exec.MustExec(x, y)[0].FinalizeAll() }) // MHALAB_FASTGO_AB alternates a knob
 				reportCPU(b, start)
 				gflops := flops * float64(b.N) / b.Elapsed().Seconds() / 1e9
 				b.ReportMetric(gflops, "GFLOP/s")

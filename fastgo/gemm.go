@@ -125,31 +125,17 @@ func gemmThen[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch,
 	if kern.kc > 0 {
 		kcb = min(kern.kc, kcBlock)
 	}
-	mc := roundUp(min(mcBlock, roundUp(m, mr)), mr)
-	nc := roundUp(min(ncBlock, roundUp(n, nr)), nr)
-	if done != nil && n > nc && k <= kcb && n <= doneMaxCols {
-		// Whole rows in each task, so that done reads them while they are in the cache: split
-		// in column panels, every task's rows were finished only when all tasks were, and done
-		// read them all again from memory (the rows' maxima of llm's [96, 160, 1024] scores:
-		// 1.9 ms on top of the product's 8.9).
-		nc = roundUp(n, nr)
-	}
-	// Shrink the tiles while there are fewer tiles than about 2 per worker, so that both cores
-	// get work on one large matmul too.
-	for batch*ceilDiv(m, mc)*ceilDiv(n, nc) < 2*workers {
-		if nc > 4*nr && nc >= mc {
-			nc = roundUp(nc/2, nr)
-		} else if mc > 2*mr {
-			mc = roundUp(mc/2, mr)
-		} else {
-			break
-		}
-	}
-	mTiles, nTiles := ceilDiv(m, mc), ceilDiv(n, nc)
-	// Row tiles per task: as many as leaves about 2 tasks per worker.
-	mChunks := min(mTiles, max(1, ceilDiv(2*workers, batch*nTiles)))
-	tilesPerTask := ceilDiv(mTiles, mChunks)
-	mChunks = ceilDiv(mTiles, tilesPerTask)
+	// A's rows read in place (no packing) by the groups kernel where they are contiguous
+	// and lie a constant stride apart: with few columns in B (attention's n = 64…128 keys or
+	// dv+1 values) packing A cost as much as the products.
+	direct := lhs.contiguous && kern.groups != nil && lhs.crossStride > 0
+	// Whole rows in each task, so that done reads them while they are in the cache: split in
+	// column panels, every task's rows were finished only when all tasks were, and done read
+	// them all again from memory (the rows' maxima of llm's [96, 160, 1024] scores: 1.9 ms on
+	// top of the product's 8.9).
+	wholeRows := done != nil && k <= kcb && n <= doneMaxCols
+	tl := planTiles(mr, nr, batch, m, n, workers, wholeRows, direct && done == nil)
+	mc, nc, mTiles, nTiles, mChunks, tilesPerTask := tl.mc, tl.nc, tl.mTiles, tl.nTiles, tl.mChunks, tl.tilesPerTask
 	numTasks := batch * nTiles * mChunks
 	workers = max(1, min(workers, numTasks))
 
@@ -166,10 +152,6 @@ func gemmThen[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch,
 		ws := getWorkspace[T](mc, nc, mr, nr)
 		defer putWorkspace(ws)
 		c := out[bIdx*m*n:]
-		// A's rows read in place (no packing) by the groups kernel where they are contiguous
-		// and lie a constant stride apart: with few columns in B (attention's n = 64…128 keys or
-		// dv+1 values) packing A cost as much as the products.
-		direct := lhs.contiguous && kern.groups != nil && lhs.crossStride > 0
 		for p0 := 0; p0 < k; p0 += kcb {
 			kc := min(kcb, k-p0)
 			packPanels(ws.b, rhs, bIdx, j0, j1, p0, kc, nr)
@@ -207,6 +189,50 @@ func gemmThen[T Float](kern microKernel[T], lhs, rhs operand[T], out []T, batch,
 			run(task)
 		}
 	})
+}
+
+// tiling is how gemmThen cuts out [batch, m, n] into tasks: tiles of mc rows × nc columns
+// (mTiles × nTiles of them per batch example), a task being one column tile of one example
+// and tilesPerTask consecutive row tiles (mChunks tasks per column tile).
+type tiling struct {
+	mc, nc, mTiles, nTiles, mChunks, tilesPerTask int
+}
+
+// planTiles returns the tiling of a product for a micro-kernel of mr×nr tiles on workers
+// goroutines: tiles of up to mcBlock × ncBlock, whole rows in a task when wholeRows (and
+// n·k small, see gemmThen), shrunk until there are about 2 tiles per worker; then as many row
+// tiles per task as leaves about 2 tasks per worker — or, when columnsOK (A read in place),
+// columnPlan's column tiles of all rows, where they avoid packing B again per row chunk.
+func planTiles(mr, nr, batch, m, n, workers int, wholeRows, columnsOK bool) tiling {
+	mc := roundUp(min(mcBlock, roundUp(m, mr)), mr)
+	nc := roundUp(min(ncBlock, roundUp(n, nr)), nr)
+	if wholeRows && n > nc {
+		nc = roundUp(n, nr)
+	}
+	// Shrink the tiles while there are fewer tiles than about 2 per worker, so that both cores
+	// get work on one large matmul too.
+	for batch*ceilDiv(m, mc)*ceilDiv(n, nc) < 2*workers {
+		if nc > 4*nr && nc >= mc {
+			nc = roundUp(nc/2, nr)
+		} else if mc > 2*mr {
+			mc = roundUp(mc/2, mr)
+		} else {
+			break
+		}
+	}
+	mTiles, nTiles := ceilDiv(m, mc), ceilDiv(n, nc)
+	// Row tiles per task: as many as leaves about 2 tasks per worker.
+	mChunks := min(mTiles, max(1, ceilDiv(2*workers, batch*nTiles)))
+	tilesPerTask := ceilDiv(mTiles, mChunks)
+	mChunks = ceilDiv(mTiles, tilesPerTask)
+	if columnsOK {
+		if width := columnPlan(batch, m, n, nr, mc, nc, tilesPerTask, mChunks, workers); width > 0 { // gemm_columns.go
+			mc, nc = roundUp(min(mcBlock, roundUp(m, mr)), mr), width
+			mTiles = ceilDiv(m, mc)
+			return tiling{mc: mc, nc: nc, mTiles: mTiles, nTiles: ceilDiv(n, nc), mChunks: 1, tilesPerTask: mTiles}
+		}
+	}
+	return tiling{mc: mc, nc: nc, mTiles: mTiles, nTiles: nTiles, mChunks: mChunks, tilesPerTask: tilesPerTask}
 }
 
 // macroKernel runs the micro-kernel over the packed mc×kc block of A and kc×nc panel of B:

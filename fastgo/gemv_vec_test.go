@@ -118,7 +118,8 @@ func vecLoop(b *testing.B, body func(i int)) {
 //	MHALAB_FASTGO_AB=groupmin=1048576,65536   groupMinWork 1048576, then 65536, …
 //	MHALAB_FASTGO_AB=before=1,0               the decoding switches as before 2026-12-02's AVX2 work, then as now
 //
-// Knobs: groupmin (groupMinWork), groupprefetch, axpywalk, dot4long (0/1 switches), before.
+// Knobs: groupmin (groupMinWork), groupprefetch, axpywalk, dot4long, pairs, colsfirst,
+// expdotinplace (0/1 switches), pairtile, before.
 const benchKnobEnv = "MHALAB_FASTGO_AB"
 
 // benchKnob is one tuning knob of benchKnobEnv.
@@ -142,6 +143,7 @@ var benchKnobs = []benchKnob{
 	{"dot4long", func() int { return b2i(dot4LongRows) }, func(v int) { dot4LongRows = v != 0 }},
 	{"pairs", func() int { return b2i(pairExamples) }, func(v int) { pairExamples = v != 0 }},
 	{"pairtile", func() int { return pairTile }, func(v int) { pairTile = v }},
+	{"colsfirst", func() int { return b2i(columnsFirst) }, func(v int) { columnsFirst = v != 0 }},
 	{"expdotinplace", func() int { return b2i(expDotInPlace) }, func(v int) { expDotInPlace = v != 0 }},
 }
 
