@@ -84,7 +84,17 @@ func gemv[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers int) bo
 	aRowsOf := func(b int) []T {
 		return lhs.flat[lhs.batchOff[b]+lhs.crossOff[0]+lhs.contractOff[0]:][:m*k]
 	}
-	if !lhs.contiguous || m > 1 && lhs.crossStride != k {
+	lda := k // A's rows in aRowsOf(b): lda apart
+	if !crossContiguous && lhs.contiguous && m > 1 && lhs.crossStride > k {
+		// The dot form reads rows a constant stride apart where they lie (all-MiniLM-L6-v2's
+		// scores: q rows of 32 values 384 apart). Gathered, they took a new slice of batch·m·k
+		// values, cleared and filled on one core for every product: 0.7 MB for MiniLM's scores,
+		// which took 554–623 µs so and 179–184 µs without (BenchmarkDotGeneral/minilm_scores).
+		lda = lhs.crossStride
+		aRowsOf = func(b int) []T {
+			return lhs.flat[lhs.batchOff[b]+lhs.crossOff[0]+lhs.contractOff[0]:][:(m-1)*lda+k]
+		}
+	} else if !lhs.contiguous || m > 1 && lhs.crossStride != k {
 		a := make([]T, batch*m*k)
 		for b := range batch {
 			for i := range m {
@@ -121,7 +131,7 @@ func gemv[T Float](lhs, rhs operand[T], out []T, batch, m, n, k, workers int) bo
 		if crossContiguous {
 			gemvAxpy(aRows, rhs.flat, base+rhs.crossOff[0], rhs.contractOff, c, n, m, k, j0, j1)
 		} else {
-			gemvDot(aRows, rhs.flat, base+rhs.contractOff[0], rhs.crossOff, c, n, m, k, j0, j1)
+			gemvDot(aRows, lda, rhs.flat, base+rhs.contractOff[0], rhs.crossOff, c, n, m, k, j0, j1)
 		}
 	}
 	if !gemvPairs[T](batch, m) {
@@ -184,11 +194,11 @@ func gemvAxpy[T Float](a, b []T, base int, contractOff []int, c []T, ldc, m, k, 
 	}
 }
 
-// gemvDot sets c[i·ldc + j] = Σ_k a[i·k + kk]·b[base + crossOff[j] + kk] for i < m,
+// gemvDot sets c[i·ldc + j] = Σ_k a[i·lda + kk]·b[base + crossOff[j] + kk] for i < m,
 // j0 ≤ j < j1 (B rows contiguous along k). Blocks of 4 rows of A × 4 rows of B go through
 // dot4x4, fewer rows of A against 4 rows of B and the last rows of B against 4 rows of A
 // through dot4, where there is a vector kernel.
-func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, j1 int) {
+func gemvDot[T Float](a []T, lda int, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, j1 int) {
 	var four [4]T
 	var sixteen [16]T
 	var aRows, bRows [4][]T
@@ -203,7 +213,7 @@ func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, 
 		if stride := uniformStride(crossOff[j0:j1]); stride >= k {
 			done := true
 			for i := range m {
-				if !dotRows(a[i*k:][:k], b[base+crossOff[j0]:], stride, c[i*ldc+j0:i*ldc+j1]) {
+				if !dotRows(a[i*lda:][:k], b[base+crossOff[j0]:], stride, c[i*ldc+j0:i*ldc+j1]) {
 					done = false
 					break
 				}
@@ -220,7 +230,7 @@ func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, 
 		i := 0
 		for ; i+4 <= m; i += 4 {
 			for r := range 4 {
-				aRows[r] = a[(i+r)*k:][:k]
+				aRows[r] = a[(i+r)*lda:][:k]
 			}
 			if !dot4x4(&aRows, &bRows, &sixteen) {
 				break
@@ -231,7 +241,7 @@ func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, 
 		}
 		for ; i < m; i++ {
 			for s := range 4 {
-				c[i*ldc+j+s] = dot(a[i*k:][:k], bRows[s])
+				c[i*ldc+j+s] = dot(a[i*lda:][:k], bRows[s])
 			}
 		}
 	}
@@ -243,9 +253,9 @@ func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, 
 			bRows[s] = b[base+crossOff[j+s]:][:k]
 		}
 		for i := range m {
-			if !dot4(bRows[0], bRows[1], bRows[2], bRows[3], a[i*k:][:k], &four) {
+			if !dot4(bRows[0], bRows[1], bRows[2], bRows[3], a[i*lda:][:k], &four) {
 				for s := range 4 {
-					four[s] = dot(a[i*k:][:k], bRows[s])
+					four[s] = dot(a[i*lda:][:k], bRows[s])
 				}
 			}
 			copy(c[i*ldc+j:][:4], four[:])
@@ -254,11 +264,11 @@ func gemvDot[T Float](a, b []T, base int, crossOff []int, c []T, ldc, m, k, j0, 
 	for ; j < j1; j++ {
 		row := b[base+crossOff[j]:][:k]
 		i := 0
-		for ; i+4 <= m && dot4(a[i*k:][:k], a[(i+1)*k:][:k], a[(i+2)*k:][:k], a[(i+3)*k:][:k], row, &four); i += 4 {
+		for ; i+4 <= m && dot4(a[i*lda:][:k], a[(i+1)*lda:][:k], a[(i+2)*lda:][:k], a[(i+3)*lda:][:k], row, &four); i += 4 {
 			c[i*ldc+j], c[(i+1)*ldc+j], c[(i+2)*ldc+j], c[(i+3)*ldc+j] = four[0], four[1], four[2], four[3]
 		}
 		for ; i < m; i++ {
-			c[i*ldc+j] = dot(a[i*k:][:k], row)
+			c[i*ldc+j] = dot(a[i*lda:][:k], row)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package fastgo
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 )
 
@@ -87,4 +88,47 @@ func contiguousRows[T Float](op operand[T]) bool {
 		}
 	}
 	return true
+}
+
+// TestGEMVDotStridedRows checks the dot form with A's rows contiguous but a constant stride
+// apart, as all-MiniLM-L6-v2's q [B, L, h, dk] gives them (here [rows, b, k]: rows b·k apart),
+// against the float64 reference in every vector mode; and that gemv reads them where they lie:
+// it allocates less than the b·m·k values a gather would take (it allocated them all before),
+// checked where they are 16 KB or more.
+func TestGEMVDotStridedRows(t *testing.T) {
+	rowsBK := layout{"[rows,b,k]", func(b, r, k int) []int { return []int{r, b, k} }, []int{2}, []int{1}}
+	for _, mode := range vecModes() {
+		t.Run(mode.name, func(t *testing.T) {
+			withVecMode(t, mode)
+			for ci, c := range []gemmCase{{12, 14, 14, 32}, {3, 2, 9, 100}, {4, 5, 33, 64}, {2, 32, 64, 256}, {5, 7, 1, 17}} {
+				for ri, rl := range layouts {
+					for _, workers := range []int{1, 3} {
+						name := fmt.Sprintf("b%d_m%d_n%d_k%d/rhs%s/w%d", c.batch, c.m, c.n, c.k, rl.name, workers)
+						t.Run(name, func(t *testing.T) {
+							l, r, out := randProduct[float32](c, rowsBK, rl, uint64(ci*100+ri*10+workers), 23)
+							if l.crossStride != c.batch*c.k || !l.contiguous {
+								t.Fatalf("lhs: crossStride %d, contiguous %v; want %d, true", l.crossStride, l.contiguous, c.batch*c.k)
+							}
+							var before, after runtime.MemStats
+							runtime.ReadMemStats(&before)
+							did := gemv(l, r, out, c.batch, c.m, c.n, c.k, workers)
+							runtime.ReadMemStats(&after)
+							if !did {
+								if dotForm := r.contiguous && !contiguousRows(r); dotForm && hasDot4x4[float32]() {
+									t.Fatal("gemv did not take a dot-form product")
+								}
+								return
+							}
+							checkProduct(t, c, l, r, out, 0x1p-24, "gemv")
+							if dotForm := !contiguousRows(r) && c.n > 1; dotForm && c.batch*c.m*c.k >= 4096 { // (its own ~1 KB: well below)
+								if got, gather := after.TotalAlloc-before.TotalAlloc, uint64(4*c.batch*c.m*c.k); got >= gather {
+									t.Errorf("gemv allocated %d bytes, a gather's %d or more", got, gather)
+								}
+							}
+						})
+					}
+				}
+			}
+		})
+	}
 }
