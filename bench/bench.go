@@ -409,11 +409,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, cfg Config) (*benchRepor
 	printReport(stdout, rep)
 	if previous != nil {
 		printMachineChange(stdout, previous, rep)
-		printComparison(stdout, previous, rep, cfg.ComparePath)
-		printDecodeComparison(stdout, previous, rep)
-		printWindowComparison(stdout, previous, rep)
-		printSmolLM2Comparison(stdout, previous, rep)
-		printMemComparison(stdout, previous, rep)
+		printComparisons(stdout, previous, rep, cfg.ComparePath)
 	}
 	if cfg.JSONPath != "" {
 		if err := writeJSON(cfg.JSONPath, rep); err != nil {

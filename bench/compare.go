@@ -71,12 +71,26 @@ func (r mhaResult) bestRatio() float64 {
 	return best
 }
 
-// printComparison prints old → cur for every forward-pass case of cur, then the cases only the
-// old run has.
-func printComparison(w io.Writer, old, cur *benchReport, oldPath string) {
-	fmt.Fprintf(w, "\n## Compared with %s (%s; load average before %s, after %s)\n\n", oldPath, old.Started,
+// printComparisons prints, under one heading naming the old run, old → cur for each suite cur
+// has rows of: forward passes, KV-cache decoding, sliding windows, SmolLM2, MiniLM, memory.
+func printComparisons(w io.Writer, old, cur *benchReport, oldPath string) {
+	fmt.Fprintf(w, "\n## Compared with %s (%s; load average before %s, after %s)\n", oldPath, old.Started,
 		old.Machine.LoadBefore, old.Machine.LoadAfter)
-	fmt.Fprintln(w, "| case | shape | causal | implementation | backend | median then | median now | change | CPU time then | CPU time now | change | × PyTorch then | × PyTorch now | change |")
+	printComparison(w, old, cur)
+	printDecodeComparison(w, old, cur)
+	printWindowComparison(w, old, cur)
+	printSmolLM2Comparison(w, old, cur)
+	printMiniLMComparison(w, old, cur)
+	printMemComparison(w, old, cur)
+}
+
+// printComparison prints old → cur for every forward-pass case of cur, then the cases only the
+// old run has; nothing when cur has no forward-pass rows.
+func printComparison(w io.Writer, old, cur *benchReport) {
+	if len(cur.MHA) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\n| case | shape | causal | implementation | backend | median then | median now | change | CPU time then | CPU time now | change | × PyTorch then | × PyTorch now | change |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	oldByID := map[string]mhaResult{}
 	for _, r := range old.MHA {
@@ -142,9 +156,9 @@ func relChange(then, now float64) string {
 	return fmt.Sprintf("%s%.1f %%", sign, math.Abs(c))
 }
 
-// CompareReports prints what --compare prints for two saved JSON reports (--json): the
-// forward-pass cases and the memory measurements of cur against old, for a run whose earlier
-// report was not ready when it started.
+// CompareReports prints what --compare prints for two saved JSON reports (--json): every suite's
+// rows of cur against old (printComparisons), for a run whose earlier report was not ready when
+// it started.
 func CompareReports(w io.Writer, oldPath, curPath string) error {
 	old, err := decodeReport(oldPath)
 	if err != nil {
@@ -155,12 +169,6 @@ func CompareReports(w io.Writer, oldPath, curPath string) error {
 		return err
 	}
 	printMachineChange(w, old, cur)
-	if len(cur.MHA) > 0 {
-		printComparison(w, old, cur, oldPath)
-	}
-	printDecodeComparison(w, old, cur)
-	printWindowComparison(w, old, cur)
-	printSmolLM2Comparison(w, old, cur)
-	printMemComparison(w, old, cur)
+	printComparisons(w, old, cur, oldPath)
 	return nil
 }

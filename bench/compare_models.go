@@ -38,6 +38,45 @@ func printSmolLM2Comparison(w io.Writer, old, cur *benchReport) {
 	fmt.Fprintln(w, "\nchange: (now − then) / then; for tokens/s positive is faster. The ratios are each run's own (anchor timed in the same run).")
 }
 
+// printMiniLMComparison prints old → cur for the minilm suite's rows measured in both runs (same
+// backend and implementation; PyTorch's rows match across versions): the medians of a batch and
+// each run's own ratio to PyTorch (< 1: faster). Nothing when the current run has no minilm rows.
+func printMiniLMComparison(w io.Writer, old, cur *benchReport) {
+	if len(cur.MiniLM) == 0 {
+		return
+	}
+	id := func(r minilmResult) string {
+		if r.Backend == "torch cpu" {
+			return "torch" // the version is in Impl, and may differ
+		}
+		return r.Backend + "|" + r.Impl
+	}
+	oldByID := indexRows(old.MiniLM, id, func(r minilmResult) bool { return r.Error == "" && r.MedianMS > 0 })
+	ratio := func(v float64) string {
+		if v <= 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.2f×", v)
+	}
+	fmt.Fprintln(w, "\n| MiniLM embeddings | backend | batch | median then | median now | change | × PyTorch then | × PyTorch now |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
+	for _, r := range cur.MiniLM {
+		if r.Error != "" || r.MedianMS <= 0 {
+			continue
+		}
+		then, change, ratioThen := "—", "new", "—"
+		if o, ok := oldByID[id(r)]; ok {
+			then, change, ratioThen = FormatMS(o.MedianMS), relChange(o.MedianMS, r.MedianMS), ratio(o.VsTorch)
+			if o.Batch != r.Batch {
+				change = fmt.Sprintf("batch %d then", o.Batch)
+			}
+		}
+		fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", r.Impl, r.Backend, r.Batch, then, FormatMS(r.MedianMS), change,
+			ratioThen, ratio(r.VsTorch))
+	}
+	fmt.Fprintln(w, "\nchange: (now − then) / then of a batch's median; negative is faster. × PyTorch is each run's own ratio (PyTorch timed in the same run).")
+}
+
 // printWindowComparison prints old → cur for the modern suite's sliding-window rows measured in
 // both runs (same backend, implementation, length and mask): the medians and each run's ratio to
 // PyTorch's fastest row for the same length and mask (< 1: faster than PyTorch).

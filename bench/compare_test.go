@@ -26,7 +26,7 @@ func TestBenchCompare(t *testing.T) {
 		{mhaCase: flash, Backend: "xla:cpu", Impl: "mhalib flash", MedianMS: 300},
 	}}
 	var out bytes.Buffer
-	printComparison(&out, old, cur, "old.json")
+	printComparisons(&out, old, cur, "old.json")
 	for _, want := range []string{
 		"## Compared with old.json (2026-12-01T01:00:00Z; load average before 1.00 1.00 1.00, after 2.00 1.50 1.00)",
 		"| seed003 | B32 L128 E512 h8 | no | mhalib plain | xla:cpu | 80.0 ms | 60.0 ms | −25.0 % | 150 ms | 120 ms | −20.0 % | 1.25× | 0.90× | −28.0 % |",
@@ -37,6 +37,38 @@ func TestBenchCompare(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("comparison lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestBenchCompareMiniLM: a minilm-only run compared with an earlier one prints the heading and
+// the MiniLM rows (before, the heading and an empty forward-pass table, and no MiniLM rows).
+func TestBenchCompareMiniLM(t *testing.T) {
+	old := &benchReport{Started: "2026-12-01T01:00:00Z", MiniLM: []minilmResult{
+		{Backend: "torch cpu", Impl: "PyTorch 2.15.0, transformers 5.23.0 (sdpa), 2 threads", Batch: 32, MedianMS: 77.2},
+		{Backend: "go", Impl: "mhalab models/minilm", Batch: 32, MedianMS: 71.7, VsTorch: 0.929},
+		{Backend: "xla:cpu", Impl: "mhalab models/minilm", Batch: 4, MedianMS: 10, VsTorch: 0.9},
+	}}
+	cur := &benchReport{MiniLM: []minilmResult{
+		{Backend: "torch cpu", Impl: "PyTorch 2.16.0, transformers 5.23.0 (sdpa), 2 threads", Batch: 32, MedianMS: 81.1},
+		{Backend: "go", Impl: "mhalab models/minilm", Batch: 32, MedianMS: 60.6, VsTorch: 0.747},
+		{Backend: "xla:cpu", Impl: "mhalab models/minilm", Batch: 32, MedianMS: 72.0, VsTorch: 0.888},
+		{Backend: "go-gomlx", Impl: "mhalab models/minilm", Batch: 32, MedianMS: 900, VsTorch: 11.1},
+	}}
+	var out bytes.Buffer
+	printComparisons(&out, old, cur, "old.json")
+	for _, want := range []string{
+		"## Compared with old.json (2026-12-01T01:00:00Z;",
+		"| PyTorch 2.16.0, transformers 5.23.0 (sdpa), 2 threads | torch cpu | 32 | 77.2 ms | 81.1 ms | +5.1 % | — | — |",
+		"| mhalab models/minilm | go | 32 | 71.7 ms | 60.6 ms | −15.5 % | 0.93× | 0.75× |",
+		"| mhalab models/minilm | xla:cpu | 32 | 10.0 ms | 72.0 ms | batch 4 then | 0.90× | 0.89× |",
+		"| mhalab models/minilm | go-gomlx | 32 | — | 900 ms | new | — | 11.10× |",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("comparison lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "| case |") {
+		t.Errorf("a run without forward passes printed their table:\n%s", out.String())
 	}
 }
 
