@@ -52,7 +52,7 @@ func columnPlan(batch, m, n, nr, mc, nc, tilesPerTask, rowChunks, workers int) i
 			best = width
 		}
 	}
-	if busiest(best) > busiestWork(rowTasks, workers) || ceilDiv(n, best)*m >= 2*rowChunks*n {
+	if best == 0 || busiest(best) > busiestWork(rowTasks, workers) || ceilDiv(n, best)*m >= 2*rowChunks*n {
 		return 0
 	}
 	return best

@@ -46,6 +46,8 @@ func TestPlanTilesColumns(t *testing.T) {
 	}
 }
 
+// TestBusiestWork checks the list scheduling columnPlan compares plans with: tasks in order, each
+// to the least-loaded worker.
 func TestBusiestWork(t *testing.T) {
 	for _, c := range []struct {
 		tasks         []int
