@@ -15,12 +15,6 @@ func printSmolLM2Comparison(w io.Writer, old, cur *benchReport) {
 	}
 	id := func(r smollm2Result) string { return r.Backend + "|" + r.Impl }
 	oldByID := indexRows(old.SmolLM2.Gen, id, func(r smollm2Result) bool { return r.Error == "" && r.DecodeTokPerS > 0 })
-	ratio := func(v float64) string {
-		if v <= 0 {
-			return "—"
-		}
-		return fmt.Sprintf("%.2f×", v)
-	}
 	fmt.Fprintln(w, "\n| SmolLM2 decoding | implementation | tokens/s then | tokens/s now | change | × transformers then | × transformers now | × llama.cpp then | × llama.cpp now |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range cur.SmolLM2.Gen {
@@ -30,12 +24,20 @@ func printSmolLM2Comparison(w io.Writer, old, cur *benchReport) {
 		then, change, torchThen, llamaThen := "—", "new", "—", "—"
 		if o, ok := oldByID[id(r)]; ok {
 			then, change = fmt.Sprintf("%.1f", o.DecodeTokPerS), relChange(o.DecodeTokPerS, r.DecodeTokPerS)
-			torchThen, llamaThen = ratio(o.DecodeVsTorch), ratio(o.DecodeVsLlama)
+			torchThen, llamaThen = formatRatio(o.DecodeVsTorch), formatRatio(o.DecodeVsLlama)
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %.1f | %s | %s | %s | %s | %s |\n", r.Backend, r.Impl, then, r.DecodeTokPerS, change,
-			torchThen, ratio(r.DecodeVsTorch), llamaThen, ratio(r.DecodeVsLlama))
+			torchThen, formatRatio(r.DecodeVsTorch), llamaThen, formatRatio(r.DecodeVsLlama))
 	}
 	fmt.Fprintln(w, "\nchange: (now − then) / then; for tokens/s positive is faster. The ratios are each run's own (anchor timed in the same run).")
+}
+
+// formatRatio formats a ratio of a comparison table, "0.93×", or "—" when there is none (≤ 0).
+func formatRatio(v float64) string {
+	if v <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f×", v)
 }
 
 // printMiniLMComparison prints old → cur for the minilm suite's rows measured in both runs (same
@@ -52,12 +54,6 @@ func printMiniLMComparison(w io.Writer, old, cur *benchReport) {
 		return r.Backend + "|" + r.Impl
 	}
 	oldByID := indexRows(old.MiniLM, id, func(r minilmResult) bool { return r.Error == "" && r.MedianMS > 0 })
-	ratio := func(v float64) string {
-		if v <= 0 {
-			return "—"
-		}
-		return fmt.Sprintf("%.2f×", v)
-	}
 	fmt.Fprintln(w, "\n| MiniLM embeddings | backend | batch | median then | median now | change | × PyTorch then | × PyTorch now |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
 	for _, r := range cur.MiniLM {
@@ -66,13 +62,13 @@ func printMiniLMComparison(w io.Writer, old, cur *benchReport) {
 		}
 		then, change, ratioThen := "—", "new", "—"
 		if o, ok := oldByID[id(r)]; ok {
-			then, change, ratioThen = FormatMS(o.MedianMS), relChange(o.MedianMS, r.MedianMS), ratio(o.VsTorch)
+			then, change, ratioThen = FormatMS(o.MedianMS), relChange(o.MedianMS, r.MedianMS), formatRatio(o.VsTorch)
 			if o.Batch != r.Batch {
 				change = fmt.Sprintf("batch %d then", o.Batch)
 			}
 		}
 		fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", r.Impl, r.Backend, r.Batch, then, FormatMS(r.MedianMS), change,
-			ratioThen, ratio(r.VsTorch))
+			ratioThen, formatRatio(r.VsTorch))
 	}
 	fmt.Fprintln(w, "\nchange: (now − then) / then of a batch's median; negative is faster. × PyTorch is each run's own ratio (PyTorch timed in the same run).")
 }

@@ -27,15 +27,21 @@ func TestBenchCompare(t *testing.T) {
 	}}
 	var out bytes.Buffer
 	printComparisons(&out, old, cur, "old.json")
-	for _, want := range []string{
+	wantLines(t, out.String(), []string{
 		"## Compared with old.json (2026-12-01T01:00:00Z; load average before 1.00 1.00 1.00, after 2.00 1.50 1.00)",
 		"| seed003 | B32 L128 E512 h8 | no | mhalib plain | xla:cpu | 80.0 ms | 60.0 ms | −25.0 % | 150 ms | 120 ms | −20.0 % | 1.25× | 0.90× | −28.0 % |",
 		"| seed003 | B32 L128 E512 h8 | no | PyTorch 2 nn.MHA | torch cpu | 64.0 ms | 66.7 ms | +4.2 % | — | — | — | — | — | — |",
 		"| long | B1 L4096 E512 h8 | no | mhalib flash | xla:cpu | — | 300 ms | new | — | — | — | — | — | — |",
 		"| long | B1 L4096 E512 h8 | no | mhalib plain | xla:cpu | 700 ms | not run now | | | | | | | |",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("comparison lacks %q:\n%s", want, out.String())
+	})
+}
+
+// wantLines fails t for each of lines that out does not contain.
+func wantLines(t *testing.T, out string, lines []string) {
+	t.Helper()
+	for _, want := range lines {
+		if !strings.Contains(out, want) {
+			t.Errorf("comparison lacks %q:\n%s", want, out)
 		}
 	}
 }
@@ -56,17 +62,13 @@ func TestBenchCompareMiniLM(t *testing.T) {
 	}}
 	var out bytes.Buffer
 	printComparisons(&out, old, cur, "old.json")
-	for _, want := range []string{
+	wantLines(t, out.String(), []string{
 		"## Compared with old.json (2026-12-01T01:00:00Z;",
 		"| PyTorch 2.16.0, transformers 5.23.0 (sdpa), 2 threads | torch cpu | 32 | 77.2 ms | 81.1 ms | +5.1 % | — | — |",
 		"| mhalab models/minilm | go | 32 | 71.7 ms | 60.6 ms | −15.5 % | 0.93× | 0.75× |",
 		"| mhalab models/minilm | xla:cpu | 32 | 10.0 ms | 72.0 ms | batch 4 then | 0.90× | 0.89× |",
 		"| mhalab models/minilm | go-gomlx | 32 | — | 900 ms | new | — | 11.10× |",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("comparison lacks %q:\n%s", want, out.String())
-		}
-	}
+	})
 	if strings.Contains(out.String(), "| case |") {
 		t.Errorf("a run without forward passes printed their table:\n%s", out.String())
 	}
