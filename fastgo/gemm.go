@@ -204,8 +204,8 @@ type tiling struct {
 // tiles per task as leaves about 2 tasks per worker — or, when columnsOK (A read in place),
 // columnPlan's column tiles of all rows, where they avoid packing B again per row chunk.
 func planTiles(mr, nr, batch, m, n, workers int, wholeRows, columnsOK bool) tiling {
-	mc := roundUp(min(mcBlock, roundUp(m, mr)), mr)
-	nc := roundUp(min(ncBlock, roundUp(n, nr)), nr)
+	fullMC := roundUp(min(mcBlock, roundUp(m, mr)), mr) // row tiles before any shrinking
+	mc, nc := fullMC, roundUp(min(ncBlock, roundUp(n, nr)), nr)
 	if wholeRows && n > nc {
 		nc = roundUp(n, nr)
 	}
@@ -227,9 +227,8 @@ func planTiles(mr, nr, batch, m, n, workers int, wholeRows, columnsOK bool) tili
 	mChunks = ceilDiv(mTiles, tilesPerTask)
 	if columnsOK {
 		if width := columnPlan(batch, m, n, nr, mc, nc, tilesPerTask, mChunks, workers); width > 0 { // gemm_columns.go
-			mc, nc = roundUp(min(mcBlock, roundUp(m, mr)), mr), width
-			mTiles = ceilDiv(m, mc)
-			return tiling{mc: mc, nc: nc, mTiles: mTiles, nTiles: ceilDiv(n, nc), mChunks: 1, tilesPerTask: mTiles}
+			mTiles := ceilDiv(m, fullMC)
+			return tiling{mc: fullMC, nc: width, mTiles: mTiles, nTiles: ceilDiv(n, width), mChunks: 1, tilesPerTask: mTiles}
 		}
 	}
 	return tiling{mc: mc, nc: nc, mTiles: mTiles, nTiles: nTiles, mChunks: mChunks, tilesPerTask: tilesPerTask}

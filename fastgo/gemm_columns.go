@@ -46,13 +46,14 @@ func columnPlan(batch, m, n, nr, mc, nc, tilesPerTask, rowChunks, workers int) i
 		}
 		return busiestWork(tasks, workers)
 	}
-	best := 0
+	best, bestWork := 0, 0
 	for p := min(ceilDiv(n, nr), ncBlock/nr); p >= 1; p-- {
-		if width := p * nr; best == 0 || busiest(width) < busiest(best) {
-			best = width
+		width := p * nr
+		if work := busiest(width); best == 0 || work < bestWork {
+			best, bestWork = width, work
 		}
 	}
-	if best == 0 || busiest(best) > busiestWork(rowTasks, workers) || ceilDiv(n, best)*m >= 2*rowChunks*n {
+	if best == 0 || bestWork > busiestWork(rowTasks, workers) || ceilDiv(n, best)*m >= 2*rowChunks*n {
 		return 0
 	}
 	return best
