@@ -122,11 +122,9 @@ func printComparison(w io.Writer, old, cur *benchReport) {
 				cpuChange = relChange(o.CPUMS, r.CPUMS)
 			}
 		}
-		if v := r.bestRatio(); v > 0 {
-			ratioNow = fmt.Sprintf("%.2f×", v)
-		}
+		ratioNow = formatRatio(r.bestRatio())
 		if v := o.bestRatio(); ok && v > 0 {
-			ratioThen = fmt.Sprintf("%.2f×", v)
+			ratioThen = formatRatio(v)
 			if r.bestRatio() > 0 {
 				ratioChange = relChange(v, r.bestRatio())
 			}

@@ -31,12 +31,10 @@ func printDecodeComparison(w io.Writer, old, cur *benchReport) {
 			then, change = fmt.Sprintf("%.1f", o.TokensPerS), relChange(o.TokensPerS, r.TokensPerS)
 		}
 		now := decodeVsTorch(cur.Modern.Decode, r)
-		if now > 0 {
-			ratioNow = fmt.Sprintf("%.2f×", now)
-		}
+		ratioNow = formatRatio(now)
 		if ok {
 			if v := decodeVsTorch(oldRows, o); v > 0 {
-				ratioThen = fmt.Sprintf("%.2f×", v)
+				ratioThen = formatRatio(v)
 				if now > 0 {
 					ratioChange = relChange(v, now)
 				}

@@ -92,15 +92,10 @@ func printWindowComparison(w io.Writer, old, cur *benchReport) {
 		if r.Error != "" || r.MedianMS <= 0 {
 			continue
 		}
-		then, change, ratioThen, ratioNow := "—", "new", "—", "—"
-		if v := windowVsTorch(cur.Modern.Window, r); v > 0 {
-			ratioNow = fmt.Sprintf("%.2f×", v)
-		}
+		then, change, ratioThen, ratioNow := "—", "new", "—", formatRatio(windowVsTorch(cur.Modern.Window, r))
 		if o, ok := oldByID[id(r)]; ok {
 			then, change = FormatMS(o.MedianMS), relChange(o.MedianMS, r.MedianMS)
-			if v := windowVsTorch(oldRows, o); v > 0 {
-				ratioThen = fmt.Sprintf("%.2f×", v)
-			}
+			ratioThen = formatRatio(windowVsTorch(oldRows, o))
 		}
 		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", r.Impl, r.L, r.Mask, r.Backend, then, FormatMS(r.MedianMS), change,
 			ratioThen, ratioNow)
